@@ -1,0 +1,45 @@
+"""newsfold's core: the public API an Elasticsearch-backed news search embeds.
+
+    from plugin import Settings, Page, build_client, ensure_index, sign_page, ingest, collapsed_search
+
+    settings = Settings.from_env()
+    client = build_client(settings)
+    ensure_index(client, settings)                      # mapping from index_body(settings)
+    signed = sign_page(Page(html=raw_bytes, url=url), settings)
+    outcomes = ingest([signed], client=client, settings=settings)   # finds/assigns the cluster
+    body = collapsed_search("election", page=1)          # one hit per story, for your own search
+
+Everything here is pure except the functions that take ``client=``.
+"""
+
+from plugin.client import build_client
+from plugin.cluster import Match, decide, verify
+from plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
+from plugin.extract import Article, Rejection, extract_article
+from plugin.index import ensure_index, index_body
+from plugin.queries import collapsed_search, versions_of
+from plugin.settings import Settings
+from plugin.signature import Signature, band_keys, sign_text
+
+__all__ = [
+    "Article",
+    "Match",
+    "Outcome",
+    "Page",
+    "Rejection",
+    "Settings",
+    "Signature",
+    "SignedPage",
+    "band_keys",
+    "build_client",
+    "collapsed_search",
+    "decide",
+    "ensure_index",
+    "extract_article",
+    "index_body",
+    "ingest",
+    "sign_page",
+    "sign_text",
+    "verify",
+    "versions_of",
+]

@@ -1,0 +1,356 @@
+"""Finding a page's cluster in Elasticsearch: lookup, verify, decide, write, reconcile.
+
+The client is passed in; everything it needs from Elasticsearch is a term
+lookup on band keys, realtime GETs, and bulk writes. The design for
+concurrency under near-real-time search is in ``docs/concurrency.md``:
+
+1. pages of one batch are compared with each other in memory;
+2. each page is looked up by its band keys (``bool.should`` of term queries);
+3. candidates are verified from their stored signatures, clusters decided;
+4. the batch is written with ``refresh=wait_for``, so when the bulk returns
+   every page is visible to searches;
+5. the lookup runs again for the written pages (reconcile). Two batches
+   racing each other cannot both miss the other: the one whose write became
+   visible last re-looks-up after the other's is visible, finds it and merges.
+   Merges are deterministic (the smallest cluster id survives) and idempotent,
+   so concurrent merges agree.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from elasticsearch import Elasticsearch, helpers
+
+from plugin import queries
+from plugin.cluster import Decision, Match, decide, verify
+from plugin.extract import Article, Rejection, extract_article
+from plugin.settings import Settings
+from plugin.signature import Signature, band_keys, content_hash, sign_text
+from plugin.urls import normalize_url, site_of
+
+log = logging.getLogger(__name__)
+
+MAX_CANDIDATES = 50
+MAX_RECONCILE_ROUNDS = 10
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page to ingest: raw bytes (or decoded HTML) and what is known about it."""
+
+    html: bytes | str
+    url: str | None = None
+    id: str | None = None
+    site: str | None = None
+    lang: str | None = None
+    published: str | None = None
+
+
+@dataclass
+class SignedPage:
+    """A page ready to index: the article, its signature and its band keys."""
+
+    page_id: str
+    url: str | None
+    url_key: str | None
+    site: str | None
+    article: Article
+    signature: Signature
+    band_keys: list[str]
+    content_hash: str
+    published: str | None = None
+
+    def document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
+        return {
+            "title": self.article.title,
+            "body": self.article.text,
+            "url": self.url,
+            "url_key": self.url_key,
+            "site": self.site,
+            "lang": self.article.lang,
+            "published": self.published or self.article.published,
+            "ingested": ingested,
+            "band_keys": self.band_keys,
+            "cluster_id": cluster_id,
+            "signature": self.signature.encode(),
+            "shingle_count": self.signature.shingle_count,
+            "token_count": self.signature.token_count,
+            "content_hash": self.content_hash,
+            "similarity": round(match.similarity, 4) if match else None,
+            "matched_id": match.page_id if match else None,
+        }
+
+
+@dataclass
+class Outcome:
+    """What happened to one page."""
+
+    page_id: str
+    status: str  # "new", "duplicate", "unchanged" or "rejected"
+    cluster_id: str | None = None
+    similarity: float | None = None
+    matched_id: str | None = None
+    reason: str | None = None
+    detail: str | None = None
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
+class Candidate:
+    """An indexed page found by the band lookup."""
+
+    page_id: str
+    cluster_id: str
+    signature: Signature
+
+
+@dataclass
+class BatchState:
+    """What the steps of one batch hand to each other (exposed for tests)."""
+
+    pages: list[SignedPage]
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    candidates: dict[str, list[Candidate]] = field(default_factory=dict)
+    decision: Decision | None = None
+
+
+def page_id_for(page: Page, text: str | None = None) -> str:
+    """The document id: the caller's id, else a hash of the normalised URL, else of the text."""
+    if page.id:
+        return str(page.id)
+    key = normalize_url(page.url) or text or ""
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+def sign_page(page: Page, settings: Settings) -> SignedPage | Rejection:
+    """Extract and sign one page (the public "sign a page" call).
+
+    Args:
+        page: the raw page and its metadata.
+        settings: signature and extraction settings.
+
+    Returns:
+        A ``SignedPage`` ready for :func:`ingest`, or the ``Rejection``.
+    """
+    article = extract_article(page.html, url=page.url, lang=page.lang, min_tokens=settings.min_tokens,
+                              max_bytes=settings.max_page_bytes)
+    if isinstance(article, Rejection):
+        return article
+    signature = sign_text(article.text, settings)
+    return SignedPage(
+        page_id=page_id_for(page, article.text),
+        url=page.url,
+        url_key=normalize_url(page.url),
+        site=page.site or site_of(page.url),
+        article=article,
+        signature=signature,
+        band_keys=band_keys(signature.hashvalues, bands=settings.bands, rows=settings.rows),
+        content_hash=content_hash(article.title + "\n" + article.text),
+        published=page.published,
+    )
+
+
+def _candidate(hit: dict) -> Candidate | None:
+    src = hit.get("_source") or {}
+    if not src.get("signature") or not src.get("cluster_id"):
+        return None
+    sig = Signature.decode(src["signature"], shingle_count=int(src.get("shingle_count") or 0),
+                           token_count=int(src.get("token_count") or 0))
+    return Candidate(hit["_id"], src["cluster_id"], sig)
+
+
+def lookup(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings) -> dict[str, list[Candidate]]:
+    """Band-key term lookup for every page in one ``msearch``."""
+    if not pages:
+        return {}
+    searches: list[dict] = []
+    for p in pages:
+        searches.append({"index": settings.index})
+        searches.append(queries.band_lookup(p.band_keys, size=MAX_CANDIDATES, exclude_ids=[p.page_id]))
+    responses = client.msearch(searches=searches)["responses"]
+    out: dict[str, list[Candidate]] = {}
+    for p, res in zip(pages, responses, strict=True):
+        if "error" in res:
+            raise RuntimeError(f"band lookup failed for {p.page_id}: {res['error']}")
+        out[p.page_id] = [c for c in map(_candidate, res["hits"]["hits"]) if c is not None]
+    return out
+
+
+def verified_edges(pages: list[SignedPage], candidates: dict[str, list[Candidate]],
+                   settings: Settings) -> list[tuple[str, Match]]:
+    """Verified copies among the batch's pages and of their indexed candidates."""
+    edges: list[tuple[str, Match]] = []
+    for p in pages:
+        for c in candidates.get(p.page_id, []):
+            ok, j, cont = verify(p.signature, c.signature, settings)
+            if ok:
+                edges.append((p.page_id, Match(c.page_id, c.cluster_id, j, cont)))
+    buckets: dict[str, list[SignedPage]] = defaultdict(list)
+    for p in pages:
+        for key in p.band_keys:
+            buckets[key].append(p)
+    seen: set[tuple[str, str]] = set()
+    for members in buckets.values():
+        for i, a in enumerate(members):
+            for b in members[i + 1 :]:
+                pair = (min(a.page_id, b.page_id), max(a.page_id, b.page_id))
+                if pair in seen or a.page_id == b.page_id:
+                    continue
+                seen.add(pair)
+                ok, j, cont = verify(a.signature, b.signature, settings)
+                if ok:
+                    edges.append((a.page_id, Match(b.page_id, b.page_id, j, cont)))
+                    edges.append((b.page_id, Match(a.page_id, a.page_id, j, cont)))
+    return edges
+
+
+def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings) -> BatchState:
+    """Drop unchanged re-ingests (realtime GET), then look up and decide."""
+    unique: dict[str, SignedPage] = {}
+    for p in pages:
+        unique[p.page_id] = p  # the last version of an id within a batch wins
+    state = BatchState(pages=[])
+    if unique:
+        docs = client.mget(index=settings.index, ids=list(unique), source=["content_hash", "cluster_id"])["docs"]
+        for doc in docs:
+            p = unique[doc["_id"]]
+            src = doc.get("_source") if doc.get("found") else None
+            if src and src.get("content_hash") == p.content_hash:
+                state.outcomes[p.page_id] = Outcome(p.page_id, "unchanged", cluster_id=src.get("cluster_id"))
+            else:
+                state.pages.append(p)
+    state.candidates = lookup(state.pages, client=client, settings=settings)
+    edges = verified_edges(state.pages, state.candidates, settings)
+    state.decision = decide([p.page_id for p in state.pages], edges)
+    return state
+
+
+def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
+    """Bulk-index the batch with ``refresh=wait_for`` and apply its merges."""
+    if not state.pages:
+        return
+    decision = state.decision
+    assert decision is not None
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    actions = [
+        {"_op_type": "index", "_index": settings.index, "_id": p.page_id,
+         "_source": p.document(cluster_id=decision.cluster_of[p.page_id], match=decision.best.get(p.page_id),
+                               ingested=now)}
+        for p in state.pages
+    ]
+    _, errors = helpers.bulk(client, actions, refresh="wait_for", raise_on_error=False, raise_on_exception=True,
+                             chunk_size=500, max_retries=settings.es_max_retries)
+    failed = {}
+    for err in errors:
+        item = next(iter(err.values()))
+        failed[item["_id"]] = item.get("error")
+    for p in state.pages:
+        if p.page_id in failed:
+            reason = failed[p.page_id]
+            detail = reason.get("reason") if isinstance(reason, dict) else str(reason)
+            state.outcomes[p.page_id] = Outcome(p.page_id, "rejected", reason="index_failed", detail=detail)
+    state.pages = [p for p in state.pages if p.page_id not in failed]
+    for loser, survivor in sorted(decision.merges.items()):
+        relabel(loser, survivor, client=client, settings=settings)
+
+
+def relabel(loser: str, survivor: str, *, client: Elasticsearch, settings: Settings) -> int:
+    """Move every page of cluster ``loser`` to ``survivor``; returns how many moved.
+
+    Loops until a search (after the ``wait_for`` writes) finds no page left in
+    ``loser``, so a page written into ``loser`` by another worker meanwhile is
+    moved too, or, if it became visible only after the last check, its
+    writer's own reconcile finds the survivor and merges it.
+    """
+    if loser == survivor:
+        return 0
+    moved = 0
+    while True:
+        hits = client.search(index=settings.index, **queries.cluster_ids_only(loser))["hits"]["hits"]
+        if not hits:
+            return moved
+        actions = [{"_op_type": "update", "_index": settings.index, "_id": h["_id"],
+                    "doc": {"cluster_id": survivor}} for h in hits]
+        _, errors = helpers.bulk(client, actions, refresh="wait_for", raise_on_error=False,
+                                 max_retries=settings.es_max_retries)
+        for err in errors:  # a page deleted meanwhile is not an error
+            item = next(iter(err.values()))
+            if item.get("status") != 404:
+                raise RuntimeError(f"relabel {loser} -> {survivor} failed: {item.get('error')}")
+        moved += len(hits)
+
+
+def current_clusters(ids: list[str], *, client: Elasticsearch, settings: Settings) -> dict[str, str | None]:
+    """Realtime read of the cluster id of pages (None for missing pages)."""
+    if not ids:
+        return {}
+    docs = client.mget(index=settings.index, ids=ids, source=["cluster_id"])["docs"]
+    return {d["_id"]: (d.get("_source") or {}).get("cluster_id") if d.get("found") else None for d in docs}
+
+
+def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
+    """Look the written pages up again and merge clusters found since the first lookup."""
+    for _ in range(MAX_RECONCILE_ROUNDS):
+        if not state.pages:
+            return
+        labels = current_clusters([p.page_id for p in state.pages], client=client, settings=settings)
+        found = lookup(state.pages, client=client, settings=settings)
+        merges: dict[str, str] = {}
+        for p in state.pages:
+            mine = labels.get(p.page_id)
+            if mine is None:
+                continue
+            for c in found.get(p.page_id, []):
+                if c.cluster_id == mine:
+                    continue
+                ok, _, _ = verify(p.signature, c.signature, settings)
+                if ok:
+                    lo, hi = sorted((mine, c.cluster_id))
+                    merges[hi] = min(lo, merges.get(hi, lo))
+        if not merges:
+            return
+        for loser, survivor in sorted(merges.items()):
+            relabel(loser, survivor, client=client, settings=settings)
+    log.warning("reconcile did not settle after %d rounds", MAX_RECONCILE_ROUNDS)
+
+
+def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> list[Outcome]:
+    """Outcomes of the written pages with their final cluster ids."""
+    decision = state.decision
+    labels = current_clusters([p.page_id for p in state.pages], client=client, settings=settings)
+    for p in state.pages:
+        match = decision.best.get(p.page_id) if decision else None
+        cluster = labels.get(p.page_id) or (decision.cluster_of.get(p.page_id) if decision else None)
+        if match is not None:
+            state.outcomes[p.page_id] = Outcome(p.page_id, "duplicate", cluster_id=cluster,
+                                                similarity=round(match.similarity, 4), matched_id=match.page_id)
+        else:
+            state.outcomes[p.page_id] = Outcome(p.page_id, "new", cluster_id=cluster)
+    return list(state.outcomes.values())
+
+
+def ingest(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings) -> list[Outcome]:
+    """Find the cluster of every signed page and index it (the public "find its cluster" call).
+
+    Safe to run concurrently from many workers against one index; see the
+    module docstring. Re-ingesting an unchanged page changes nothing.
+
+    Args:
+        pages: pages from :func:`sign_page`.
+        client: an Elasticsearch client (``plugin.client.build_client``).
+        settings: the settings the index was created with.
+
+    Returns:
+        One outcome per distinct page id.
+    """
+    state = prepare(pages, client=client, settings=settings)
+    write(state, client=client, settings=settings)
+    reconcile(state, client=client, settings=settings)
+    return finish(state, client=client, settings=settings)

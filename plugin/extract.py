@@ -1,0 +1,200 @@
+"""Article extraction: page bytes in, an ``Article`` or a ``Rejection`` out.
+
+A pure function at the per-page boundary: it never raises for bad input, it
+returns a ``Rejection`` whose ``reason`` is a short code and whose ``detail``
+says what was wrong, so one bad page never stops a batch.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import logging
+import re
+import zlib
+from dataclasses import dataclass
+
+from plugin.text import cjk_share, tokenize
+
+log = logging.getLogger(__name__)
+
+#: reason codes a rejection can carry (documented in docs/ingest.md)
+REASONS = (
+    "empty",
+    "too_large",
+    "not_html",
+    "undecodable",
+    "no_article",
+    "too_short",
+    "extraction_failed",
+)
+
+_MAGIC = {
+    b"%PDF": "a PDF document",
+    b"\x89PNG": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF8": "a GIF image",
+    b"PK\x03\x04": "a ZIP archive",
+    b"RIFF": "a RIFF media file",
+    b"\x00\x00\x01\x00": "an icon file",
+}
+_DECLARED = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.I)
+_XML_DECL = re.compile(rb"""<\?xml[^>]+encoding\s*=\s*["']([A-Za-z0-9_.:-]+)""", re.I)
+_HTML_LANG = re.compile(r"""<html[^>]*?\slang\s*=\s*["']?([A-Za-z]{2,3})""", re.I)
+_TAG = re.compile(r"<\s*(html|head|body|div|p|article|title|span|table|section|meta|!doctype)\b", re.I)
+# Labels that browsers treat as a wider encoding (WHATWG encoding standard).
+_WIDER = {"gb2312": "gb18030", "gbk": "gb18030", "x-gbk": "gb18030", "iso-8859-1": "cp1252",
+          "latin1": "cp1252", "latin-1": "cp1252", "ascii": "cp1252", "us-ascii": "cp1252",
+          "shift_jis": "cp932", "sjis": "cp932", "euc-kr": "cp949", "ks_c_5601-1987": "cp949"}
+
+
+@dataclass(frozen=True)
+class Article:
+    """The article found in a page."""
+
+    title: str
+    text: str
+    lang: str | None
+    published: str | None = None
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why a page yields no article; ``reason`` is one of ``REASONS``."""
+
+    reason: str
+    detail: str
+
+    def message(self) -> str:
+        return f"{self.reason}: {self.detail}"
+
+
+def decode_html(data: bytes, *, max_bytes: int) -> str | Rejection:
+    """Decode raw page bytes to text, or say why they are not an HTML page.
+
+    Gzip is unpacked (bounded by ``max_bytes``); UTF-8 that decodes strictly
+    wins over a declared charset (pages often declare ISO-8859-1 and send
+    UTF-8); then the declared charset (widened as browsers do: GB2312 -> GB18030);
+    then a statistical guess.
+    """
+    if not data or not data.strip():
+        return Rejection("empty", "the page has no bytes")
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = _gunzip(data, max_bytes)
+        except (OSError, EOFError, zlib.error) as exc:
+            return Rejection("undecodable", f"broken gzip data ({exc})")
+        if data is None:
+            return Rejection("too_large", f"the page unpacks to more than {max_bytes} bytes")
+    if len(data) > max_bytes:
+        return Rejection("too_large", f"the page has {len(data)} bytes, the limit is {max_bytes}")
+    for magic, what in _MAGIC.items():
+        if data.startswith(magic):
+            return Rejection("not_html", f"the bytes are {what}, not an HTML page")
+    text = _decode(data)
+    if text is None:
+        return Rejection("undecodable", "no character encoding decodes the page")
+    head = text[:200_000]
+    if head.count("\x00") > 10 or head.count("\ufffd") > max(20, len(head) // 50):
+        return Rejection("undecodable", "the page is binary or in an unknown encoding")
+    if not _TAG.search(head):
+        return Rejection("not_html", "no HTML markup found")
+    return text
+
+
+def _gunzip(data: bytes, max_bytes: int) -> bytes | None:
+    out = bytearray()
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+        while chunk := fh.read(1 << 20):
+            out += chunk
+            if len(out) > max_bytes:
+                return None
+    return bytes(out)
+
+
+def _decode(data: bytes) -> str | None:
+    for bom, codec in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            return data.decode(codec, errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    head = data[:4096]
+    declared = _DECLARED.search(head) or _XML_DECL.search(head)
+    if declared:
+        label = declared.group(1).decode("ascii", "ignore").lower()
+        label = _WIDER.get(label, label)
+        try:
+            return data.decode(label)
+        except (LookupError, UnicodeDecodeError):
+            pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[:200_000]).best()
+    if best is None:
+        return None
+    try:
+        return data.decode(best.encoding, errors="replace")
+    except LookupError:
+        return None
+
+
+def html_lang(html: str) -> str | None:
+    """The primary language subtag of ``<html lang>``, lower-cased."""
+    m = _HTML_LANG.search(html[:20_000])
+    return m.group(1).lower() if m else None
+
+
+def extract_article(
+    data: bytes | str,
+    *,
+    url: str | None = None,
+    lang: str | None = None,
+    min_tokens: int = 25,
+    max_bytes: int = 10 * 1024 * 1024,
+) -> Article | Rejection:
+    """Extract the article (title and body text) from one page.
+
+    Args:
+        data: raw page bytes in any encoding (gzip accepted), or decoded HTML.
+        url: the page URL, used by trafilatura for relative links and metadata.
+        lang: a language already known for the page (wins over detection).
+        min_tokens: fewer article tokens than this is a ``too_short`` rejection.
+        max_bytes: larger pages are rejected as ``too_large``.
+
+    Returns:
+        An ``Article``, or a ``Rejection`` naming the reason. Never raises for
+        bad input.
+    """
+    if isinstance(data, str):
+        if len(data) > max_bytes:
+            return Rejection("too_large", f"the page has {len(data)} characters, the limit is {max_bytes}")
+        html = data
+        if not html.strip():
+            return Rejection("empty", "the page has no content")
+    else:
+        html = decode_html(data, max_bytes=max_bytes)
+        if isinstance(html, Rejection):
+            return html
+    try:
+        import trafilatura
+
+        doc = trafilatura.bare_extraction(
+            html, url=url, include_comments=False, with_metadata=True, include_tables=True
+        )
+    except Exception as exc:  # the per-page boundary: any parser failure is a rejection
+        log.warning("extraction failed for %s: %s", url, exc)
+        return Rejection("extraction_failed", f"{type(exc).__name__}: {exc}")
+    text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
+    if not text:
+        return Rejection("no_article", "no article text found in the page")
+    tokens = tokenize(text)
+    if len(tokens) < min_tokens:
+        return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {min_tokens}")
+    title = (getattr(doc, "title", None) or "").strip()
+    lang = lang or html_lang(html) or getattr(doc, "language", None)
+    if not lang and cjk_share(tokens) >= 0.5:
+        lang = "ja" if re.search("[\u3040-\u30ff]", text) else "zh"
+    return Article(title=title, text=text, lang=lang, published=getattr(doc, "date", None))

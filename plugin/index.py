@@ -1,0 +1,88 @@
+"""The articles index: its body (mapping + settings + _meta) and its alias.
+
+The application reads and writes only through the alias
+(``settings.index``); concrete indices are ``<alias>-<suffix>`` so a reindex
+can build a new one and swap the alias atomically.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from functools import lru_cache
+from importlib import resources
+
+from elasticsearch import Elasticsearch, NotFoundError
+
+from plugin.settings import Settings
+
+
+@lru_cache(maxsize=1)
+def _mapping_file() -> dict:
+    return json.loads(resources.files("mappings").joinpath("articles.json").read_text("utf-8"))
+
+
+def index_body(settings: Settings) -> dict:
+    """The body for ``indices.create``: settings, mapping and ``_meta``.
+
+    ``_meta`` records every parameter that makes signatures comparable
+    (datasketch version and hash scheme, num_perm, seed, bands, rows, shingle
+    lengths) and the mapping version.
+    """
+    body = copy.deepcopy(_mapping_file())
+    body["settings"]["index"]["number_of_shards"] = settings.shards
+    body["settings"]["index"]["number_of_replicas"] = settings.replicas
+    body["mappings"]["_meta"].update(settings.signature_meta())
+    return body
+
+
+def new_index_name(settings: Settings) -> str:
+    """A fresh concrete index name behind the alias."""
+    return f"{settings.index}-{time.strftime('%Y%m%d%H%M%S')}-{time.time_ns() % 1_000_000:06d}"
+
+
+def ensure_index(client: Elasticsearch, settings: Settings) -> str:
+    """Create the index and alias if missing; check an existing one's ``_meta``.
+
+    Returns:
+        The concrete index name behind the alias.
+
+    Raises:
+        RuntimeError: the existing index was built with other signature
+            parameters (its signatures are not comparable: reindex).
+    """
+    try:
+        current = list(client.indices.get_alias(name=settings.index))
+    except NotFoundError:
+        current = []
+    if not current:
+        name = new_index_name(settings)
+        body = index_body(settings)
+        client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"],
+                              aliases={settings.index: {"is_write_index": True}})
+        return name
+    name = sorted(current)[-1]
+    check_meta(client, settings, name)
+    return name
+
+
+def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
+    """Raise when an index's signature parameters differ from the settings."""
+    mapping = client.indices.get_mapping(index=name)
+    meta = mapping[name]["mappings"].get("_meta", {})
+    wanted = settings.signature_meta()
+    diff = {k: (meta.get(k), v) for k, v in wanted.items() if meta.get(k) != v}
+    if diff:
+        detail = ", ".join(f"{k}: index has {a!r}, settings say {b!r}" for k, (a, b) in sorted(diff.items()))
+        raise RuntimeError(f"index {name} was built with other signature parameters ({detail}); reindex it")
+
+
+def drop_index(client: Elasticsearch, settings: Settings) -> None:
+    """Delete every concrete index behind the alias (for tests and fresh runs)."""
+    try:
+        names = list(client.indices.get_alias(name=settings.index))
+    except NotFoundError:
+        return
+    for name in names:
+        client.indices.delete(index=name)

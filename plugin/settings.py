@@ -1,0 +1,156 @@
+"""Settings: one validated, frozen dataclass read from the environment.
+
+Every field is documented in the README's configuration table; the
+environment variable of a field is given by ``ENV_NAMES`` (``NEWSFOLD_`` plus
+the upper-cased field name, except the well-known server URLs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+HASH_SCHEME = "affine32"  # datasketch >= 2.0 scheme; recorded in the index _meta
+SIGNATURE_VERSION = 1  # bump when shingling or signing changes meaning
+
+_UNPREFIXED = {
+    "elasticsearch_url": "ELASTICSEARCH_URL",
+    "elasticsearch_user": "ELASTICSEARCH_USER",
+    "elasticsearch_password": "ELASTICSEARCH_PASSWORD",
+    "elasticsearch_api_key": "ELASTICSEARCH_API_KEY",
+    "elasticsearch_ca_certs": "ELASTICSEARCH_CA_CERTS",
+    "elasticsearch_verify_certs": "ELASTICSEARCH_VERIFY_CERTS",
+    "redis_url": "REDIS_URL",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All newsfold settings, validated on construction."""
+
+    # servers
+    elasticsearch_url: str | None = None
+    elasticsearch_user: str | None = None
+    elasticsearch_password: str | None = None
+    elasticsearch_api_key: str | None = None
+    elasticsearch_ca_certs: str | None = None
+    elasticsearch_verify_certs: bool = True
+    redis_url: str | None = None
+    es_timeout: float = 30.0
+    es_max_retries: int = 3
+    # index
+    index: str = "newsfold-articles"
+    shards: int = 1
+    replicas: int = 0
+    # signatures
+    num_perm: int = 128
+    seed: int = 1
+    bands: int = 42
+    rows: int = 3
+    word_shingle: int = 2
+    cjk_shingle: int = 4
+    # decisions
+    threshold: float = 0.35
+    containment_threshold: float = 0.8
+    min_tokens: int = 25
+    # ingest
+    batch_size: int = 25
+    max_page_bytes: int = 10 * 1024 * 1024
+    task_retries: int = 5
+    # web
+    page_size: int = 10
+    secret_key: str = field(default="dev-only-change-me", repr=False)
+
+    def __post_init__(self) -> None:
+        if self.num_perm < 16:
+            raise ValueError(f"num_perm must be >= 16, got {self.num_perm}")
+        if self.bands < 1 or self.rows < 1:
+            raise ValueError(f"bands and rows must be >= 1, got bands={self.bands} rows={self.rows}")
+        if self.bands * self.rows > self.num_perm:
+            raise ValueError(
+                f"bands x rows must not exceed num_perm: {self.bands} x {self.rows} = "
+                f"{self.bands * self.rows} > {self.num_perm}"
+            )
+        for name in ("threshold", "containment_threshold"):
+            value = getattr(self, name)
+            if not 0.0 < value <= 1.0:
+                raise ValueError(f"{name} must be in (0, 1], got {value}")
+        for name in ("word_shingle", "cjk_shingle", "min_tokens", "batch_size", "shards", "page_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.replicas < 0 or self.task_retries < 0 or self.es_max_retries < 0:
+            raise ValueError("replicas, task_retries and es_max_retries must be >= 0")
+        if self.max_page_bytes < 1024:
+            raise ValueError(f"max_page_bytes must be >= 1024, got {self.max_page_bytes}")
+        if self.index != self.index.lower() or not self.index or self.index.startswith(("-", "_")):
+            raise ValueError(f"index must be a lower-case Elasticsearch name, got {self.index!r}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> Settings:
+        """Read settings from the environment (``os.environ`` by default).
+
+        Args:
+            environ: the mapping to read instead of ``os.environ``.
+            **overrides: field values that win over the environment.
+
+        Returns:
+            The validated settings.
+
+        Raises:
+            ValueError: a value does not parse or is out of range; the
+                message names the variable.
+        """
+        environ = os.environ if environ is None else environ
+        values = {}
+        for f in fields(cls):
+            name = ENV_NAMES[f.name]
+            raw = environ.get(name)
+            if raw is None or raw == "":
+                continue
+            values[f.name] = _parse(name, raw, f.type)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def replace(self, **changes) -> Settings:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def signature_meta(self) -> dict:
+        """The parameters that make two signatures comparable."""
+        import datasketch
+
+        return {
+            "signature_version": SIGNATURE_VERSION,
+            "datasketch": datasketch.__version__,
+            "hash_scheme": HASH_SCHEME,
+            "num_perm": self.num_perm,
+            "seed": self.seed,
+            "bands": self.bands,
+            "rows": self.rows,
+            "word_shingle": self.word_shingle,
+            "cjk_shingle": self.cjk_shingle,
+        }
+
+
+ENV_NAMES = {f.name: _UNPREFIXED.get(f.name, "NEWSFOLD_" + f.name.upper()) for f in fields(Settings)}
+
+
+def _parse(name: str, raw: str, kind: str):
+    kind = str(kind)
+    try:
+        if kind.startswith("bool"):
+            lowered = raw.strip().lower()
+            if lowered in ("1", "true", "yes", "on"):
+                return True
+            if lowered in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(raw)
+        if kind.startswith("int"):
+            return int(raw)
+        if kind.startswith("float"):
+            return float(raw)
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a valid {kind.split(' ')[0]}") from None
+    return raw
