@@ -154,3 +154,14 @@ def _parse(name: str, raw: str, kind: str):
     except ValueError:
         raise ValueError(f"{name}={raw!r} is not a valid {kind.split(' ')[0]}") from None
     return raw
+
+
+def settings_env(settings: Settings) -> dict[str, str]:
+    """Environment variables that reproduce ``settings`` in another process."""
+    env = {}
+    for f in fields(Settings):
+        value = getattr(settings, f.name)
+        if value is None:
+            continue
+        env[ENV_NAMES[f.name]] = ("1" if value else "0") if isinstance(value, bool) else str(value)
+    return env
