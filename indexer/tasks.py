@@ -48,8 +48,14 @@ def page_from_payload(payload: dict) -> Page:
         html = base64.b64decode(payload["html_b64"])
     else:
         html = payload.get("html") or ""
-    return Page(html=html, url=payload.get("url"), id=payload.get("id"), site=payload.get("site"),
-                lang=payload.get("lang"), published=payload.get("published"))
+    return Page(
+        html=html,
+        url=payload.get("url"),
+        id=payload.get("id"),
+        site=payload.get("site"),
+        lang=payload.get("lang"),
+        published=payload.get("published"),
+    )
 
 
 def sign_payloads(payloads: list[dict], settings: Settings) -> tuple[list[SignedPage], list[Outcome]]:

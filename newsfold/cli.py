@@ -43,8 +43,9 @@ def _extract_one(payload: dict) -> dict:
     except OSError as exc:
         return {"id": payload["id"], "error": f"unreadable: cannot read {payload['html_path']}: {exc.strerror}"}
     try:
-        art = extract_article(data, url=payload.get("url"), lang=payload.get("lang"),
-                              min_tokens=1, max_bytes=settings.max_page_bytes)
+        art = extract_article(
+            data, url=payload.get("url"), lang=payload.get("lang"), min_tokens=1, max_bytes=settings.max_page_bytes
+        )
     except Exception as exc:  # per-page boundary
         return {"id": payload["id"], "error": f"internal_error: {type(exc).__name__}: {exc}"}
     if isinstance(art, Rejection):
@@ -58,8 +59,15 @@ def cmd_extract(args) -> int:
     rows = list(read_pages(Path(args.pages)))
     jobs = [r.payload for r in rows if r.payload]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        results = iter(tqdm(pool.map(_extract_one, jobs, chunksize=4), total=len(jobs), desc="extract",
-                            unit="page", disable=args.quiet))
+        results = iter(
+            tqdm(
+                pool.map(_extract_one, jobs, chunksize=4),
+                total=len(jobs),
+                desc="extract",
+                unit="page",
+                disable=args.quiet,
+            )
+        )
         errors = 0
         with open(args.out, "w", encoding="utf-8") as out:
             for row in rows:
@@ -90,8 +98,9 @@ def _ingest(app, live: Settings, payloads: list[dict], *, index: str, quiet: boo
 
     bar = tqdm(total=len(payloads), desc="ingest", unit="page", disable=quiet)
     try:
-        return run_batches(app, _chunks(payloads, live.batch_size), index=index,
-                           on_done=lambda got: bar.update(len(got)))
+        return run_batches(
+            app, _chunks(payloads, live.batch_size), index=index, on_done=lambda got: bar.update(len(got))
+        )
     finally:
         bar.close()
 
@@ -109,10 +118,10 @@ def _summary(outcomes: list[dict]) -> str:
 
 
 def cmd_cluster(args) -> int:
+    from newsfold.pages import read_pages
     from plugin.client import build_client
     from plugin.dedup import current_clusters
     from plugin.index import drop_index, ensure_index
-    from newsfold.pages import read_pages
 
     settings = _settings(args)
     index = args.index or f"newsfold-cluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
@@ -141,8 +150,11 @@ def cmd_cluster(args) -> int:
                 o = by_id.get(row.id, {})
                 rec["error"] = f"{o.get('reason', 'missing')}: {o.get('detail', 'no outcome recorded')}"
             out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    print(f"{len(rows)} pages in {elapsed:.1f} s ({len(rows) / max(elapsed, 1e-9):.1f} pages/s): "
-          f"{_summary(outcomes)}; index {index}", file=sys.stderr)
+    print(
+        f"{len(rows)} pages in {elapsed:.1f} s ({len(rows) / max(elapsed, 1e-9):.1f} pages/s): "
+        f"{_summary(outcomes)}; index {index}",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -177,8 +189,9 @@ def cmd_demo(args) -> int:
 def cmd_evaluate(args) -> int:
     from newsfold.evaluate import evaluate, format_report
 
-    report = evaluate(Path(args.truth), Path(args.pred) if args.pred else None,
-                      Path(args.extraction) if args.extraction else None)
+    report = evaluate(
+        Path(args.truth), Path(args.pred) if args.pred else None, Path(args.extraction) if args.extraction else None
+    )
     if args.json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
@@ -266,8 +279,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     try:
         return args.func(args) or 0
     except KeyboardInterrupt:

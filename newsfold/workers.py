@@ -22,9 +22,19 @@ class LocalWorkers:
         env = {**os.environ, **settings_env(settings)}
         self.processes = [
             subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "indexer.celery_app", "worker", "--pool=solo",
-                 f"--hostname=newsfold{i + 1}-{os.getpid()}@%h", f"--loglevel={loglevel}", "--without-gossip",
-                 "--without-mingle"],
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "indexer.celery_app",
+                    "worker",
+                    "--pool=solo",
+                    f"--hostname=newsfold{i + 1}-{os.getpid()}@%h",
+                    f"--loglevel={loglevel}",
+                    "--without-gossip",
+                    "--without-mingle",
+                ],
                 env=env,
             )
             for i in range(n)
@@ -89,8 +99,10 @@ def run_batches(
                 got = result.get(disable_sync_subtasks=False)
             else:
                 detail = f"{type(result.result).__name__}: {result.result}"
-                got = [{"page_id": str(p.get("id")), "status": "rejected", "reason": "failed", "detail": detail}
-                       for p in batch]
+                got = [
+                    {"page_id": str(p.get("id")), "status": "rejected", "reason": "failed", "detail": detail}
+                    for p in batch
+                ]
             result.forget()
             outcomes.extend(got)
             on_done(got)

@@ -34,7 +34,9 @@ class PlainJsonNode(Urllib3HttpNode):
                     headers[name] = plain_media_type(headers[name])
         if request_timeout is None:
             return super().perform_request(method, target, body=body, headers=headers, **kwargs)
-        return super().perform_request(method, target, body=body, headers=headers, request_timeout=request_timeout, **kwargs)
+        return super().perform_request(
+            method, target, body=body, headers=headers, request_timeout=request_timeout, **kwargs
+        )
 
 
 def build_client(settings: Settings) -> Elasticsearch:

@@ -139,8 +139,9 @@ def sign_page(page: Page, settings: Settings) -> SignedPage | Rejection:
     Returns:
         A ``SignedPage`` ready for :func:`ingest`, or the ``Rejection``.
     """
-    article = extract_article(page.html, url=page.url, lang=page.lang, min_tokens=settings.min_tokens,
-                              max_bytes=settings.max_page_bytes)
+    article = extract_article(
+        page.html, url=page.url, lang=page.lang, min_tokens=settings.min_tokens, max_bytes=settings.max_page_bytes
+    )
     if isinstance(article, Rejection):
         return article
     signature = sign_text(article.text, settings)
@@ -161,8 +162,9 @@ def _candidate(hit: dict) -> Candidate | None:
     src = hit.get("_source") or {}
     if not src.get("signature") or not src.get("cluster_id"):
         return None
-    sig = Signature.decode(src["signature"], shingle_count=int(src.get("shingle_count") or 0),
-                           token_count=int(src.get("token_count") or 0))
+    sig = Signature.decode(
+        src["signature"], shingle_count=int(src.get("shingle_count") or 0), token_count=int(src.get("token_count") or 0)
+    )
     return Candidate(hit["_id"], src["cluster_id"], sig)
 
 
@@ -173,7 +175,9 @@ def lookup(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings
     searches: list[dict] = []
     for p in pages:
         searches.append({"index": settings.index})
-        searches.append(queries.band_lookup(p.band_keys, size=MAX_CANDIDATES, exclude_ids=[p.page_id]))
+        searches.append(
+            queries.band_lookup(p.band_keys, size=MAX_CANDIDATES, exclude_ids=[p.page_id], min_bands=settings.min_bands)
+        )
     responses = client.msearch(searches=searches)["responses"]
     out: dict[str, list[Candidate]] = {}
     for p, res in zip(pages, responses, strict=True):
@@ -183,8 +187,9 @@ def lookup(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings
     return out
 
 
-def verified_edges(pages: list[SignedPage], candidates: dict[str, list[Candidate]],
-                   settings: Settings) -> list[tuple[str, Match]]:
+def verified_edges(
+    pages: list[SignedPage], candidates: dict[str, list[Candidate]], settings: Settings
+) -> list[tuple[str, Match]]:
     """Verified copies among the batch's pages and of their indexed candidates."""
     edges: list[tuple[str, Match]] = []
     for p in pages:
@@ -192,22 +197,23 @@ def verified_edges(pages: list[SignedPage], candidates: dict[str, list[Candidate
             ok, j, cont = verify(p.signature, c.signature, settings)
             if ok:
                 edges.append((p.page_id, Match(c.page_id, c.cluster_id, j, cont)))
-    buckets: dict[str, list[SignedPage]] = defaultdict(list)
-    for p in pages:
+    buckets: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(pages):
         for key in p.band_keys:
-            buckets[key].append(p)
-    seen: set[tuple[str, str]] = set()
+            buckets[key].append(i)
+    shared: dict[tuple[int, int], int] = defaultdict(int)
     for members in buckets.values():
-        for i, a in enumerate(members):
-            for b in members[i + 1 :]:
-                pair = (min(a.page_id, b.page_id), max(a.page_id, b.page_id))
-                if pair in seen or a.page_id == b.page_id:
-                    continue
-                seen.add(pair)
-                ok, j, cont = verify(a.signature, b.signature, settings)
-                if ok:
-                    edges.append((a.page_id, Match(b.page_id, b.page_id, j, cont)))
-                    edges.append((b.page_id, Match(a.page_id, a.page_id, j, cont)))
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:
+                shared[(i, j)] += 1
+    for (i, j), count in shared.items():
+        a, b = pages[i], pages[j]
+        if count < settings.min_bands or a.page_id == b.page_id:
+            continue
+        ok, sim, cont = verify(a.signature, b.signature, settings)
+        if ok:
+            edges.append((a.page_id, Match(b.page_id, b.page_id, sim, cont)))
+            edges.append((b.page_id, Match(a.page_id, a.page_id, sim, cont)))
     return edges
 
 
@@ -238,15 +244,27 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         return
     decision = state.decision
     assert decision is not None
-    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+    now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
     actions = [
-        {"_op_type": "index", "_index": settings.index, "_id": p.page_id,
-         "_source": p.document(cluster_id=decision.cluster_of[p.page_id], match=decision.best.get(p.page_id),
-                               ingested=now)}
+        {
+            "_op_type": "index",
+            "_index": settings.index,
+            "_id": p.page_id,
+            "_source": p.document(
+                cluster_id=decision.cluster_of[p.page_id], match=decision.best.get(p.page_id), ingested=now
+            ),
+        }
         for p in state.pages
     ]
-    _, errors = helpers.bulk(client, actions, refresh="wait_for", raise_on_error=False, raise_on_exception=True,
-                             chunk_size=500, max_retries=settings.es_max_retries)
+    _, errors = helpers.bulk(
+        client,
+        actions,
+        refresh="wait_for",
+        raise_on_error=False,
+        raise_on_exception=True,
+        chunk_size=500,
+        max_retries=settings.es_max_retries,
+    )
     failed = {}
     for err in errors:
         item = next(iter(err.values()))
@@ -276,10 +294,13 @@ def relabel(loser: str, survivor: str, *, client: Elasticsearch, settings: Setti
         hits = client.search(index=settings.index, **queries.cluster_ids_only(loser))["hits"]["hits"]
         if not hits:
             return moved
-        actions = [{"_op_type": "update", "_index": settings.index, "_id": h["_id"],
-                    "doc": {"cluster_id": survivor}} for h in hits]
-        _, errors = helpers.bulk(client, actions, refresh="wait_for", raise_on_error=False,
-                                 max_retries=settings.es_max_retries)
+        actions = [
+            {"_op_type": "update", "_index": settings.index, "_id": h["_id"], "doc": {"cluster_id": survivor}}
+            for h in hits
+        ]
+        _, errors = helpers.bulk(
+            client, actions, refresh="wait_for", raise_on_error=False, max_retries=settings.es_max_retries
+        )
         for err in errors:  # a page deleted meanwhile is not an error
             item = next(iter(err.values()))
             if item.get("status") != 404:
@@ -329,8 +350,13 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
         match = decision.best.get(p.page_id) if decision else None
         cluster = labels.get(p.page_id) or (decision.cluster_of.get(p.page_id) if decision else None)
         if match is not None:
-            state.outcomes[p.page_id] = Outcome(p.page_id, "duplicate", cluster_id=cluster,
-                                                similarity=round(match.similarity, 4), matched_id=match.page_id)
+            state.outcomes[p.page_id] = Outcome(
+                p.page_id,
+                "duplicate",
+                cluster_id=cluster,
+                similarity=round(match.similarity, 4),
+                matched_id=match.page_id,
+            )
         else:
             state.outcomes[p.page_id] = Outcome(p.page_id, "new", cluster_id=cluster)
     return list(state.outcomes.values())

@@ -59,8 +59,12 @@ def ensure_index(client: Elasticsearch, settings: Settings) -> str:
     if not current:
         name = new_index_name(settings)
         body = index_body(settings)
-        client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"],
-                              aliases={settings.index: {"is_write_index": True}})
+        client.indices.create(
+            index=name,
+            settings=body["settings"],
+            mappings=body["mappings"],
+            aliases={settings.index: {"is_write_index": True}},
+        )
         return name
     name = sorted(current)[-1]
     check_meta(client, settings, name)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 LOOKUP_SOURCE = ["cluster_id", "signature", "shingle_count", "token_count"]
-VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "cluster_id", "signature",
-                  "shingle_count"]
+VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "cluster_id", "signature", "shingle_count"]
 MAX_QUERY_CHARS = 500
 
 
-def band_lookup(keys: list[str], *, size: int = 50, exclude_ids: list[str] | None = None,
-                min_bands: int = 1) -> dict:
+def band_lookup(keys: list[str], *, size: int = 50, exclude_ids: list[str] | None = None, min_bands: int = 1) -> dict:
     """Search body finding indexed pages sharing at least ``min_bands`` band keys.
 
     Each key is a ``constant_score`` term clause, so a hit's score is the
@@ -45,8 +43,9 @@ def cluster_ids_only(cluster_id: str, *, size: int = 1000) -> dict:
     return {"query": {"term": {"cluster_id": cluster_id}}, "size": size, "_source": False}
 
 
-def _filters(*, site: str | None = None, lang: str | None = None, date_from: str | None = None,
-             date_to: str | None = None) -> list[dict]:
+def _filters(
+    *, site: str | None = None, lang: str | None = None, date_from: str | None = None, date_to: str | None = None
+) -> list[dict]:
     out: list[dict] = []
     if site:
         out.append({"term": {"site": site}})
@@ -90,13 +89,13 @@ def collapsed_search(
     if page < 1 or size < 1 or page * size > 10_000:
         raise ValueError(f"page {page} of size {size} is out of range (at most 10,000 results)")
     if q:
-        must: dict = {"simple_query_string": {"query": q, "fields": ["title^2", "body"],
-                                               "default_operator": "and"}}
+        must: dict = {"simple_query_string": {"query": q, "fields": ["title^2", "body"], "default_operator": "and"}}
     else:
         must = {"match_all": {}}
     body: dict = {
-        "query": {"bool": {"must": [must], "filter": _filters(site=site, lang=lang, date_from=date_from,
-                                                               date_to=date_to)}},
+        "query": {
+            "bool": {"must": [must], "filter": _filters(site=site, lang=lang, date_from=date_from, date_to=date_to)}
+        },
         "collapse": {"field": "cluster_id"},
         "from": (page - 1) * size,
         "size": size,
@@ -131,8 +130,11 @@ def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
         "aggs": {
             "clusters": {
                 "terms": {"field": "cluster_id", "size": max(1, len(cluster_ids))},
-                "aggs": {"versions": {"top_hits": {"size": per_cluster, "_source": VERSION_SOURCE,
-                                                   "sort": [{"ingested": "asc"}]}}},
+                "aggs": {
+                    "versions": {
+                        "top_hits": {"size": per_cluster, "_source": VERSION_SOURCE, "sort": [{"ingested": "asc"}]}
+                    }
+                },
             }
         },
     }
@@ -149,8 +151,9 @@ def largest_clusters(*, size: int = 50) -> dict:
                     "sites": {"cardinality": {"field": "site"}},
                     "first": {"min": {"field": "ingested"}},
                     "last": {"max": {"field": "ingested"}},
-                    "sample": {"top_hits": {"size": 1, "_source": ["title", "site", "url"],
-                                            "sort": [{"ingested": "asc"}]}},
+                    "sample": {
+                        "top_hits": {"size": 1, "_source": ["title", "site", "url"], "sort": [{"ingested": "asc"}]}
+                    },
                 },
             }
         },
@@ -159,5 +162,8 @@ def largest_clusters(*, size: int = 50) -> dict:
 
 def totals() -> dict:
     """Search body: page and story counts of the whole index."""
-    return {"size": 0, "track_total_hits": True,
-            "aggs": {"stories": {"cardinality": {"field": "cluster_id", "precision_threshold": 40000}}}}
+    return {
+        "size": 0,
+        "track_total_hits": True,
+        "aggs": {"stories": {"cardinality": {"field": "cluster_id", "precision_threshold": 40000}}},
+    }

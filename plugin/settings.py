@@ -47,8 +47,9 @@ class Settings:
     # signatures
     num_perm: int = 128
     seed: int = 1
-    bands: int = 42
-    rows: int = 3
+    bands: int = 64
+    rows: int = 2
+    min_bands: int = 2
     word_shingle: int = 2
     cjk_shingle: int = 4
     # decisions
@@ -77,6 +78,8 @@ class Settings:
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {value}")
+        if not 1 <= self.min_bands <= self.bands:
+            raise ValueError(f"min_bands must be in [1, bands={self.bands}], got {self.min_bands}")
         for name in ("word_shingle", "cjk_shingle", "min_tokens", "batch_size", "shards", "page_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

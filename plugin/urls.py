@@ -5,8 +5,11 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-_TRACKING = re.compile(r"^(utm_\w+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|igshid|srsltid|ocid|cmpid|"
-                       r"ncid|ref|ref_src|src|source|campaign|share|smid|sr_share|_ga|spm|from|output|amp)$", re.I)
+_TRACKING = re.compile(
+    r"^(utm_\w+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|igshid|srsltid|ocid|cmpid|"
+    r"ncid|ref|ref_src|src|source|campaign|share|smid|sr_share|_ga|spm|from|output|amp)$",
+    re.I,
+)
 _HOST_PREFIX = re.compile(r"^(www\d*|m|mobile|amp)\.")
 _INDEX_PAGE = re.compile(r"/(index|default)\.(html?|php|aspx?|shtml)$", re.I)
 _AMP_PATH = re.compile(r"(/amp)+/?$|\.amp(?=\.html?$)|/amp(?=/)", re.I)

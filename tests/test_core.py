@@ -1,0 +1,209 @@
+"""Unit tests of the pure core (no servers)."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+from datasketch import MinHashLSH
+
+from plugin import queries
+from plugin.client import plain_media_type
+from plugin.cluster import Match, decide, verify
+from plugin.extract import Article, Rejection, decode_html, extract_article
+from plugin.settings import Settings, settings_env
+from plugin.shingles import shingles
+from plugin.signature import Signature, band_keys, containment, jaccard, minhash, sign_text
+from plugin.text import is_cjk_text, tokenize
+from plugin.urls import normalize_url, site_of
+from tests.pages import page, story
+
+S = Settings()
+
+
+# ------------------------------------------------------------------ settings
+def test_settings_reject_bands_times_rows_over_num_perm():
+    with pytest.raises(ValueError, match="40 x 4 = 160 > 128"):
+        Settings(bands=40, rows=4)
+
+
+def test_settings_reject_threshold_out_of_range():
+    with pytest.raises(ValueError, match="threshold must be in"):
+        Settings(threshold=1.5)
+
+
+def test_settings_from_env_parses_and_names_bad_variable():
+    s = Settings.from_env({"NEWSFOLD_BANDS": "32", "NEWSFOLD_ROWS": "4", "ELASTICSEARCH_URL": "http://es:9200"})
+    assert (s.bands, s.rows, s.elasticsearch_url) == (32, 4, "http://es:9200")
+    with pytest.raises(ValueError, match="NEWSFOLD_BANDS='many'"):
+        Settings.from_env({"NEWSFOLD_BANDS": "many"})
+
+
+def test_settings_env_round_trip():
+    s = Settings(bands=20, rows=5, elasticsearch_verify_certs=False, redis_url="redis://x:1/0")
+    assert Settings.from_env(settings_env(s)) == s
+
+
+# ------------------------------------------------------------------ text and shingles
+def test_tokenize_splits_cjk_into_characters_and_latin_into_words():
+    assert tokenize("Hello, World! 你好世界") == ["hello", "world", "你", "好", "世", "界"]
+    assert tokenize("ＡＢＣ１２３") == ["abc123"]  # NFKC folds full-width forms
+    assert is_cjk_text(tokenize("今日は良い天気です"))
+    assert not is_cjk_text(tokenize("a plain english sentence 中"))
+
+
+def test_shingles_of_short_and_long_texts():
+    assert shingles(["a", "b", "c"], 2) == {b"a b", b"b c"}
+    assert shingles(["a"], 2) == {b"a"}
+    assert shingles([], 2) == set()
+
+
+# ------------------------------------------------------------------ signatures and band keys
+def test_signature_encode_round_trip():
+    sig = sign_text("the council approved the budget for the new bridge", S)
+    back = Signature.decode(sig.encode(), shingle_count=sig.shingle_count)
+    assert np.array_equal(back.hashvalues, sig.hashvalues)
+    assert len(sig.encode()) == 4 * -(-4 * S.num_perm // 3)  # base64 of num_perm uint32 values
+
+
+def test_band_keys_equal_datasketch_lsh_buckets():
+    b, r = 16, 8
+    m = minhash({b"a b", b"b c", b"c d"}, num_perm=128, seed=1)
+    lsh = MinHashLSH(num_perm=128, params=(b, r))
+    lsh.insert("doc", m)
+    ours = band_keys(np.asarray(m.hashvalues), bands=b, rows=r)
+    for i, key in enumerate(ours):
+        band, hexpart = key.split(":")
+        assert int(band) == i
+        assert list(lsh.hashtables[i].keys()) == [bytes.fromhex(hexpart)]
+
+
+def test_jaccard_estimate_tracks_exact_resemblance():
+    words = " ".join(story(1))
+    other = " ".join(story(2))
+    a, b = sign_text(words, S), sign_text(words + " " + other, S)
+    exact = len(shingles(tokenize(words), 2)) / len(shingles(tokenize(words + " " + other), 2))
+    assert abs(jaccard(a, b) - exact) < 0.12
+    assert containment(a, b) > 0.85  # all of a is in b
+
+
+def test_verify_accepts_truncated_copy_but_not_teaser():
+    full = " ".join(story(3, sentences=30))
+    half = full[: len(full) // 2]
+    teaser = full[: len(full) // 12]
+    a, h, t = sign_text(full, S), sign_text(half, S), sign_text(teaser, S)
+    assert verify(a, h, S)[0]
+    assert not verify(a, t, S)[0]
+    assert not verify(a, sign_text(" ".join(story(4, sentences=30)), S), S)[0]
+
+
+# ------------------------------------------------------------------ cluster decision
+def test_decide_new_story_takes_smallest_page_id():
+    d = decide(["p2", "p1", "p3"], [("p2", Match("p1", "p1", 0.9, 0.9)), ("p1", Match("p2", "p2", 0.9, 0.9))])
+    assert d.cluster_of == {"p1": "p1", "p2": "p1", "p3": "p3"}
+    assert d.merges == {}
+
+
+def test_decide_page_linking_two_clusters_merges_into_smallest():
+    d = decide(["x"], [("x", Match("a1", "c9", 0.5, 0.6)), ("x", Match("b1", "c2", 0.7, 0.8))])
+    assert d.cluster_of == {"x": "c2"}
+    assert d.merges == {"c9": "c2"}
+    assert d.best["x"].page_id == "b1"
+
+
+def test_decide_is_independent_of_edge_order():
+    edges = [("x", Match("a", "c5", 0.5, 0.5)), ("y", Match("b", "c3", 0.5, 0.5)), ("x", Match("y", "y", 0.8, 0.8))]
+    assert decide(["x", "y"], edges).cluster_of == decide(["y", "x"], list(reversed(edges))).cluster_of
+
+
+# ------------------------------------------------------------------ queries
+def test_band_lookup_counts_matching_bands():
+    body = queries.band_lookup(["0:aa", "1:bb"], size=5, exclude_ids=["me"])
+    assert body["query"]["bool"]["minimum_should_match"] == 1
+    assert body["query"]["bool"]["should"][1] == {"constant_score": {"filter": {"term": {"band_keys": "1:bb"}}}}
+    assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}]
+    assert body["size"] == 5
+
+
+def test_collapsed_search_collapses_and_counts_stories():
+    body = queries.collapsed_search("flood", page=3, size=10, site="a.example")
+    assert body["collapse"] == {"field": "cluster_id"}
+    assert body["from"] == 20
+    assert body["aggs"]["stories"]["cardinality"]["field"] == "cluster_id"
+    assert {"term": {"site": "a.example"}} in body["query"]["bool"]["filter"]
+    assert "highlight" in body
+
+
+def test_collapsed_search_rejects_long_query_and_deep_pages():
+    with pytest.raises(ValueError, match="limit is 500"):
+        queries.collapsed_search("x" * 501)
+    with pytest.raises(ValueError, match="out of range"):
+        queries.collapsed_search("x", page=2000, size=10)
+
+
+# ------------------------------------------------------------------ urls
+def test_normalize_url_drops_tracking_and_variants():
+    a = normalize_url("https://www.example.com/news/story-1/?utm_source=x&id=3#top")
+    b = normalize_url("http://m.example.com/news/story-1?id=3&fbclid=abc")
+    c = normalize_url("https://example.com/news/story-1/amp/?id=3")
+    assert a == b == c == "example.com/news/story-1?id=3"
+    assert normalize_url("https://example.com/section/index.html") == "example.com/section"
+    assert site_of("https://WWW.Example.COM/x") == "example.com"
+    assert normalize_url(None) is None
+
+
+# ------------------------------------------------------------------ extraction and bad input
+def test_extract_article_from_templated_page():
+    paras = story(5)
+    art = extract_article(page("Bridge reopens", paras).encode(), url="https://example.test/a")
+    assert isinstance(art, Article)
+    assert art.title.startswith("Bridge reopens")
+    assert paras[0][:60] in art.text
+    assert "All rights reserved" not in art.text
+    assert art.lang == "en"
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"", "empty"),
+        (b"   \n ", "empty"),
+        (b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n1 0 obj", "not_html"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not_html"),
+        (b"\x1f\x8b\x08\x00broken", "undecodable"),
+        (b"just some text without any markup at all", "not_html"),
+        (b"<html><head><script>var a = 1;</script></head><body><script>go()</script></body></html>", "no_article"),
+        (b"<html><body><p>Too short.</p></body></html>", "too_short"),
+    ],
+)
+def test_bad_input_is_rejected_with_reason(data, reason):
+    result = extract_article(data)
+    assert isinstance(result, Rejection)
+    assert result.reason == reason, result.message()
+
+
+def test_oversized_page_is_rejected():
+    big = b"<html><body>" + b"<p>word word word</p>" * 60_000 + b"</body></html>"
+    result = extract_article(big, max_bytes=1024 * 1024)
+    assert isinstance(result, Rejection) and result.reason == "too_large"
+    result = extract_article(gzip.compress(big), max_bytes=1024 * 1024)
+    assert isinstance(result, Rejection) and result.reason == "too_large"
+
+
+def test_misdeclared_and_legacy_encodings_decode():
+    text = "Café crème brûlée — naïve façade"
+    utf8_declared_latin1 = f'<html><head><meta charset="iso-8859-1"></head><body><p>{text}</p></body></html>'
+    assert text in decode_html(utf8_declared_latin1.encode("utf-8"), max_bytes=10**6)
+    zh = "北京今天发布了新的城市规划方案。"
+    gb = f'<html><head><meta charset="gb2312"></head><body><p>{zh}</p></body></html>'.encode("gb18030")
+    assert zh in decode_html(gb, max_bytes=10**6)
+    latin = f"<html><body><p>{text}</p></body></html>".encode("cp1252")
+    assert "Café" in decode_html(latin, max_bytes=10**6)
+
+
+# ------------------------------------------------------------------ client
+def test_plain_media_type():
+    assert plain_media_type("application/vnd.elasticsearch+json; compatible-with=9") == "application/json"
+    assert plain_media_type("application/vnd.elasticsearch+x-ndjson; compatible-with=8") == "application/x-ndjson"
+    assert plain_media_type("text/plain") == "text/plain"

@@ -1,0 +1,121 @@
+"""Ingest against a real server speaking the Elasticsearch API (stand-in or ELASTICSEARCH_URL)."""
+
+from __future__ import annotations
+
+from plugin import queries
+from plugin.dedup import Page, finish, ingest, prepare, reconcile, sign_page, write
+from tests.pages import page, story
+
+
+def _signed(settings, pid, title, paras, site="a.example"):
+    signed = sign_page(Page(html=page(title, paras, site=site).encode(), id=pid, url=f"https://{site}/{pid}"), settings)
+    assert not hasattr(signed, "reason"), signed
+    return signed
+
+
+def _clusters(es, settings, ids):
+    docs = es.mget(index=settings.index, ids=ids, source=["cluster_id"])["docs"]
+    return {d["_id"]: d["_source"]["cluster_id"] for d in docs if d["found"]}
+
+
+def test_copies_fold_into_one_story_and_search_counts_stories(es, settings):
+    s1, s2 = story(11), story(12)
+    pages = [
+        _signed(settings, "a1", "Storm closes harbour", s1, "a.example"),
+        _signed(settings, "b1", "Harbour shut as storm hits", s1, "b.example"),
+        _signed(settings, "c1", "Council votes on budget", s2, "c.example"),
+    ]
+    out = {o.page_id: o for o in ingest(pages, client=es, settings=settings)}
+    assert out["a1"].cluster_id == out["b1"].cluster_id == "a1"
+    assert out["c1"].status == "new" and out["c1"].cluster_id == "c1"
+    assert {out["a1"].status, out["b1"].status} == {"duplicate"}
+    es.indices.refresh(index=settings.index)
+    res = es.search(index=settings.index, **queries.collapsed_search(""))
+    assert res["hits"]["total"]["value"] == 3
+    assert res["aggregations"]["stories"]["value"] == 2
+    assert len(res["hits"]["hits"]) == 2
+
+
+def test_reingest_changes_nothing(es, settings):
+    pages = [_signed(settings, f"p{i}", f"Title {i}", story(20 + i)) for i in range(3)]
+    first = {o.page_id: o.cluster_id for o in ingest(pages, client=es, settings=settings)}
+    before = es.get(index=settings.index, id="p0")
+    again = ingest(pages, client=es, settings=settings)
+    assert {o.status for o in again} == {"unchanged"}
+    assert {o.page_id: o.cluster_id for o in again} == first
+    after = es.get(index=settings.index, id="p0")
+    assert after["_seq_no"] == before["_seq_no"]  # not even rewritten
+    assert es.count(index=settings.index)["count"] == 3
+
+
+def test_page_linking_two_clusters_merges_them(es, settings):
+    full = story(30, sentences=28)
+    first, second = full[: len(full) // 2], full[len(full) // 2 :]
+    ingest([_signed(settings, "z-first", "First half", first)], client=es, settings=settings)
+    ingest([_signed(settings, "m-second", "Second half", second)], client=es, settings=settings)
+    assert _clusters(es, settings, ["z-first", "m-second"]) == {"z-first": "z-first", "m-second": "m-second"}
+    out = ingest([_signed(settings, "x-full", "The whole story", full)], client=es, settings=settings)
+    assert out[0].cluster_id == "m-second"  # the smaller cluster id survives
+    assert set(_clusters(es, settings, ["z-first", "m-second", "x-full"]).values()) == {"m-second"}
+
+
+def test_interleaved_batches_end_in_one_cluster(es, settings):
+    """Two workers ingest copies of one story at the same moment.
+
+    Both look up before either has written, exactly what near-real-time
+    search produces when two batches run within one refresh interval: each
+    decides "new story". The reconcile step after the wait_for write folds them.
+    """
+    paras = story(40)
+    batch_a = prepare([_signed(settings, "copy-a", "Wire story", paras, "a.example")], client=es, settings=settings)
+    batch_b = prepare(
+        [_signed(settings, "copy-b", "Same wire story", paras, "b.example")], client=es, settings=settings
+    )
+    assert batch_a.decision.cluster_of == {"copy-a": "copy-a"}
+    assert batch_b.decision.cluster_of == {"copy-b": "copy-b"}  # b did not see a: the race is real
+    write(batch_a, client=es, settings=settings)
+    write(batch_b, client=es, settings=settings)
+    assert _clusters(es, settings, ["copy-a", "copy-b"]) == {"copy-a": "copy-a", "copy-b": "copy-b"}
+    reconcile(batch_a, client=es, settings=settings)
+    reconcile(batch_b, client=es, settings=settings)
+    assert _clusters(es, settings, ["copy-a", "copy-b"]) == {"copy-a": "copy-a", "copy-b": "copy-a"}
+    outcomes = {o.page_id: o.cluster_id for o in finish(batch_b, client=es, settings=settings)}
+    assert outcomes == {"copy-b": "copy-a"}
+
+
+def test_three_way_race_with_merge_in_flight(es, settings):
+    """A third batch links two clusters while their own copies are still being written."""
+    s = story(50, sentences=28)
+    half1, half2 = s[: len(s) // 2], s[len(s) // 2 :]
+    ba = prepare([_signed(settings, "h1", "Part one", half1)], client=es, settings=settings)
+    bb = prepare([_signed(settings, "h2", "Part two", half2)], client=es, settings=settings)
+    bc = prepare([_signed(settings, "h3", "Everything", s)], client=es, settings=settings)
+    for state in (bc, ba, bb):
+        write(state, client=es, settings=settings)
+    for state in (bb, bc, ba):
+        reconcile(state, client=es, settings=settings)
+    assert set(_clusters(es, settings, ["h1", "h2", "h3"]).values()) == {"h1"}
+
+
+def test_bad_pages_are_rejected_and_the_batch_goes_on(es, settings):
+    from indexer.tasks import sign_payloads
+
+    good = page("Fine page", story(60))
+    payloads = [
+        {"id": "ok", "html": good},
+        {"id": "empty", "html": ""},
+        {"id": "pdf", "html_b64": "JVBERi0xLjQKJeLjz9MK"},
+        {"id": "scripts", "html": "<html><body><script>x()</script></body></html>"},
+        {"id": "missing", "html_path": "/nonexistent/page.html"},
+    ]
+    signed, rejected = sign_payloads(payloads, settings)
+    assert [p.page_id for p in signed] == ["ok"]
+    assert {o.page_id: o.reason for o in rejected} == {
+        "empty": "empty",
+        "pdf": "not_html",
+        "scripts": "no_article",
+        "missing": "unreadable",
+    }
+    out = ingest(signed, client=es, settings=settings)
+    assert [o.status for o in out] == ["new"]
+    assert es.count(index=settings.index)["count"] == 1
