@@ -84,9 +84,11 @@ def _pipeline(settings: Settings, workers: int):
     """Servers (embedded when no URL is set) and local Celery workers."""
     from indexer.celery_app import make_celery
     from newsfold.embedded import services
+    from newsfold.errors import check_servers
     from newsfold.workers import LocalWorkers
 
     with services(settings, announce=lambda m: print(m, file=sys.stderr)) as live:
+        check_servers(live)
         app = make_celery(live)
         with LocalWorkers(live, workers) as pool:
             pool.wait_ready(app)

@@ -17,3 +17,24 @@ def describe(exc: BaseException) -> str | None:
     if isinstance(exc, RuntimeError | FileNotFoundError):
         return str(exc)
     return None
+
+
+def check_servers(settings) -> None:
+    """Fail fast, with a readable message, when Elasticsearch or Redis cannot be reached."""
+    import redis
+    from elasticsearch import Elasticsearch
+
+    from plugin.client import build_client
+
+    client: Elasticsearch = build_client(settings.replace(es_max_retries=0, es_timeout=10))
+    try:
+        client.info()
+    except Exception as exc:
+        message = describe(exc)
+        raise RuntimeError(message or f"Elasticsearch at {settings.elasticsearch_url} failed: {exc}") from exc
+    finally:
+        client.close()
+    try:
+        redis.Redis.from_url(settings.redis_url, socket_connect_timeout=5).ping()
+    except redis.RedisError as exc:
+        raise RuntimeError(f"cannot reach Redis at {settings.redis_url} ({exc}); check REDIS_URL") from exc

@@ -349,7 +349,7 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
     for p in state.pages:
         match = decision.best.get(p.page_id) if decision else None
         cluster = labels.get(p.page_id) or (decision.cluster_of.get(p.page_id) if decision else None)
-        if match is not None:
+        if match is not None and cluster != p.page_id:
             state.outcomes[p.page_id] = Outcome(
                 p.page_id,
                 "duplicate",

@@ -28,7 +28,8 @@ def test_copies_fold_into_one_story_and_search_counts_stories(es, settings):
     out = {o.page_id: o for o in ingest(pages, client=es, settings=settings)}
     assert out["a1"].cluster_id == out["b1"].cluster_id == "a1"
     assert out["c1"].status == "new" and out["c1"].cluster_id == "c1"
-    assert {out["a1"].status, out["b1"].status} == {"duplicate"}
+    assert (out["a1"].status, out["b1"].status) == ("new", "duplicate")
+    assert out["b1"].matched_id == "a1" and out["b1"].similarity > 0.9
     es.indices.refresh(index=settings.index)
     res = es.search(index=settings.index, **queries.collapsed_search(""))
     assert res["hits"]["total"]["value"] == 3

@@ -1,0 +1,127 @@
+"""The real pipeline: Celery worker processes on a real Redis, a server speaking the Elasticsearch API."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+
+import pytest
+
+from indexer.celery_app import make_celery
+from newsfold.cli import main
+from newsfold.workers import LocalWorkers, run_batches
+from plugin.index import ensure_index
+from tests.pages import page, story
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def pipeline(settings, redis_url, es):
+    live = settings.replace(redis_url=redis_url)
+    app = make_celery(live)
+    with LocalWorkers(live, 2) as workers:
+        workers.wait_ready(app)
+        yield live, app
+
+
+def test_workers_fold_copies_ingested_at_the_same_moment(pipeline, es):
+    live, app = pipeline
+    rng = random.Random(3)
+    payloads = []
+    for s in range(4):
+        paras = story(100 + s)
+        for c in range(6):
+            payloads.append(
+                {"id": f"s{s}-c{c}", "html": page(f"Headline {s} variant {c}", paras, site=f"site{c}.test")}
+            )
+    rng.shuffle(payloads)
+    # one page per task: the two workers race on every story
+    outcomes = run_batches(app, [[p] for p in payloads], index=live.index)
+    assert len(outcomes) == 24 and {o["status"] for o in outcomes} <= {"new", "duplicate"}
+    docs = es.mget(index=live.index, ids=[p["id"] for p in payloads], source=["cluster_id"])["docs"]
+    clusters = {d["_id"]: d["_source"]["cluster_id"] for d in docs}
+    for s in range(4):
+        assert len({clusters[f"s{s}-c{c}"] for c in range(6)}) == 1, clusters
+    assert len(set(clusters.values())) == 4
+
+
+def test_worker_rejects_bad_pages_without_losing_the_batch(pipeline, es):
+    live, app = pipeline
+    batch = [
+        {"id": "good", "html": page("A good page", story(200))},
+        {"id": "empty", "html": ""},
+        {"id": "binary", "html_b64": "iVBORw0KGgoAAAANSUhEUgAA"},
+    ]
+    outcomes = {o["page_id"]: o for o in run_batches(app, [batch], index=live.index)}
+    assert outcomes["good"]["status"] == "new"
+    assert (outcomes["empty"]["reason"], outcomes["binary"]["reason"]) == ("empty", "not_html")
+    assert es.count(index=live.index)["count"] == 1
+
+
+def _write_pages(tmp_path):
+    (tmp_path / "html").mkdir()
+    rows = []
+    paras = story(300)
+    for i, site in enumerate(["a.test", "b.test", "c.test"]):
+        (tmp_path / "html" / f"p{i}.html").write_text(page(f"Copy {i}", paras, site=site))
+        rows.append({"id": f"p{i}", "url": f"https://{site}/x", "site": site, "lang": None, "html": f"html/p{i}.html"})
+    (tmp_path / "html" / "other.html.gz").write_bytes(gzip.compress(page("Other", story(301)).encode()))
+    rows.append({"id": "other", "url": None, "site": None, "lang": None, "html": "html/other.html.gz"})
+    (tmp_path / "html" / "bad.html").write_bytes(b"%PDF-1.7 not a page")
+    rows.append({"id": "bad", "url": None, "site": None, "lang": None, "html": "html/bad.html"})
+    rows.append({"id": "gone", "url": None, "site": None, "lang": None, "html": "html/none.html"})
+    lines = [json.dumps(r) for r in rows] + ["{not json"]
+    (tmp_path / "pages.jsonl").write_text("\n".join(lines) + "\n")
+    return tmp_path / "pages.jsonl"
+
+
+def test_cli_cluster_answers_every_page(tmp_path, settings, redis_url, monkeypatch, capsys):
+    pages = _write_pages(tmp_path)
+    monkeypatch.setenv("ELASTICSEARCH_URL", settings.elasticsearch_url)
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    out = tmp_path / "out.jsonl"
+    assert main(["cluster", str(pages), "--out", str(out), "--index", settings.index, "--quiet"]) == 0
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(got) == 7
+    by_id = {g["id"]: g for g in got}
+    assert by_id["p0"]["cluster"] == by_id["p1"]["cluster"] == by_id["p2"]["cluster"] == "p0"
+    assert by_id["other"]["cluster"] == "other"
+    assert by_id["bad"]["cluster"] is None and by_id["bad"]["error"].startswith("not_html")
+    assert by_id["gone"]["error"].startswith("unreadable")
+    assert by_id[None]["error"].startswith("line 7 is not valid JSON")
+    assert "2 new, 2 duplicate" in capsys.readouterr().err
+
+
+def test_cli_extract_answers_every_page(tmp_path):
+    pages = _write_pages(tmp_path)
+    out = tmp_path / "extract.jsonl"
+    assert main(["extract", str(pages), "--out", str(out), "--quiet", "--jobs", "1"]) == 0
+    got = {g["id"]: g for g in map(json.loads, out.read_text().splitlines())}
+    assert len(got) == 7
+    assert got["p0"]["title"].startswith("Copy 0") and len(got["p0"]["text"]) > 200
+    assert got["other"]["lang"] == "en"
+    assert got["bad"]["error"].startswith("not_html")
+    assert "error" in got["gone"] and "error" in got[None]
+
+
+def test_cli_reports_unreachable_elasticsearch(tmp_path, redis_url, monkeypatch, capsys):
+    pages = _write_pages(tmp_path)
+    monkeypatch.setenv("ELASTICSEARCH_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("NEWSFOLD_ES_MAX_RETRIES", "0")
+    code = main(["cluster", str(pages), "--out", str(tmp_path / "o.jsonl"), "--quiet", "--workers", "1"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "cannot reach Elasticsearch" in err and "Traceback" not in err
+
+
+def test_cli_reports_unreachable_redis(tmp_path, settings, monkeypatch, capsys):
+    pages = _write_pages(tmp_path)
+    monkeypatch.setenv("ELASTICSEARCH_URL", settings.elasticsearch_url)
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:9/0")
+    code = main(["cluster", str(pages), "--out", str(tmp_path / "o.jsonl"), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "cannot reach Redis" in err and "Traceback" not in err
