@@ -207,3 +207,13 @@ def test_plain_media_type():
     assert plain_media_type("application/vnd.elasticsearch+json; compatible-with=9") == "application/json"
     assert plain_media_type("application/vnd.elasticsearch+x-ndjson; compatible-with=8") == "application/x-ndjson"
     assert plain_media_type("text/plain") == "text/plain"
+
+
+def test_every_setting_is_documented_in_the_readme():
+    from pathlib import Path
+
+    from plugin.settings import ENV_NAMES
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    missing = [name for name in ENV_NAMES.values() if f"`{name}`" not in readme]
+    assert not missing, f"settings missing from the README configuration table: {missing}"

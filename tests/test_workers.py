@@ -11,7 +11,6 @@ import pytest
 from indexer.celery_app import make_celery
 from newsfold.cli import main
 from newsfold.workers import LocalWorkers, run_batches
-from plugin.index import ensure_index
 from tests.pages import page, story
 
 pytestmark = pytest.mark.slow
