@@ -195,10 +195,15 @@ def extract_article(
             return html
     try:
         import trafilatura
+        from trafilatura.utils import load_html
 
-        doc = trafilatura.bare_extraction(
-            html, url=url, include_comments=False, with_metadata=True, include_tables=True
-        )
+        tree = load_html(html)
+        if tree is None:
+            return Rejection("not_html", "the HTML could not be parsed")
+        # Title and date from the head are cheap; trafilatura's full metadata
+        # pass (htmldate, authors, ...) costs as much as the extraction itself.
+        title, published = page_title(tree), published_date(tree, html)
+        doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
     except Exception as exc:  # the per-page boundary: any parser failure is a rejection
         log.warning("extraction failed for %s: %s", url, exc)
         return Rejection("extraction_failed", f"{type(exc).__name__}: {exc}")
@@ -208,8 +213,49 @@ def extract_article(
     tokens = tokenize(text)
     if len(tokens) < min_tokens:
         return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {min_tokens}")
-    title = (getattr(doc, "title", None) or "").strip()
     lang = lang or html_lang(html) or getattr(doc, "language", None)
     if not lang and cjk_share(tokens) >= 0.5:
         lang = "ja" if re.search("[\u3040-\u30ff]", text) else "zh"
-    return Article(title=title, text=text, lang=lang, published=getattr(doc, "date", None))
+    return Article(title=title, text=text, lang=lang, published=published)
+
+
+_TITLE_XPATHS = (
+    "//meta[@property='og:title']/@content",
+    "//meta[@name='twitter:title']/@content",
+    "//title/text()",
+    "//h1//text()",
+)
+_DATE_XPATHS = (
+    "//meta[@property='article:published_time']/@content",
+    "//meta[@property='og:published_time']/@content",
+    "//meta[@itemprop='datePublished']/@content",
+    "//meta[@name='date']/@content",
+    "//meta[@name='pubdate']/@content",
+    "//meta[@name='publish-date']/@content",
+    "//meta[@name='dc.date']/@content",
+    "//*[@itemprop='datePublished']/@datetime",
+    "//time/@datetime",
+)
+_ISO_DATE = re.compile(r"((?:19|20)\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
+_JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]+)"')
+
+
+def page_title(tree) -> str:
+    """The page's headline from og:title, twitter:title, <title> or <h1>."""
+    for xpath in _TITLE_XPATHS:
+        for value in tree.xpath(xpath):
+            value = " ".join(str(value).split())
+            if value:
+                return value[:500]
+    return ""
+
+
+def published_date(tree, html: str) -> str | None:
+    """The publication date (YYYY-MM-DD) from common meta tags or JSON-LD, if any."""
+    candidates = [str(v) for xpath in _DATE_XPATHS for v in tree.xpath(xpath)]
+    candidates += _JSONLD_DATE.findall(html[:300_000])
+    for value in candidates:
+        m = _ISO_DATE.search(value)
+        if m:
+            return m.group(0)
+    return None

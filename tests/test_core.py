@@ -217,3 +217,13 @@ def test_every_setting_is_documented_in_the_readme():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     missing = [name for name in ENV_NAMES.values() if f"`{name}`" not in readme]
     assert not missing, f"settings missing from the README configuration table: {missing}"
+
+
+def test_title_and_date_come_from_the_head():
+    html = (
+        '<html><head><meta property="og:title" content="Storm closes harbour">'
+        '<script type="application/ld+json">{"datePublished": "2025-02-03T08:00:00Z"}</script>'
+        "</head><body><article>" + "".join(f"<p>{p}</p>" for p in story(7)) + "</article></body></html>"
+    )
+    art = extract_article(html.encode())
+    assert (art.title, art.published) == ("Storm closes harbour", "2025-02-03")
