@@ -285,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if not args.verbose:  # its per-page warnings are recorded as rejection reasons instead
+        logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
     try:
         return args.func(args) or 0
     except KeyboardInterrupt:
