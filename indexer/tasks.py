@@ -19,6 +19,7 @@ from plugin.index import ensure_index
 from plugin.settings import Settings
 
 log = logging.getLogger(__name__)
+logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems become rejection reasons
 
 TRANSIENT = (TransportConnectionError, ConnectionTimeout)
 
