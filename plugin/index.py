@@ -13,7 +13,7 @@ import time
 from functools import lru_cache
 from importlib import resources
 
-from elasticsearch import Elasticsearch, NotFoundError
+from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 
 from plugin.settings import Settings
 
@@ -57,14 +57,20 @@ def ensure_index(client: Elasticsearch, settings: Settings) -> str:
     except NotFoundError:
         current = []
     if not current:
-        name = new_index_name(settings)
+        # A fixed first name: workers racing to create it get "already exists", not two indices.
+        name = f"{settings.index}-000001"
         body = index_body(settings)
-        client.indices.create(
-            index=name,
-            settings=body["settings"],
-            mappings=body["mappings"],
-            aliases={settings.index: {"is_write_index": True}},
-        )
+        try:
+            client.indices.create(
+                index=name,
+                settings=body["settings"],
+                mappings=body["mappings"],
+                aliases={settings.index: {"is_write_index": True}},
+            )
+        except BadRequestError as exc:
+            if exc.error != "resource_already_exists_exception":
+                raise
+        check_meta(client, settings, name)
         return name
     name = sorted(current)[-1]
     check_meta(client, settings, name)

@@ -120,3 +120,23 @@ def test_bad_pages_are_rejected_and_the_batch_goes_on(es, settings):
     out = ingest(signed, client=es, settings=settings)
     assert [o.status for o in out] == ["new"]
     assert es.count(index=settings.index)["count"] == 1
+
+
+def test_index_meta_records_signature_parameters(es, settings):
+    from plugin.index import ensure_index
+
+    name = ensure_index(es, settings)
+    assert ensure_index(es, settings) == name  # idempotent; concurrent creators get "already exists"
+    es.options(ignore_status=400).indices.create(index=f"{settings.index}-000001")
+    meta = es.indices.get_mapping(index=settings.index)[name]["mappings"]["_meta"]
+    assert meta["hash_scheme"] == "affine32" and meta["datasketch"] == "2.0.0"
+    assert (meta["num_perm"], meta["bands"], meta["rows"]) == (settings.num_perm, settings.bands, settings.rows)
+
+
+def test_index_built_with_other_parameters_is_refused(es, settings):
+    import pytest
+
+    from plugin.index import ensure_index
+
+    with pytest.raises(RuntimeError, match="seed: index has 1, settings say 2"):
+        ensure_index(es, settings.replace(seed=2))
