@@ -46,7 +46,12 @@ def _extract_one(payload: dict) -> dict:
         return {"id": payload["id"], "error": f"unreadable: cannot read {payload['html_path']}: {exc.strerror}"}
     try:
         art = extract_article(
-            data, url=payload.get("url"), lang=payload.get("lang"), min_tokens=1, max_bytes=settings.max_page_bytes
+            data,
+            url=payload.get("url"),
+            lang=payload.get("lang"),
+            min_tokens=1,
+            max_bytes=settings.max_page_bytes,
+            cleanup=settings.cleanup,
         )
     except Exception as exc:  # per-page boundary
         return {"id": payload["id"], "error": f"internal_error: {type(exc).__name__}: {exc}"}

@@ -140,7 +140,12 @@ def sign_page(page: Page, settings: Settings) -> SignedPage | Rejection:
         A ``SignedPage`` ready for :func:`ingest`, or the ``Rejection``.
     """
     article = extract_article(
-        page.html, url=page.url, lang=page.lang, min_tokens=settings.min_tokens, max_bytes=settings.max_page_bytes
+        page.html,
+        url=page.url,
+        lang=page.lang,
+        min_tokens=settings.min_tokens,
+        max_bytes=settings.max_page_bytes,
+        cleanup=settings.cleanup,
     )
     if isinstance(article, Rejection):
         return article

@@ -169,6 +169,7 @@ def extract_article(
     lang: str | None = None,
     min_tokens: int = 25,
     max_bytes: int = 10 * 1024 * 1024,
+    cleanup: bool = True,
 ) -> Article | Rejection:
     """Extract the article (title and body text) from one page.
 
@@ -178,6 +179,7 @@ def extract_article(
         lang: a language already known for the page (wins over detection).
         min_tokens: fewer article tokens than this is a ``too_short`` rejection.
         max_bytes: larger pages are rejected as ``too_large``.
+        cleanup: remove related-story boxes, teasers and banners first (:func:`clean_tree`).
 
     Returns:
         An ``Article``, or a ``Rejection`` naming the reason. Never raises for
@@ -203,6 +205,8 @@ def extract_article(
         # Title and date from the head are cheap; trafilatura's full metadata
         # pass (htmldate, authors, ...) costs as much as the extraction itself.
         title, published = page_title(tree), published_date(tree, html)
+        if cleanup:
+            clean_tree(tree)
         doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
     except Exception as exc:  # the per-page boundary: any parser failure is a rejection
         log.warning("extraction failed for %s: %s", url, exc)
@@ -259,3 +263,87 @@ def published_date(tree, html: str) -> str | None:
         if m:
             return m.group(0)
     return None
+
+
+# ---------------------------------------------------------------- cleanup before extraction
+# Class/id tokens of blocks that are never the article: related-story and teaser
+# boxes (their long ledes of other stories leak into the body: the Media Cloud
+# failure), recommendation widgets, newsletter/cookie/consent banners, share bars.
+_BOILER_TOKEN = re.compile(
+    r"^(related|recommend|more-?(stories|articles|news|from)|read-?(more|next|also)|also-?read|see-?also|"
+    r"teaser|promo|outbrain|taboola|newsletter|subscri|cookie|consent|gdpr|social-?share|share-?(bar|buttons|tools)|"
+    r"most-?(read|popular|viewed)|trending)",
+    re.I,
+)
+# Headings that open such a box, in the languages of the corpus.
+_BOILER_HEADING = re.compile(
+    r"^\s*(related|related (stories|articles|posts|content|links|news|coverage|reading)|more (stories|news|from|on)|"
+    r"read (more|also|next)|see also|also read|you (may|might) (also )?like|recommended( for you)?|"
+    r"most (read|popular|viewed)|trending( now)?|further reading|top stories|popular( now)?|"
+    r"lesen sie (auch|mehr)|mehr zum thema|ver también|leia também|lire aussi|à lire aussi|leggi anche|"
+    r"читайте также|相关(新闻|阅读|文章|报道)|推荐阅读|延伸阅读|热门(文章|新闻)|関連記事|관련 ?기사)\s*:?\s*$",
+    re.I,
+)
+_KEEP_TAGS = {"html", "body", "main", "article"}
+
+
+def _text_len(el) -> int:
+    return len(" ".join(el.itertext()).split()) if el is not None else 0
+
+
+def _link_density(el) -> float:
+    words = _text_len(el)
+    return sum(_text_len(a) for a in el.iter("a")) / words if words else 0.0
+
+
+def clean_tree(tree) -> int:
+    """Remove related-story boxes, teasers, banners and widgets from a parsed page.
+
+    Runs on the lxml tree before trafilatura. A block is removed when a class or
+    id token says what it is, or when it opens with a "Related stories"-style
+    heading; never a block holding half of the page's text or more (that is the
+    article, whatever its class says). Returns the number of blocks removed.
+    """
+    body = tree.find(".//body")
+    total = max(1, _text_len(body if body is not None else tree))
+    doomed = []
+    for el in tree.iter():
+        if not isinstance(el.tag, str) or el.tag.lower() in _KEEP_TAGS:
+            continue
+        names = f"{el.get('class', '')} {el.get('id', '')}".split()
+        size = _text_len(el) if any(_BOILER_TOKEN.match(n) for n in names) else None
+        if size is not None and size < total / 2 and (size < 200 or _link_density(el) >= 0.4):
+            doomed.append(el)
+            continue
+        if el.tag.lower() in ("h2", "h3", "h4", "h5", "h6", "strong", "b", "p", "div", "span") and len(el) <= 1:
+            text = " ".join(el.itertext()).strip()
+            if text and len(text) < 60 and _BOILER_HEADING.match(text):
+                box = el.getparent()
+                # the heading's box: its parent when that is a small block of links, else heading + next list
+                if (
+                    box is not None
+                    and box.tag.lower() not in _KEEP_TAGS
+                    and _text_len(box) < min(300, total / 5)
+                    and len(box.findall(".//a")) >= 2
+                    and _link_density(box) >= 0.25
+                ):
+                    doomed.append(box)
+                else:
+                    doomed.append(el)
+                    nxt = el.getnext()
+                    if nxt is not None and nxt.tag in ("ul", "ol", "div", "section", "aside"):
+                        doomed.append(nxt)
+    removed = 0
+    for el in doomed:
+        parent = el.getparent()
+        if parent is None:
+            continue
+        if el.tail and el.tail.strip():  # keep the text that follows the box
+            prev = el.getprevious()
+            if prev is not None:
+                prev.tail = (prev.tail or "") + el.tail
+            else:
+                parent.text = (parent.text or "") + el.tail
+        parent.remove(el)
+        removed += 1
+    return removed

@@ -52,6 +52,8 @@ class Settings:
     min_bands: int = 2
     word_shingle: int = 2
     cjk_shingle: int = 4
+    # extraction
+    cleanup: bool = True
     # decisions
     threshold: float = 0.35
     containment_threshold: float = 0.8

@@ -227,3 +227,25 @@ def test_title_and_date_come_from_the_head():
     )
     art = extract_article(html.encode())
     assert (art.title, art.published) == ("Storm closes harbour", "2025-02-03")
+
+
+def test_cleanup_removes_related_box_inside_the_article():
+    paras = story(8)
+    box = (
+        '<div class="related-stories"><h3>Related stories</h3><ul>'
+        + "".join(f'<li><a href="/s{i}">Other headline {i}</a><p>{p}</p></li>' for i, p in enumerate(story(9)[:3]))
+        + "</ul></div>"
+    )
+    html = page("Main story", paras, extra=box).encode()
+    cleaned = extract_article(html)
+    raw = extract_article(html, cleanup=False)
+    assert story(9)[0][:50] not in cleaned.text
+    assert paras[-1][:50] in cleaned.text
+    assert len(raw.text) >= len(cleaned.text)
+
+
+def test_cleanup_heading_rule_removes_unclassed_link_boxes_only():
+    links = "".join(f'<li><a href="/x{i}">Another story about the harbour {i}</a></li>' for i in range(4))
+    box = f"<div><h3>Read more</h3><ul>{links}</ul></div>"
+    html = page("Main story", story(10), extra=box).encode()
+    assert "Another story about the harbour" not in extract_article(html).text
