@@ -17,6 +17,7 @@ from plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
 from plugin.extract import Rejection
 from plugin.index import ensure_index
 from plugin.settings import Settings
+from plugin.stats import RepeatedLines
 
 log = logging.getLogger(__name__)
 logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems become rejection reasons
@@ -32,6 +33,15 @@ def worker_settings() -> Settings:
 @lru_cache(maxsize=8)
 def _client(settings: Settings):
     return build_client(settings)
+
+
+@lru_cache(maxsize=8)
+def _repeated(settings: Settings) -> RepeatedLines | None:
+    if not (settings.repeated_lines and settings.redis_url):
+        return None
+    import redis
+
+    return RepeatedLines(redis.Redis.from_url(settings.redis_url), settings.index)
 
 
 @lru_cache(maxsize=32)
@@ -66,7 +76,7 @@ def sign_payloads(payloads: list[dict], settings: Settings) -> tuple[list[Signed
     for n, payload in enumerate(payloads):
         page_id = str(payload.get("id") or payload.get("url") or f"#{n}")
         try:
-            result = sign_page(page_from_payload(payload), settings)
+            result = sign_page(page_from_payload(payload), settings, repeated=_repeated(settings))
         except OSError as exc:
             result = Rejection("unreadable", f"cannot read {payload.get('html_path')}: {exc.strerror or exc}")
         except Exception as exc:  # the per-page boundary: log the page and go on with the batch

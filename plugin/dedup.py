@@ -31,6 +31,7 @@ from plugin.cluster import Decision, Match, decide, verify
 from plugin.extract import Article, Rejection, extract_article
 from plugin.settings import Settings
 from plugin.signature import Signature, band_keys, content_hash, sign_text
+from plugin.stats import RepeatedLines
 from plugin.urls import normalize_url, site_of
 
 log = logging.getLogger(__name__)
@@ -129,12 +130,14 @@ def page_id_for(page: Page, text: str | None = None) -> str:
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
 
 
-def sign_page(page: Page, settings: Settings) -> SignedPage | Rejection:
+def sign_page(page: Page, settings: Settings, *, repeated: RepeatedLines | None = None) -> SignedPage | Rejection:
     """Extract and sign one page (the public "sign a page" call).
 
     Args:
         page: the raw page and its metadata.
         settings: signature and extraction settings.
+        repeated: the site statistics; when given, lines other pages of the
+            same site carried this week are left out of the signature.
 
     Returns:
         A ``SignedPage`` ready for :func:`ingest`, or the ``Rejection``.
@@ -149,12 +152,17 @@ def sign_page(page: Page, settings: Settings) -> SignedPage | Rejection:
     )
     if isinstance(article, Rejection):
         return article
-    signature = sign_text(article.text, settings)
+    page_id = page_id_for(page, article.text)
+    site = page.site or site_of(page.url)
+    text = article.text
+    if repeated is not None:
+        text = repeated.strip(text, site=site, page_id=page_id, date=page.published or article.published)
+    signature = sign_text(text, settings)
     return SignedPage(
-        page_id=page_id_for(page, article.text),
+        page_id=page_id,
         url=page.url,
         url_key=normalize_url(page.url),
-        site=page.site or site_of(page.url),
+        site=site,
         article=article,
         signature=signature,
         band_keys=band_keys(signature.hashvalues, bands=settings.bands, rows=settings.rows),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 
 HASH_SCHEME = "affine32"  # datasketch >= 2.0 scheme; recorded in the index _meta
 SIGNATURE_VERSION = 1  # bump when shingling or signing changes meaning
+CJK_METHODS = ("ngram", "periods")
 
 _UNPREFIXED = {
     "elasticsearch_url": "ELASTICSEARCH_URL",
@@ -54,6 +55,8 @@ class Settings:
     cjk_shingle: int = 4
     # extraction
     cleanup: bool = True
+    cjk_method: str = "periods"
+    repeated_lines: bool = True
     # decisions
     threshold: float = 0.35
     containment_threshold: float = 0.8
@@ -80,6 +83,8 @@ class Settings:
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {value}")
+        if self.cjk_method not in CJK_METHODS:
+            raise ValueError(f"cjk_method must be one of {', '.join(CJK_METHODS)}, got {self.cjk_method!r}")
         if not 1 <= self.min_bands <= self.bands:
             raise ValueError(f"min_bands must be in [1, bands={self.bands}], got {self.min_bands}")
         for name in ("word_shingle", "cjk_shingle", "min_tokens", "batch_size", "shards", "page_size"):
@@ -136,6 +141,8 @@ class Settings:
             "rows": self.rows,
             "word_shingle": self.word_shingle,
             "cjk_shingle": self.cjk_shingle,
+            "cjk_method": self.cjk_method,
+            "cleanup": self.cleanup,
         }
 
 

@@ -12,7 +12,7 @@ from datasketch import MinHash
 
 from plugin.settings import HASH_SCHEME, Settings
 from plugin.shingles import shingle_size, shingles
-from plugin.text import tokenize
+from plugin.text import cjk_sentences, is_cjk_text, tokenize
 
 
 @dataclass(frozen=True)
@@ -49,8 +49,25 @@ def minhash(shingle_set: set[bytes], *, num_perm: int, seed: int) -> MinHash:
     return m
 
 
+def signing_text(text: str, settings: Settings) -> str:
+    """The part of an article's text that is signed.
+
+    For Chinese/Japanese text with ``cjk_method="periods"``, only sentences
+    ending with a CJK full stop (or ! ?) are kept when they hold at least 50
+    characters: the prose of the article without the navigation, captions
+    and link lists that extraction left in. Otherwise the whole text.
+    """
+    if settings.cjk_method == "periods":
+        tokens = tokenize(text)
+        if is_cjk_text(tokens):
+            kept = "\n".join(cjk_sentences(text))
+            if len(kept) >= 50:
+                return kept
+    return text
+
+
 def sign_text(text: str, settings: Settings) -> Signature:
-    """Tokenise, shingle and MinHash a text.
+    """Tokenise, shingle and MinHash a text (see :func:`signing_text` for what is signed).
 
     Args:
         text: the article text (title excluded: headlines change between copies).
@@ -59,7 +76,7 @@ def sign_text(text: str, settings: Settings) -> Signature:
     Returns:
         The signature with the shingle and token counts.
     """
-    tokens = tokenize(text)
+    tokens = tokenize(signing_text(text, settings))
     k = shingle_size(tokens, word_shingle=settings.word_shingle, cjk_shingle=settings.cjk_shingle)
     shingle_set = shingles(tokens, k)
     m = minhash(shingle_set, num_perm=settings.num_perm, seed=settings.seed)

@@ -44,3 +44,21 @@ def cjk_share(tokens: list[str]) -> float:
 def is_cjk_text(tokens: list[str]) -> bool:
     """Whether a token list is mostly CJK characters (shingled by characters)."""
     return cjk_share(tokens) >= 0.5
+
+
+_CJK_SENTENCE = re.compile(r"[^。！？\n]*[。！？]")
+
+
+def cjk_sentences(text: str, *, min_chars: int = 4) -> list[str]:
+    """Sentences that end with a CJK full stop, exclamation or question mark.
+
+    Navigation, link lists, captions and ads in Chinese pages almost never end
+    with 。 (An & Cheng); article prose does. Keeping only such sentences is a
+    strong boilerplate filter for CJK text.
+    """
+    out = []
+    for s in _CJK_SENTENCE.findall(text):
+        s = s.strip()
+        if sum(1 for ch in s if _CJK.match(ch)) >= min_chars:
+            out.append(s)
+    return out

@@ -1,0 +1,42 @@
+"""Site statistics in a real Redis."""
+
+from __future__ import annotations
+
+import uuid
+
+import redis
+
+from plugin.stats import RepeatedLines
+from tests.pages import story
+
+PITCH = "Subscribe to the Morning Review newsletter for the day's top headlines in your inbox"
+
+
+def _store(redis_url):
+    return RepeatedLines(redis.Redis.from_url(redis_url), f"t-{uuid.uuid4().hex[:8]}")
+
+
+def test_lines_repeated_on_a_site_are_left_out_of_later_pages(redis_url):
+    store = _store(redis_url)
+    first = "\n".join([*story(1), PITCH])
+    second = "\n".join([*story(2), PITCH])
+    assert store.strip(first, site="a.test", page_id="p1", date="2025-03-04") == first  # nothing known yet
+    assert PITCH not in store.strip(second, site="a.test", page_id="p2", date="2025-03-05")
+    # another site has its own counts; last week's lines still count
+    assert PITCH in store.strip(second, site="b.test", page_id="p3", date="2025-03-05")
+    assert PITCH not in store.strip(second, site="a.test", page_id="p4", date="2025-03-12")
+
+
+def test_reingest_does_not_count_a_page_twice(redis_url):
+    store = _store(redis_url)
+    text = "\n".join([*story(3), PITCH])
+    assert store.strip(text, site="a.test", page_id="p1", date="2025-03-04") == text
+    assert store.strip(text, site="a.test", page_id="p1", date="2025-03-04") == text  # its own lines do not count
+
+
+def test_same_site_copy_keeps_its_text(redis_url):
+    store = _store(redis_url)
+    text = "\n".join(story(4))
+    store.strip(text, site="a.test", page_id="p1", date="2025-03-04")
+    # everything repeats: that is a republished story, not boilerplate
+    assert store.strip(text, site="a.test", page_id="p2", date="2025-03-04") == text
