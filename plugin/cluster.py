@@ -28,8 +28,9 @@ def verify(a: Signature, b: Signature, settings: Settings) -> tuple[bool, float,
 
     Copies either resemble each other (Jaccard >= ``threshold``) or the
     smaller is mostly contained in the larger (a truncated copy); containment
-    only counts when the smaller text is at least a quarter of the larger, so a
-    short teaser quoting a story's lede is not folded into it.
+    only counts when the smaller text is at least ``containment_min_ratio`` of
+    the larger (a fifth by default), so a short teaser quoting a story's lede
+    is not folded into it.
 
     Returns:
         (is_copy, estimated Jaccard, estimated containment)
@@ -39,7 +40,7 @@ def verify(a: Signature, b: Signature, settings: Settings) -> tuple[bool, float,
     if j >= settings.threshold:
         return True, j, c
     small, large = sorted((a.shingle_count, b.shingle_count))
-    if large and small / large >= 0.25 and c >= settings.containment_threshold:
+    if large and small / large >= settings.containment_min_ratio and c >= settings.containment_threshold:
         return True, j, c
     return False, j, c
 

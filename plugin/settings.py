@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 HASH_SCHEME = "affine32"  # datasketch >= 2.0 scheme; recorded in the index _meta
 SIGNATURE_VERSION = 1  # bump when shingling or signing changes meaning
 CJK_METHODS = ("ngram", "periods")
+SHINGLE_SCHEMES = ("words", "stopwords")
 
 _UNPREFIXED = {
     "elasticsearch_url": "ELASTICSEARCH_URL",
@@ -51,6 +52,7 @@ class Settings:
     bands: int = 64
     rows: int = 2
     min_bands: int = 2
+    shingles: str = "words"
     word_shingle: int = 2
     cjk_shingle: int = 4
     # extraction
@@ -60,6 +62,7 @@ class Settings:
     # decisions
     threshold: float = 0.35
     containment_threshold: float = 0.8
+    containment_min_ratio: float = 0.2
     min_tokens: int = 25
     # ingest
     batch_size: int = 25
@@ -79,10 +82,12 @@ class Settings:
                 f"bands x rows must not exceed num_perm: {self.bands} x {self.rows} = "
                 f"{self.bands * self.rows} > {self.num_perm}"
             )
-        for name in ("threshold", "containment_threshold"):
+        for name in ("threshold", "containment_threshold", "containment_min_ratio"):
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {value}")
+        if self.shingles not in SHINGLE_SCHEMES:
+            raise ValueError(f"shingles must be one of {', '.join(SHINGLE_SCHEMES)}, got {self.shingles!r}")
         if self.cjk_method not in CJK_METHODS:
             raise ValueError(f"cjk_method must be one of {', '.join(CJK_METHODS)}, got {self.cjk_method!r}")
         if not 1 <= self.min_bands <= self.bands:
@@ -139,6 +144,7 @@ class Settings:
             "seed": self.seed,
             "bands": self.bands,
             "rows": self.rows,
+            "shingles": self.shingles,
             "word_shingle": self.word_shingle,
             "cjk_shingle": self.cjk_shingle,
             "cjk_method": self.cjk_method,

@@ -11,7 +11,7 @@ import numpy as np
 from datasketch import MinHash
 
 from plugin.settings import HASH_SCHEME, Settings
-from plugin.shingles import shingle_size, shingles
+from plugin.shingles import shingle_size, shingles, stopword_shingles
 from plugin.text import cjk_sentences, is_cjk_text, tokenize
 
 
@@ -78,7 +78,10 @@ def sign_text(text: str, settings: Settings) -> Signature:
     """
     tokens = tokenize(signing_text(text, settings))
     k = shingle_size(tokens, word_shingle=settings.word_shingle, cjk_shingle=settings.cjk_shingle)
-    shingle_set = shingles(tokens, k)
+    if settings.shingles == "stopwords" and not is_cjk_text(tokens):
+        shingle_set = stopword_shingles(tokens, settings.word_shingle)
+    else:
+        shingle_set = shingles(tokens, k)
     m = minhash(shingle_set, num_perm=settings.num_perm, seed=settings.seed)
     return Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(shingle_set), len(tokens))
 

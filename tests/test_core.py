@@ -249,3 +249,24 @@ def test_cleanup_heading_rule_removes_unclassed_link_boxes_only():
     box = f"<div><h3>Read more</h3><ul>{links}</ul></div>"
     html = page("Main story", story(10), extra=box).encode()
     assert "Another story about the harbour" not in extract_article(html).text
+
+
+def test_stopword_shingles_anchor_on_function_words():
+    from plugin.shingles import stopword_shingles
+
+    tokens = tokenize("the council said that the bridge over the river will open in the spring " * 2)
+    got = stopword_shingles(tokens, 2)
+    assert b"the council said" in got and b"that the bridge" in got
+    assert all(s.split()[0].decode() in {"the", "that", "over", "will", "in", "said"} for s in got)
+    assert stopword_shingles(tokenize("zorg blip quax " * 10), 2) == shingles(tokenize("zorg blip quax " * 10), 2)
+
+
+def test_cjk_signing_keeps_sentences_ending_with_full_stops():
+    from plugin.signature import signing_text
+
+    prose = "北京市政府今天发布了新的城市规划方案。方案提出将在五年内建设更多公园和绿地。市民对此表示欢迎并提出了建议。"
+    text = "首页 新闻 体育 财经\n" + prose + "\n相关链接 热门推荐"
+    signed = signing_text(text, S)
+    assert "方案提出将在五年内建设更多公园和绿地" in signed
+    assert "首页" not in signed and "热门推荐" not in signed
+    assert signing_text(text, S.replace(cjk_method="ngram")) == text
