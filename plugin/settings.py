@@ -47,9 +47,9 @@ class Settings:
     shards: int = 1
     replicas: int = 0
     # signatures
-    num_perm: int = 128
+    num_perm: int = 256
     seed: int = 1
-    bands: int = 64
+    bands: int = 128
     rows: int = 2
     min_bands: int = 2
     shingles: str = "words"

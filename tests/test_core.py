@@ -24,8 +24,8 @@ S = Settings()
 
 # ------------------------------------------------------------------ settings
 def test_settings_reject_bands_times_rows_over_num_perm():
-    with pytest.raises(ValueError, match="40 x 4 = 160 > 128"):
-        Settings(bands=40, rows=4)
+    with pytest.raises(ValueError, match="70 x 4 = 280 > 256"):
+        Settings(bands=70, rows=4)
 
 
 def test_settings_reject_threshold_out_of_range():
