@@ -32,7 +32,13 @@ CONFIGS: dict[str, dict[str, str]] = {
     "word 3-shingles": {"NEWSFOLD_WORD_SHINGLE": "3"},
     "containment off": {"NEWSFOLD_CONTAINMENT_MIN_RATIO": "1"},
     "CJK: character n-grams of the whole text": {"NEWSFOLD_CJK_METHOD": "ngram"},
-    "LSH 42x3, one band": {"NEWSFOLD_BANDS": "42", "NEWSFOLD_ROWS": "3", "NEWSFOLD_MIN_BANDS": "1"},
+    "MinHash 128, LSH 64x2, two bands": {"NEWSFOLD_NUM_PERM": "128", "NEWSFOLD_BANDS": "64"},
+    "MinHash 128, LSH 42x3, one band": {
+        "NEWSFOLD_NUM_PERM": "128",
+        "NEWSFOLD_BANDS": "42",
+        "NEWSFOLD_ROWS": "3",
+        "NEWSFOLD_MIN_BANDS": "1",
+    },
 }
 
 
