@@ -51,10 +51,16 @@ def _ensured(settings: Settings) -> bool:
 
 
 def page_from_payload(payload: dict) -> Page:
-    """A ``Page`` from a task payload: ``html`` (text), ``html_b64`` (raw bytes) or ``html_path``."""
-    if payload.get("html_path"):
+    """A ``Page`` from a task payload: ``archive`` (a reference into the raw-page archive),
+    ``html_path`` (a file), ``html_b64`` (raw bytes) or ``html`` (text)."""
+    if payload.get("archive"):
+        from indexer.archive import ArchiveRef, read_ref
+
+        record = read_ref(ArchiveRef.from_dict(payload["archive"]))
+        html: bytes | str = record.html or b""
+    elif payload.get("html_path"):
         with open(payload["html_path"], "rb") as fh:
-            html: bytes | str = fh.read()
+            html = fh.read()
     elif payload.get("html_b64") is not None:
         html = base64.b64decode(payload["html_b64"])
     else:
@@ -78,7 +84,7 @@ def sign_payloads(payloads: list[dict], settings: Settings) -> tuple[list[Signed
         try:
             result = sign_page(page_from_payload(payload), settings, repeated=_repeated(settings))
         except OSError as exc:
-            result = Rejection("unreadable", f"cannot read {payload.get('html_path')}: {exc.strerror or exc}")
+            result = Rejection("unreadable", f"cannot read the page: {exc}")
         except Exception as exc:  # the per-page boundary: log the page and go on with the batch
             log.exception("page %s failed", page_id)
             result = Rejection("internal_error", f"{type(exc).__name__}: {exc}")

@@ -167,6 +167,91 @@ def cmd_cluster(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- ingest
+def cmd_ingest(args) -> int:
+    """Stream a JSONL page list, a directory tree or WARC files into the index through the workers."""
+    import base64
+    from collections import Counter
+
+    from indexer.archive import WarcArchive
+    from indexer.sources import SourceStats, count_hint, iter_source
+    from plugin.client import build_client
+    from plugin.index import ensure_index
+
+    settings = _settings(args)
+    archive_dir = args.archive or settings.archive_dir
+    totals: Counter = Counter()
+    reasons: Counter = Counter()
+    stats = SourceStats()
+    hint = sum(count_hint(Path(p)) or 0 for p in args.sources) or None
+    out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 (closed below)
+    started = time.perf_counter()
+    bar = tqdm(total=hint, desc="ingest", unit="page", disable=args.quiet)
+
+    def record(outcome: dict) -> None:
+        totals[outcome["status"]] += 1
+        if outcome["status"] == "rejected":
+            reasons[outcome.get("reason") or "unknown"] += 1
+        if out:
+            out.write(json.dumps(outcome, ensure_ascii=False) + "\n")
+        bar.update(1)
+
+    try:
+        with _pipeline(settings, args.workers) as (live, app):
+            index = args.index or live.index
+            ensure_index(build_client(live), live.replace(index=index))
+            archive = WarcArchive(Path(archive_dir)) if archive_dir else None
+
+            def batches():
+                batch: list[dict] = []
+                for source in args.sources:
+                    for rec in iter_source(Path(source), stats=stats):
+                        if rec.error:
+                            record(
+                                {
+                                    "page_id": rec.id,
+                                    "origin": rec.origin,
+                                    "status": "rejected",
+                                    "reason": "unreadable",
+                                    "detail": rec.error,
+                                }
+                            )
+                            continue
+                        payload = rec.meta()
+                        if archive is not None:
+                            payload["archive"] = archive.append(rec).as_dict()
+                        else:
+                            payload["html_b64"] = base64.b64encode(rec.html or b"").decode("ascii")
+                        batch.append(payload)
+                        if len(batch) >= live.batch_size:
+                            yield batch
+                            batch = []
+                if batch:
+                    yield batch
+
+            from newsfold.workers import run_batches
+
+            try:
+                run_batches(app, batches(), index=index, collect=False, on_done=lambda got: [record(o) for o in got])
+            finally:
+                if archive is not None:
+                    archive.close()
+    finally:
+        bar.close()
+        if out:
+            out.close()
+    elapsed = time.perf_counter() - started
+    pages = sum(totals.values())
+    text = ", ".join(f"{totals.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected"))
+    if reasons:
+        text += " (" + ", ".join(f"{r}: {n}" for r, n in reasons.most_common()) + ")"
+    skipped = f"; skipped {stats.skipped_total} non-page records" if stats.skipped_total else ""
+    print(
+        f"{pages} pages in {elapsed:.1f} s ({pages / max(elapsed, 1e-9):.1f} pages/s): {text}{skipped}", file=sys.stderr
+    )
+    return 0
+
+
 # ---------------------------------------------------------------- demo
 def cmd_demo(args) -> int:
     from newsfold.pages import read_pages
@@ -263,6 +348,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=2, help="local Celery worker processes (default 2)")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_cluster)
+
+    p = sub.add_parser("ingest", help="stream JSONL page lists, directory trees or WARC files into the index")
+    p.add_argument("sources", nargs="+", help="PAGES.jsonl, a folder of .html/.html.gz files, or .warc/.warc.gz files")
+    p.add_argument("--index", help="alias to write to (default: NEWSFOLD_INDEX)")
+    p.add_argument(
+        "--archive", help="folder of the raw-page WARC archive (default: NEWSFOLD_ARCHIVE_DIR; none: no archive)"
+    )
+    p.add_argument("--out", help="also write one outcome per page as JSONL")
+    p.add_argument(
+        "--workers", type=int, default=2, help="local Celery worker processes (0: only workers already running)"
+    )
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("evaluate", help="score predictions against a truth set (dev-set layout)")
     p.add_argument("--truth", required=True, help="folder with pages.jsonl and truth/")

@@ -78,20 +78,30 @@ def run_batches(
     *,
     index: str | None = None,
     on_done: Callable[[list[dict]], None] = lambda outcomes: None,
+    max_in_flight: int = 64,
     poll: float = 0.05,
+    collect: bool = True,
 ) -> list[dict]:
-    """Queue every batch for the workers and collect one outcome per page.
+    """Queue batches for the workers and collect one outcome per page.
 
-    A batch whose task fails for good (for example Elasticsearch stayed down
-    through all retries) yields a ``rejected`` outcome with reason ``failed``
-    for each of its pages, so nothing is silently dropped.
+    ``batches`` may be a lazy iterator: at most ``max_in_flight`` batches are
+    queued at a time, so an archive of millions of pages streams through in
+    constant memory (pass ``collect=False`` and consume outcomes in
+    ``on_done``). A batch whose task fails for good (for example Elasticsearch
+    stayed down through all retries) yields a ``rejected`` outcome with reason
+    ``failed`` for each of its pages, so nothing is silently dropped.
     """
-    pending = []
-    for batch in batches:
-        result = app.send_task(INGEST_TASK, args=[batch, index])
-        pending.append((result, batch))
+    source = iter(batches)
+    pending: list = []
     outcomes: list[dict] = []
-    while pending:
+    exhausted = False
+    while pending or not exhausted:
+        while not exhausted and len(pending) < max_in_flight:
+            batch = next(source, None)
+            if batch is None:
+                exhausted = True
+                break
+            pending.append((app.send_task(INGEST_TASK, args=[batch, index]), batch))
         still = []
         for result, batch in pending:
             if not result.ready():
@@ -106,9 +116,10 @@ def run_batches(
                     for p in batch
                 ]
             result.forget()
-            outcomes.extend(got)
+            if collect:
+                outcomes.extend(got)
             on_done(got)
-        pending = still
-        if pending:
+        if len(still) == len(pending) and still:
             time.sleep(poll)
+        pending = still
     return outcomes

@@ -74,7 +74,8 @@ class SignedPage:
             "url_key": self.url_key,
             "site": self.site,
             "lang": self.article.lang,
-            "published": self.published or self.article.published,
+            # a date the page states wins over one given from outside (often a crawl date)
+            "published": self.article.published or self.published,
             "ingested": ingested,
             "band_keys": self.band_keys,
             "cluster_id": cluster_id,
@@ -156,7 +157,7 @@ def sign_page(page: Page, settings: Settings, *, repeated: RepeatedLines | None 
     site = page.site or site_of(page.url)
     text = article.text
     if repeated is not None:
-        text = repeated.strip(text, site=site, page_id=page_id, date=page.published or article.published)
+        text = repeated.strip(text, site=site, page_id=page_id, date=article.published or page.published)
     signature = sign_text(text, settings)
     return SignedPage(
         page_id=page_id,

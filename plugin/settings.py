@@ -65,6 +65,7 @@ class Settings:
     containment_min_ratio: float = 0.2
     min_tokens: int = 25
     # ingest
+    archive_dir: str | None = None
     batch_size: int = 25
     max_page_bytes: int = 10 * 1024 * 1024
     task_retries: int = 5

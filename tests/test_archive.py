@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from newsfold.archive import ArchiveError, ArchiveRef, WarcArchive, archive_files, iter_archive, read_ref
-from newsfold.sources import PageRecord, SourceStats, iter_warc
+from indexer.archive import ArchiveError, ArchiveRef, WarcArchive, archive_files, iter_archive, read_ref
+from indexer.sources import PageRecord, SourceStats, iter_warc
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -177,8 +177,8 @@ def test_iter_archive_reports_a_torn_tail_and_goes_on(tmp_path):
 WRITER = textwrap.dedent(
     """
     import json, sys
-    from newsfold.archive import WarcArchive
-    from newsfold.sources import PageRecord
+    from indexer.archive import WarcArchive
+    from indexer.sources import PageRecord
 
     root, count = sys.argv[1], int(sys.argv[2])
     archive = WarcArchive(root)

@@ -42,7 +42,7 @@ MAX_HTML_BYTES = 64 * 1024 * 1024
 #: Name of the optional per-directory metadata file (relative path -> fields).
 METADATA_FILE = "metadata.jsonl"
 
-#: WARC headers in which newsfold keeps page metadata (written by ``newsfold.archive``,
+#: WARC headers in which newsfold keeps page metadata (written by ``indexer.archive``,
 #: honoured by ``iter_warc`` so an archive can be ingested again as a source).
 NEWSFOLD_HEADERS = {
     "id": "WARC-Newsfold-Id",
