@@ -52,7 +52,7 @@ class Settings:
     bands: int = 128
     rows: int = 2
     min_bands: int = 2
-    shingles: str = "words"
+    shingles: str = "stopwords"
     word_shingle: int = 2
     cjk_shingle: int = 4
     # extraction
