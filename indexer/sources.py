@@ -139,6 +139,22 @@ def _read_html(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
 # --------------------------------------------------------------------------- JSONL
 
 
+def _file_record(path: Path, fields: dict, page_id: str | None, url: str | None, origin: str, max_bytes: int):
+    """A record for an HTML file and its metadata fields, or an error record when it cannot be read."""
+    html, problem = _read_html(path, max_bytes)
+    if problem:
+        return _error(problem, origin, id=page_id, url=url)
+    return PageRecord(
+        id=page_id,
+        url=url,
+        site=_text(fields.get("site")),
+        lang=_text(fields.get("lang")),
+        published=_published(fields),
+        html=html,
+        origin=origin,
+    )
+
+
 def iter_jsonl(path: Path | str, *, stats: SourceStats | None = None, max_bytes: int = MAX_HTML_BYTES):
     """Yield one record per non-blank line of PAGES.jsonl.
 
@@ -177,19 +193,7 @@ def _jsonl(path: Path, max_bytes: int) -> Iterator[PageRecord]:
             if not isinstance(html_path, str) or not html_path.strip():
                 yield _error(f"line {n} has no html path", origin, id=page_id, url=url)
                 continue
-            html, problem = _read_html(base / html_path, max_bytes)
-            if problem:
-                yield _error(problem, origin, id=page_id, url=url)
-                continue
-            yield PageRecord(
-                id=page_id,
-                url=url,
-                site=_text(row.get("site")),
-                lang=_text(row.get("lang")),
-                published=_published(row),
-                html=html,
-                origin=origin,
-            )
+            yield _file_record(base / html_path, row, page_id, url, origin, max_bytes)
 
 
 # --------------------------------------------------------------------------- directory
@@ -315,20 +319,10 @@ def _directory(root: Path, max_bytes: int) -> Iterator[PageRecord]:
         fields.update(side)
         page_id = _text(fields.get("id")) or rel_str
         url = _text(fields.get("url"))
-        if problem is None:
-            html, problem = _read_html(path, max_bytes)
         if problem:
             yield _error(problem, rel_str, id=page_id, url=url)
             continue
-        yield PageRecord(
-            id=page_id,
-            url=url,
-            site=_text(fields.get("site")),
-            lang=_text(fields.get("lang")),
-            published=_published(fields),
-            html=html,
-            origin=rel_str,
-        )
+        yield _file_record(path, fields, page_id, url, rel_str, max_bytes)
     for rel_str, (n, fields) in sorted(metadata.items(), key=lambda item: item[1][0]):
         yield _error(
             f"{METADATA_FILE}:{n} names {rel_str}, which is not an HTML file under {root}",

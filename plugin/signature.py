@@ -49,21 +49,25 @@ def minhash(shingle_set: set[bytes], *, num_perm: int, seed: int) -> MinHash:
     return m
 
 
-def signing_text(text: str, settings: Settings) -> str:
-    """The part of an article's text that is signed.
+def _signed_tokens(text: str, settings: Settings) -> tuple[str, list[str]]:
+    """The part of an article's text that is signed, and its tokens (tokenised once).
 
     For Chinese/Japanese text with ``cjk_method="periods"``, only sentences
     ending with a CJK full stop (or ! ?) are kept when they hold at least 50
     characters: the prose of the article without the navigation, captions
     and link lists that extraction left in. Otherwise the whole text.
     """
-    if settings.cjk_method == "periods":
-        tokens = tokenize(text)
-        if is_cjk_text(tokens):
-            kept = "\n".join(cjk_sentences(text))
-            if len(kept) >= 50:
-                return kept
-    return text
+    tokens = tokenize(text)
+    if settings.cjk_method == "periods" and is_cjk_text(tokens):
+        kept = "\n".join(cjk_sentences(text))
+        if len(kept) >= 50:
+            return kept, tokenize(kept)
+    return text, tokens
+
+
+def signing_text(text: str, settings: Settings) -> str:
+    """The part of an article's text that is signed (see :func:`_signed_tokens`)."""
+    return _signed_tokens(text, settings)[0]
 
 
 def sign_text(text: str, settings: Settings) -> Signature:
@@ -76,7 +80,7 @@ def sign_text(text: str, settings: Settings) -> Signature:
     Returns:
         The signature with the shingle and token counts.
     """
-    tokens = tokenize(signing_text(text, settings))
+    _, tokens = _signed_tokens(text, settings)
     k = shingle_size(tokens, word_shingle=settings.word_shingle, cjk_shingle=settings.cjk_shingle)
     if settings.shingles == "stopwords" and not is_cjk_text(tokens):
         shingle_set = stopword_shingles(tokens, settings.word_shingle)
