@@ -32,6 +32,16 @@ CONFIGS: dict[str, dict[str, str]] = {
     "word 3-shingles": {"NEWSFOLD_SHINGLES": "words", "NEWSFOLD_WORD_SHINGLE": "3"},
     "containment off": {"NEWSFOLD_CONTAINMENT_MIN_RATIO": "1"},
     "CJK: character n-grams of the whole text": {"NEWSFOLD_CJK_METHOD": "ngram"},
+    "CEDAR frequent-shingle filter (top 5% of stories)": {"NEWSFOLD_SHINGLE_FILTER": "frequent"},
+    "weighted MinHash, rare-phrase weights": {"NEWSFOLD_SIGNATURE": "weighted"},
+    "weighted MinHash, word 3-shingles": {
+        "NEWSFOLD_SIGNATURE": "weighted",
+        "NEWSFOLD_SHINGLES": "words",
+        "NEWSFOLD_WORD_SHINGLE": "3",
+    },
+    "no URL/title evidence": {"NEWSFOLD_TITLE_EVIDENCE": "0"},
+    "CJK: An & Cheng LCC verifier": {"NEWSFOLD_CJK_VERIFIER": "lcc"},
+    "CJK: LCC verifier on character n-grams": {"NEWSFOLD_CJK_VERIFIER": "lcc", "NEWSFOLD_CJK_METHOD": "ngram"},
     "MinHash 128, LSH 64x2, two bands": {"NEWSFOLD_NUM_PERM": "128", "NEWSFOLD_BANDS": "64"},
     "MinHash 128, LSH 42x3, one band": {
         "NEWSFOLD_NUM_PERM": "128",

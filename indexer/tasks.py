@@ -13,10 +13,12 @@ from elasticsearch import ApiError
 
 from indexer.celery_app import app
 from plugin.client import build_client
+from plugin.collection import StoryStats
 from plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
 from plugin.extract import Rejection
 from plugin.index import ensure_index
 from plugin.settings import Settings
+from plugin.signature import uses_stats
 from plugin.stats import RepeatedLines
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,16 @@ def _repeated(settings: Settings) -> RepeatedLines | None:
     import redis
 
     return RepeatedLines(redis.Redis.from_url(settings.redis_url), settings.index)
+
+
+@lru_cache(maxsize=8)
+def _stats(settings: Settings) -> StoryStats | None:
+    """The collection's story frequencies, when the signature settings read them."""
+    if not (uses_stats(settings) and settings.redis_url):
+        return None
+    import redis
+
+    return StoryStats(redis.Redis.from_url(settings.redis_url), settings.index)
 
 
 @lru_cache(maxsize=32)
@@ -82,7 +94,9 @@ def sign_payloads(payloads: list[dict], settings: Settings) -> tuple[list[Signed
     for n, payload in enumerate(payloads):
         page_id = str(payload.get("id") or payload.get("url") or f"#{n}")
         try:
-            result = sign_page(page_from_payload(payload), settings, repeated=_repeated(settings))
+            result = sign_page(
+                page_from_payload(payload), settings, repeated=_repeated(settings), stats=_stats(settings)
+            )
         except OSError as exc:
             result = Rejection("unreadable", f"cannot read the page: {exc}")
         except Exception as exc:  # the per-page boundary: log the page and go on with the batch
@@ -114,7 +128,7 @@ def ingest_batch(self, pages: list[dict], index: str | None = None) -> list[dict
     signed, rejected = sign_payloads(pages, settings)
     try:
         _ensured(settings)
-        outcomes = ingest(signed, client=_client(settings), settings=settings)
+        outcomes = ingest(signed, client=_client(settings), settings=settings, stats=_stats(settings))
     except (*TRANSIENT, ApiError) as exc:
         if isinstance(exc, ApiError) and exc.meta.status not in (429, 502, 503, 504):
             raise

@@ -23,7 +23,21 @@ class Match:
     containment: float  # estimated share of the smaller text in the larger
 
 
-def verify(a: Signature, b: Signature, settings: Settings) -> tuple[bool, float, float]:
+@dataclass(frozen=True)
+class Evidence:
+    """What is known about a pair besides the texts (Media Cloud's per-site signals)."""
+
+    same_site: bool = False
+    same_title: bool = False  # same normalised title on the same day (only counted within a site)
+    same_url: bool = False  # same normalised URL (only counted within a site)
+
+
+NO_EVIDENCE = Evidence()
+
+
+def verify(
+    a: Signature, b: Signature, settings: Settings, evidence: Evidence = NO_EVIDENCE
+) -> tuple[bool, float, float]:
     """Decide from two signatures whether the texts are copies of one story.
 
     Copies either resemble each other (Jaccard >= ``threshold``) or the
@@ -32,17 +46,60 @@ def verify(a: Signature, b: Signature, settings: Settings) -> tuple[bool, float,
     the larger (a fifth by default), so a short teaser quoting a story's lede
     is not folded into it.
 
+    Within one site, the same normalised URL, or the same normalised title on
+    the same day, is extra evidence (``title_evidence``): the pair then needs
+    only half the Jaccard threshold. Across sites titles and URLs never count.
+
+    With ``cjk_verifier="lcc"``, two Chinese/Japanese texts are decided by An
+    & Cheng's largest-common-characters rule on their full-stop feature
+    strings instead (:func:`lcc_duplicate`).
+
     Returns:
         (is_copy, estimated Jaccard, estimated containment)
     """
     j = jaccard(a, b)
     c = containment(a, b, j)
+    if settings.cjk_verifier == "lcc" and min(len(a.cjk_features), len(b.cjk_features)) >= LCC_MIN_FEATURES:
+        return lcc_duplicate(a.cjk_features, b.cjk_features, same_host=evidence.same_site), j, c
     if j >= settings.threshold:
         return True, j, c
     small, large = sorted((a.shingle_count, b.shingle_count))
     if large and small / large >= settings.containment_min_ratio and c >= settings.containment_threshold:
         return True, j, c
+    if (
+        settings.title_evidence
+        and evidence.same_site
+        and (evidence.same_title or evidence.same_url)
+        and j >= settings.threshold / 2
+    ):
+        return True, j, c
     return False, j, c
+
+
+LCC_MIN_FEATURES = 5
+LCC_ALPHA = 0.6  # share of the longer feature string that must be common
+LCC_BETA = 0.8  # share of the shorter one
+LCC_SAME_HOST = 0.2  # added to alpha for two pages of one host (shared template noise)
+
+
+def lcc_duplicate(x: str, y: str, *, same_host: bool = False) -> bool:
+    """An & Cheng: duplicates when the largest common characters cover enough of both feature strings.
+
+    LCC = m - edit(shorter, longer), m the longer length. The paper's two
+    overlap factors are read as: LCC / m >= alpha (0.6; 0.8 on one host) and
+    LCC / n >= beta (0.8) for the shorter length n, so a copy cut to 60 % of
+    the story still matches while a short string cannot match by being a
+    part of a long one.
+    """
+    from rapidfuzz.distance import Levenshtein
+
+    short, long_ = sorted((x, y), key=len)
+    n, m = len(short), len(long_)
+    if n == 0:
+        return False
+    lcc = m - Levenshtein.distance(short, long_)
+    alpha = min(1.0, LCC_ALPHA + (LCC_SAME_HOST if same_host else 0.0))
+    return lcc / m >= alpha and lcc / n >= LCC_BETA
 
 
 class UnionFind:

@@ -24,15 +24,17 @@ import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
 from elasticsearch import Elasticsearch, helpers
 
 from plugin import queries
-from plugin.cluster import Decision, Match, decide, verify
+from plugin.cluster import NO_EVIDENCE, Decision, Evidence, Match, decide, verify
+from plugin.collection import StoryStats
 from plugin.extract import Article, Rejection, extract_article
 from plugin.settings import Settings
-from plugin.signature import Signature, band_keys, content_hash, sign_text
+from plugin.signature import Signature, band_keys, content_hash, signed_features, uses_stats
 from plugin.stats import RepeatedLines
-from plugin.urls import normalize_url, site_of
+from plugin.urls import normalize_title, normalize_url, site_of
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +67,9 @@ class SignedPage:
     band_keys: list[str]
     content_hash: str
     published: str | None = None
+    title_key: str | None = None
+    features: np.ndarray | None = None  # feature hashes counted by StoryStats when the page starts a story
+    nearest_rejected: float | None = None  # best Jaccard among candidates that failed verification
 
     def document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
         return {
@@ -85,7 +90,15 @@ class SignedPage:
             "content_hash": self.content_hash,
             "similarity": round(match.similarity, 4) if match else None,
             "matched_id": match.page_id if match else None,
+            "nearest_rejected": round(self.nearest_rejected, 4) if self.nearest_rejected is not None else None,
+            "title_key": self.title_key,
+            "cjk_features": self.signature.cjk_features or None,
         }
+
+    def day(self) -> str | None:
+        """The page's publication day (YYYY-MM-DD) when known."""
+        published = self.article.published or self.published
+        return published[:10] if published else None
 
 
 @dataclass
@@ -111,6 +124,10 @@ class Candidate:
     page_id: str
     cluster_id: str
     signature: Signature
+    site: str | None = None
+    title_key: str | None = None
+    url_key: str | None = None
+    day: str | None = None
 
 
 @dataclass
@@ -131,7 +148,9 @@ def page_id_for(page: Page, text: str | None = None) -> str:
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
 
 
-def sign_page(page: Page, settings: Settings, *, repeated: RepeatedLines | None = None) -> SignedPage | Rejection:
+def sign_page(
+    page: Page, settings: Settings, *, repeated: RepeatedLines | None = None, stats: StoryStats | None = None
+) -> SignedPage | Rejection:
     """Extract and sign one page (the public "sign a page" call).
 
     Args:
@@ -139,6 +158,8 @@ def sign_page(page: Page, settings: Settings, *, repeated: RepeatedLines | None 
         settings: signature and extraction settings.
         repeated: the site statistics; when given, lines other pages of the
             same site carried this week are left out of the signature.
+        stats: the collection's story frequencies, read by the weighted
+            signature and the frequent-shingle filter (see ``plugin.collection``).
 
     Returns:
         A ``SignedPage`` ready for :func:`ingest`, or the ``Rejection``.
@@ -158,7 +179,7 @@ def sign_page(page: Page, settings: Settings, *, repeated: RepeatedLines | None 
     text = article.text
     if repeated is not None:
         text = repeated.strip(text, site=site, page_id=page_id, date=article.published or page.published)
-    signature = sign_text(text, settings)
+    signature, features = signed_features(text, settings, stats=stats)
     return SignedPage(
         page_id=page_id,
         url=page.url,
@@ -169,6 +190,8 @@ def sign_page(page: Page, settings: Settings, *, repeated: RepeatedLines | None 
         band_keys=band_keys(signature.hashvalues, bands=settings.bands, rows=settings.rows),
         content_hash=content_hash(article.title + "\n" + article.text),
         published=page.published,
+        title_key=normalize_title(article.title, site),
+        features=features,
     )
 
 
@@ -177,9 +200,34 @@ def _candidate(hit: dict) -> Candidate | None:
     if not src.get("signature") or not src.get("cluster_id"):
         return None
     sig = Signature.decode(
-        src["signature"], shingle_count=int(src.get("shingle_count") or 0), token_count=int(src.get("token_count") or 0)
+        src["signature"],
+        shingle_count=int(src.get("shingle_count") or 0),
+        token_count=int(src.get("token_count") or 0),
+        cjk_features=src.get("cjk_features") or "",
     )
-    return Candidate(hit["_id"], src["cluster_id"], sig)
+    published = src.get("published")
+    return Candidate(
+        hit["_id"],
+        src["cluster_id"],
+        sig,
+        site=src.get("site"),
+        title_key=src.get("title_key"),
+        url_key=src.get("url_key"),
+        day=published[:10] if isinstance(published, str) else None,
+    )
+
+
+def evidence_between(p: SignedPage, c: Candidate | SignedPage) -> Evidence:
+    """The per-site signals of a pair (URL and title only count within one site)."""
+    same_site = bool(p.site) and p.site == c.site
+    if not same_site:
+        return NO_EVIDENCE
+    day = c.day() if isinstance(c, SignedPage) else c.day
+    return Evidence(
+        same_site=True,
+        same_title=bool(p.title_key) and p.title_key == c.title_key and p.day() is not None and p.day() == day,
+        same_url=bool(p.url_key) and p.url_key == c.url_key,
+    )
 
 
 def lookup(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings) -> dict[str, list[Candidate]]:
@@ -208,9 +256,11 @@ def verified_edges(
     edges: list[tuple[str, Match]] = []
     for p in pages:
         for c in candidates.get(p.page_id, []):
-            ok, j, cont = verify(p.signature, c.signature, settings)
+            ok, j, cont = verify(p.signature, c.signature, settings, evidence_between(p, c))
             if ok:
                 edges.append((p.page_id, Match(c.page_id, c.cluster_id, j, cont)))
+            elif p.nearest_rejected is None or j > p.nearest_rejected:
+                p.nearest_rejected = j
     buckets: dict[str, list[int]] = defaultdict(list)
     for i, p in enumerate(pages):
         for key in p.band_keys:
@@ -224,10 +274,14 @@ def verified_edges(
         a, b = pages[i], pages[j]
         if count < settings.min_bands or a.page_id == b.page_id:
             continue
-        ok, sim, cont = verify(a.signature, b.signature, settings)
+        ok, sim, cont = verify(a.signature, b.signature, settings, evidence_between(a, b))
         if ok:
             edges.append((a.page_id, Match(b.page_id, b.page_id, sim, cont)))
             edges.append((b.page_id, Match(a.page_id, a.page_id, sim, cont)))
+        else:
+            for x in (a, b):
+                if x.nearest_rejected is None or sim > x.nearest_rejected:
+                    x.nearest_rejected = sim
     return edges
 
 
@@ -345,7 +399,7 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
             for c in found.get(p.page_id, []):
                 if c.cluster_id == mine:
                     continue
-                ok, _, _ = verify(p.signature, c.signature, settings)
+                ok, _, _ = verify(p.signature, c.signature, settings, evidence_between(p, c))
                 if ok:
                     lo, hi = sorted((mine, c.cluster_id))
                     merges[hi] = min(lo, merges.get(hi, lo))
@@ -376,7 +430,9 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
     return list(state.outcomes.values())
 
 
-def ingest(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings) -> list[Outcome]:
+def ingest(
+    pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, stats: StoryStats | None = None
+) -> list[Outcome]:
     """Find the cluster of every signed page and index it (the public "find its cluster" call).
 
     Safe to run concurrently from many workers against one index; see the
@@ -386,6 +442,9 @@ def ingest(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings
         pages: pages from :func:`sign_page`.
         client: an Elasticsearch client (``plugin.client.build_client``).
         settings: the settings the index was created with.
+        stats: the collection's story frequencies; each page that starts a
+            new story adds its features (used by weighted signatures and the
+            frequent-shingle filter).
 
     Returns:
         One outcome per distinct page id.
@@ -393,4 +452,10 @@ def ingest(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings
     state = prepare(pages, client=client, settings=settings)
     write(state, client=client, settings=settings)
     reconcile(state, client=client, settings=settings)
-    return finish(state, client=client, settings=settings)
+    outcomes = finish(state, client=client, settings=settings)
+    if stats is not None and uses_stats(settings):
+        new = {o.page_id for o in outcomes if o.status == "new"}
+        for p in state.pages:
+            if p.page_id in new and p.features is not None and len(p.features):
+                stats.add(p.features)
+    return outcomes

@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
-LOOKUP_SOURCE = ["cluster_id", "signature", "shingle_count", "token_count"]
+import datetime as dt
+import re
+
+LOOKUP_SOURCE = [
+    "cluster_id",
+    "signature",
+    "shingle_count",
+    "token_count",
+    "cjk_features",
+    "site",
+    "title_key",
+    "url_key",
+    "published",
+]
 VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "cluster_id", "signature", "shingle_count"]
 MAX_QUERY_CHARS = 500
+SORTS = ("relevance", "date")
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def band_lookup(keys: list[str], *, size: int = 50, exclude_ids: list[str] | None = None, min_bands: int = 1) -> dict:
@@ -52,13 +67,36 @@ def _filters(
     if lang:
         out.append({"term": {"lang": lang}})
     if date_from or date_to:
+        start, end = _day(date_from, "date_from"), _day(date_to, "date_to")
+        if start and end and start > end:
+            raise ValueError(f"the date range is empty: {start.isoformat()} is after {end.isoformat()}")
         rng = {}
-        if date_from:
-            rng["gte"] = date_from
-        if date_to:
-            rng["lte"] = date_to
+        if start:
+            rng["gte"] = start.isoformat()
+        if end:
+            # "up to and including that day": before the next midnight, the same on every Elasticsearch version
+            rng["lt"] = (end + dt.timedelta(days=1)).isoformat()
         out.append({"range": {"published": rng}})
     return out
+
+
+def _day(value: str | None, name: str) -> dt.date | None:
+    """An inclusive date bound given as ``YYYY-MM-DD``."""
+    if not value:
+        return None
+    try:
+        if not _ISO_DATE.match(value):
+            raise ValueError(value)
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a date like 2024-05-31, got {value[:40]!r}") from None
+
+
+def _text_query(q: str) -> dict:
+    """The full-text part of a story search: every word must match, titles count double."""
+    if not q:
+        return {"match_all": {}}
+    return {"simple_query_string": {"query": q, "fields": ["title^2", "body"], "default_operator": "and"}}
 
 
 def collapsed_search(
@@ -81,17 +119,17 @@ def collapsed_search(
     ``search_after`` when sorting on the collapse field).
 
     Raises:
-        ValueError: the query is too long or the page is out of range.
+        ValueError: the query is too long, the page out of range, the sort
+            unknown or a date not ``YYYY-MM-DD`` (the message says which).
     """
     q = (q or "").strip()
     if len(q) > MAX_QUERY_CHARS:
         raise ValueError(f"the query has {len(q)} characters; the limit is {MAX_QUERY_CHARS}")
     if page < 1 or size < 1 or page * size > 10_000:
         raise ValueError(f"page {page} of size {size} is out of range (at most 10,000 results)")
-    if q:
-        must: dict = {"simple_query_string": {"query": q, "fields": ["title^2", "body"], "default_operator": "and"}}
-    else:
-        must = {"match_all": {}}
+    if sort not in SORTS:
+        raise ValueError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
+    must = _text_query(q)
     body: dict = {
         "query": {
             "bool": {"must": [must], "filter": _filters(site=site, lang=lang, date_from=date_from, date_to=date_to)}
@@ -112,9 +150,41 @@ def collapsed_search(
         }
     if sort == "date" or not q:
         body["sort"] = [{"published": {"order": "desc", "missing": "_last"}}, {"ingested": "desc"}]
-    elif sort != "relevance":
-        raise ValueError(f"sort must be 'relevance' or 'date', got {sort!r}")
     return body
+
+
+def search_facets(
+    q: str, *, date_from: str | None = None, date_to: str | None = None, sites: int = 500, langs: int = 100
+) -> dict:
+    """Search body: the sites and languages of the pages matching ``q`` in a date range (the filter choices).
+
+    The site and language filters are left out on purpose, so that choosing
+    one site still offers the others.
+
+    Args:
+        q: the full-text query (empty: every page).
+        date_from: first day (``YYYY-MM-DD``) of ``published``, inclusive.
+        date_to: last day, inclusive.
+        sites: at most this many sites (the most frequent first).
+        langs: at most this many languages.
+
+    Returns:
+        A ``size: 0`` body with terms aggregations ``sites`` and ``langs``.
+
+    Raises:
+        ValueError: the query is too long or a date is malformed.
+    """
+    q = (q or "").strip()
+    if len(q) > MAX_QUERY_CHARS:
+        raise ValueError(f"the query has {len(q)} characters; the limit is {MAX_QUERY_CHARS}")
+    return {
+        "query": {"bool": {"must": [_text_query(q)], "filter": _filters(date_from=date_from, date_to=date_to)}},
+        "size": 0,
+        "aggs": {
+            "sites": {"terms": {"field": "site", "size": sites}},
+            "langs": {"terms": {"field": "lang", "size": langs}},
+        },
+    }
 
 
 def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
@@ -166,4 +236,319 @@ def totals() -> dict:
         "size": 0,
         "track_total_hits": True,
         "aggs": {"stories": {"cardinality": {"field": "cluster_id", "precision_threshold": 40000}}},
+    }
+
+
+# Admin: cluster list, cluster detail and statistics.
+
+#: sort keys of the cluster list -> the terms aggregation's order key
+CLUSTER_SORTS = {"size": "_count", "first_seen": "first", "last_seen": "last", "sites": "sites"}
+#: buckets one cluster-list aggregation keeps at most (well below Elasticsearch's search.max_buckets of 65,536)
+MAX_LIST_CLUSTERS = 10_000
+#: fields of a cluster member the admin detail needs (the body for passages and comparisons)
+MEMBER_SOURCE = [
+    "title",
+    "body",
+    "url",
+    "site",
+    "lang",
+    "published",
+    "ingested",
+    "cluster_id",
+    "signature",
+    "shingle_count",
+    "token_count",
+    "similarity",
+    "matched_id",
+    "band_keys",
+    "title_key",
+    "representative",
+    "nearest_rejected",
+]
+
+
+def _text_filter(q: str | None) -> list[dict]:
+    q = (q or "").strip()
+    if len(q) > MAX_QUERY_CHARS:
+        raise ValueError(f"the query has {len(q)} characters; the limit is {MAX_QUERY_CHARS}")
+    if not q:
+        return []
+    return [{"simple_query_string": {"query": q, "fields": ["title^2", "body"], "default_operator": "and"}}]
+
+
+def clusters_with_pages(
+    *, site: str | None = None, lang: str | None = None, q: str | None = None, max_clusters: int = MAX_LIST_CLUSTERS
+) -> dict:
+    """Search body: the ids of the clusters that hold a page matching the page filters.
+
+    The first step of a filtered cluster list: the page filters (site,
+    language, text on title/body) pick clusters, and :func:`cluster_list` then
+    describes those clusters from all their pages. When more than
+    ``max_clusters`` clusters match, the ones with the most matching pages are
+    kept (the response's ``sum_other_doc_count`` is then above 0).
+
+    Raises:
+        ValueError: the text query is too long.
+    """
+    filters = _filters(site=site, lang=lang) + _text_filter(q)
+    return {
+        "size": 0,
+        "query": {"bool": {"filter": filters}},
+        "aggs": {"clusters": {"terms": {"field": "cluster_id", "size": max_clusters}}},
+    }
+
+
+def cluster_list(
+    *,
+    cluster_ids: list[str] | None = None,
+    min_size: int = 2,
+    max_size: int | None = None,
+    first_seen: tuple[int | None, int | None] = (None, None),
+    last_seen: tuple[int | None, int | None] = (None, None),
+    sort: str = "size",
+    order: str = "desc",
+    max_clusters: int = MAX_LIST_CLUSTERS,
+) -> dict:
+    """Search body: clusters with their size, site count and first/last ingest time, sorted and filtered.
+
+    One ``terms`` aggregation on ``cluster_id`` (``min_doc_count`` = the
+    minimum size) ordered by the sort key (page count, the ``min``/``max`` of
+    ``ingested``, or the ``cardinality`` of ``site``; ties by cluster id),
+    with a ``bucket_selector`` for the maximum size and the first/last-seen
+    ranges. The caller slices the page out of the returned buckets, so the
+    total is exact.
+
+    How it scales: the aggregation visits every page the query matches and
+    holds one bucket per cluster of at least ``min_size`` pages, so its cost
+    grows with the number of such clusters, not with the page asked for
+    (a ``composite`` aggregation pages cheaply but only in cluster-id order,
+    so it cannot sort by size or date). At most ``max_clusters`` buckets are
+    kept: beyond that the list holds the first ``max_clusters`` clusters in the
+    chosen order and the filters apply within them (``sum_other_doc_count``
+    above 0 tells). Ordering by a sub-aggregation is exact on one shard and
+    approximate across shards (``shard_size``). An index with millions of
+    multi-page clusters would need a cluster-summary index (one document per
+    cluster) sorted with plain ``search_after`` paging instead.
+
+    Args:
+        cluster_ids: only these clusters (from :func:`clusters_with_pages`); None for all.
+        min_size: smallest cluster listed (2 = stories with copies).
+        max_size: largest cluster listed, None for no limit.
+        first_seen: (from, to) bounds in epoch milliseconds on the first ingest; None = open.
+        last_seen: (from, to) bounds in epoch milliseconds on the last ingest; None = open.
+        sort: ``size``, ``first_seen``, ``last_seen`` or ``sites``.
+        order: ``asc`` or ``desc``.
+        max_clusters: the bucket cap.
+
+    Returns:
+        The body; buckets are in ``aggregations.clusters.buckets`` with
+        ``doc_count``, ``sites.value``, ``first`` and ``last``.
+
+    Raises:
+        ValueError: an unknown sort or order, or sizes out of range.
+    """
+    if sort not in CLUSTER_SORTS:
+        raise ValueError(f"sort must be one of {', '.join(CLUSTER_SORTS)}, got {sort!r}")
+    if order not in ("asc", "desc"):
+        raise ValueError(f"order must be 'asc' or 'desc', got {order!r}")
+    if min_size < 1 or (max_size is not None and max_size < min_size):
+        raise ValueError(f"cluster sizes must satisfy 1 <= min_size <= max_size, got {min_size} and {max_size}")
+    conditions: list[str] = []
+    paths: dict[str, str] = {}
+    params: dict[str, int] = {}
+    if max_size is not None:
+        paths["size"] = "_count"
+        params["max_size"] = max_size
+        conditions.append("params.size <= params.max_size")
+    for metric, (low, high) in (("first", first_seen), ("last", last_seen)):
+        for bound, value, op in (("from", low, ">="), ("to", high, "<=")):
+            if value is None:
+                continue
+            paths[metric] = metric
+            params[f"{metric}_{bound}"] = int(value)
+            conditions.append(f"params.{metric} {op} params.{metric}_{bound}")
+    aggs: dict = {
+        "sites": {"cardinality": {"field": "site"}},
+        "first": {"min": {"field": "ingested"}},
+        "last": {"max": {"field": "ingested"}},
+    }
+    if conditions:
+        aggs["keep"] = {
+            "bucket_selector": {
+                "buckets_path": paths,
+                "script": {"source": " && ".join(conditions), "params": params},
+            }
+        }
+    query: dict = {"terms": {"cluster_id": list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
+    return {
+        "size": 0,
+        "query": query,
+        "aggs": {
+            "clusters": {
+                "terms": {
+                    "field": "cluster_id",
+                    "size": max_clusters,
+                    "min_doc_count": min_size,
+                    "order": [{CLUSTER_SORTS[sort]: order}, {"_key": "asc"}],
+                },
+                "aggs": aggs,
+            }
+        },
+    }
+
+
+def _representative_first() -> list[dict]:
+    # an editor's choice first (missing counts as not chosen), then the first page seen
+    return [
+        {"representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
+        {"ingested": "asc"},
+        {"url_key": {"order": "asc", "missing": "_last"}},
+    ]
+
+
+def cluster_samples(cluster_ids: list[str]) -> dict:
+    """Search body: one sample page (the representative, else the first seen) per cluster, for list titles."""
+    return {
+        "size": 0,
+        "query": {"terms": {"cluster_id": list(cluster_ids)}},
+        "aggs": {
+            "clusters": {
+                "terms": {"field": "cluster_id", "size": max(1, len(cluster_ids))},
+                "aggs": {
+                    "sample": {
+                        "top_hits": {
+                            "size": 1,
+                            "_source": ["title", "site", "url", "lang"],
+                            "sort": _representative_first(),
+                        }
+                    },
+                    "langs": {"terms": {"field": "lang", "size": 5}},
+                },
+            }
+        },
+    }
+
+
+def cluster_detail(cluster_id: str, *, size: int = 200) -> dict:
+    """Search body: a cluster's pages with everything the admin detail shows (representative first, then oldest).
+
+    ``hits.total`` is the true cluster size; at most ``size`` pages are returned.
+    """
+    return {
+        "query": {"term": {"cluster_id": cluster_id}},
+        "size": size,
+        "sort": _representative_first(),
+        "_source": MEMBER_SOURCE,
+        "track_total_hits": True,
+    }
+
+
+def duplicate_overview(*, sites: int = 30) -> dict:
+    """Search body: pages, stories, pages that matched an earlier copy (overall and per site), ingest time span.
+
+    A page is a duplicate when it has a ``matched_id`` (it was folded into an
+    earlier page's cluster when ingested). Per site: the ``sites`` sites with
+    the most pages.
+    """
+    duplicate = {"filter": {"exists": {"field": "matched_id"}}}
+    return {
+        "size": 0,
+        "track_total_hits": True,
+        "aggs": {
+            "stories": {"cardinality": {"field": "cluster_id", "precision_threshold": 40000}},
+            "duplicates": duplicate,
+            "sites": {"terms": {"field": "site", "size": sites}, "aggs": {"duplicates": duplicate}},
+            "ingested": {"stats": {"field": "ingested"}},
+        },
+    }
+
+
+def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict:
+    """Search body: the page count of every cluster with at least two pages (largest first, at most ``max_clusters``).
+
+    The caller bins the ``doc_count`` values; single-page stories are the
+    story count minus these clusters. Cost grows with the number of
+    multi-page clusters (see :func:`cluster_list`).
+    """
+    return {
+        "size": 0,
+        "aggs": {
+            "clusters": {"terms": {"field": "cluster_id", "size": max_clusters, "min_doc_count": 2}},
+            "stories": {"cardinality": {"field": "cluster_id", "precision_threshold": 40000}},
+        },
+    }
+
+
+def similarity_distribution(*, interval: float = 0.05) -> dict:
+    """Search body: histograms of the similarity of accepted matches and of the nearest rejected candidate.
+
+    ``similarity`` is the estimated Jaccard to the page a duplicate matched;
+    ``nearest_rejected`` the highest estimate among candidates that failed
+    verification. Both on [0, 1] with empty bins kept.
+    """
+    if not 0 < interval <= 1:
+        raise ValueError(f"interval must be in (0, 1], got {interval}")
+
+    def histogram(field: str) -> dict:
+        return {
+            "histogram": {
+                "field": field,
+                "interval": interval,
+                "min_doc_count": 0,
+                "extended_bounds": {"min": 0, "max": 1},
+            }
+        }
+
+    return {"size": 0, "aggs": {"accepted": histogram("similarity"), "rejected": histogram("nearest_rejected")}}
+
+
+#: fixed intervals for the ingest-rate chart, with their length in milliseconds
+RATE_INTERVALS = (
+    ("1m", 60_000),
+    ("5m", 300_000),
+    ("15m", 900_000),
+    ("1h", 3_600_000),
+    ("6h", 21_600_000),
+    ("1d", 86_400_000),
+    ("7d", 604_800_000),
+    ("30d", 2_592_000_000),
+)
+
+
+def rate_interval(start_ms: int, end_ms: int, *, max_buckets: int = 60) -> tuple[str, int]:
+    """The shortest interval of :data:`RATE_INTERVALS` that covers ``[start, end]`` in at most ``max_buckets`` bins."""
+    span = max(0, int(end_ms) - int(start_ms))
+    for name, length in RATE_INTERVALS:
+        if span // length + 1 <= max_buckets:
+            return name, length
+    return RATE_INTERVALS[-1]
+
+
+def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict:
+    """Search body: pages ingested per interval between two instants (a ``date_histogram`` on ``ingested``).
+
+    The interval is chosen by :func:`rate_interval`; empty intervals are kept.
+    """
+    interval, _ = rate_interval(start_ms, end_ms, max_buckets=max_buckets)
+    return {
+        "size": 0,
+        "aggs": {
+            "rate": {
+                "date_histogram": {
+                    "field": "ingested",
+                    "fixed_interval": interval,
+                    "min_doc_count": 0,
+                    "extended_bounds": {"min": int(start_ms), "max": int(end_ms)},
+                }
+            }
+        },
+    }
+
+
+def rejection_reasons(*, size: int = 20) -> dict:
+    """Search body for the rejected-pages index: rejected pages by reason, most frequent first."""
+    return {
+        "size": 0,
+        "track_total_hits": True,
+        "aggs": {"reasons": {"terms": {"field": "reason", "size": size}}},
     }

@@ -10,9 +10,11 @@ from functools import lru_cache
 import numpy as np
 from datasketch import MinHash
 
+from plugin.collection import StoryStats, feature_hashes
 from plugin.settings import HASH_SCHEME, Settings
-from plugin.shingles import shingle_size, shingles, stopword_shingles
+from plugin.shingles import STOP_WORDS, shingle_size, shingles, stopword_shingles
 from plugin.text import cjk_sentences, is_cjk_text, tokenize
+from plugin.weighted import weighted_minhash
 
 
 @dataclass(frozen=True)
@@ -22,16 +24,17 @@ class Signature:
     hashvalues: np.ndarray  # uint32[num_perm]
     shingle_count: int
     token_count: int
+    cjk_features: str = ""  # An & Cheng feature string of CJK texts (for the LCC verifier)
 
     def encode(self) -> str:
         """Base64 of the little-endian uint32 hash values (the stored form)."""
         return base64.b64encode(self.hashvalues.astype("<u4").tobytes()).decode("ascii")
 
     @classmethod
-    def decode(cls, data: str, *, shingle_count: int, token_count: int = 0) -> Signature:
+    def decode(cls, data: str, *, shingle_count: int, token_count: int = 0, cjk_features: str = "") -> Signature:
         """Inverse of :meth:`encode`."""
         values = np.frombuffer(base64.b64decode(data), dtype="<u4").astype(np.uint32)
-        return cls(values, shingle_count, token_count)
+        return cls(values, shingle_count, token_count, cjk_features)
 
 
 @lru_cache(maxsize=8)
@@ -70,24 +73,102 @@ def signing_text(text: str, settings: Settings) -> str:
     return _signed_tokens(text, settings)[0]
 
 
-def sign_text(text: str, settings: Settings) -> Signature:
+def sign_text(text: str, settings: Settings, *, stats: StoryStats | None = None) -> Signature:
     """Tokenise, shingle and MinHash a text (see :func:`signing_text` for what is signed).
 
     Args:
         text: the article text (title excluded: headlines change between copies).
-        settings: gives num_perm, seed and the shingle lengths.
+        settings: gives num_perm, seed, the shingle scheme and lengths, the
+            signature kind (``minhash`` or ``weighted``) and the shingle filter.
+        stats: the collection's story frequencies; used by the frequent-shingle
+            filter and by weighted signatures (static stop-word weights without it).
 
     Returns:
         The signature with the shingle and token counts.
     """
-    _, tokens = _signed_tokens(text, settings)
+    return signed_features(text, settings, stats=stats)[0]
+
+
+def signed_features(text: str, settings: Settings, *, stats: StoryStats | None = None) -> tuple[Signature, np.ndarray]:
+    """The signature of a text and the hashes of its features (shingles and words).
+
+    The features are what :meth:`plugin.collection.StoryStats.add` counts when
+    the page turns out to start a new story.
+    """
+    signed, tokens = _signed_tokens(text, settings)
+    cjk = is_cjk_text(tokens)
     k = shingle_size(tokens, word_shingle=settings.word_shingle, cjk_shingle=settings.cjk_shingle)
-    if settings.shingles == "stopwords" and not is_cjk_text(tokens):
+    if settings.shingles == "stopwords" and not cjk:
         shingle_set = stopword_shingles(tokens, settings.word_shingle)
     else:
         shingle_set = shingles(tokens, k)
-    m = minhash(shingle_set, num_perm=settings.num_perm, seed=settings.seed)
-    return Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(shingle_set), len(tokens))
+    cjk_features = cjk_feature_string(signed) if cjk else ""
+    if not uses_stats(settings):
+        m = minhash(shingle_set, num_perm=settings.num_perm, seed=settings.seed)
+        sig = Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(shingle_set), len(tokens), cjk_features)
+        return sig, np.zeros(0, dtype=np.uint64)
+    features = sorted(shingle_set)
+    shingle_hashes = feature_hashes(features)
+    word_hashes = feature_hashes(sorted({b"w:" + t.encode() for t in tokens}))
+    all_hashes = np.concatenate([shingle_hashes, word_hashes])
+    freq, stories = stats.lookup(all_hashes) if stats is not None else ({}, 0)
+    warm = stories >= settings.stats_min_stories
+    shingle_sf = np.array([freq.get(int(h), 0) for h in shingle_hashes.tolist()], dtype=np.float64)
+    if settings.shingle_filter == "frequent" and warm and len(features):
+        # CEDAR: the collection's most frequent shingles are boilerplate (an all-boilerplate text keeps its set)
+        frequent = shingle_sf / stories > settings.frequent_share
+        if frequent.all():
+            frequent[:] = False
+        keep = ~frequent
+        features = [f for f, ok in zip(features, keep.tolist(), strict=True) if ok]
+        shingle_hashes, shingle_sf = shingle_hashes[keep], shingle_sf[keep]
+    if settings.signature == "minhash":
+        m = minhash(set(features), num_perm=settings.num_perm, seed=settings.seed)
+        sig = Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(features), len(tokens), cjk_features)
+        return sig, all_hashes
+    weights = phrase_weights(features, shingle_sf, freq, stories, settings)
+    values = weighted_minhash(shingle_hashes, weights, num_perm=settings.num_perm, seed=settings.seed)
+    return Signature(values, int(np.count_nonzero(weights)), len(tokens), cjk_features), all_hashes
+
+
+def uses_stats(settings: Settings) -> bool:
+    """Whether signing reads (and ingest updates) the collection's story frequencies."""
+    return settings.signature == "weighted" or settings.shingle_filter == "frequent"
+
+
+def phrase_weights(
+    features: list[bytes], phrase_sf: np.ndarray, freq: dict[int, int], stories: int, settings: Settings
+) -> np.ndarray:
+    """Rare-phrase weights (Alonso, Fetterly, Manasse): df(first word)^2, zero for common phrases.
+
+    The first word's story frequency is smoothed toward a prior (a stop word
+    0.5, any other word 0.02) with ``stats_min_stories`` pseudo-stories, so the
+    weights are sensible from the first page on and drift slowly as the
+    collection grows. A phrase found in more than ``rare_share`` of the
+    stories (once the collection is warm) gets weight 0: boilerplate.
+    """
+    if not features:
+        return np.zeros(0)
+    m = float(settings.stats_min_stories)
+    first_words = [f.split(b" ", 1)[0] for f in features]
+    first_hashes = feature_hashes([b"w:" + w for w in first_words]).tolist()
+    prior = np.array([0.5 if w.decode("utf-8", "replace") in STOP_WORDS else 0.02 for w in first_words])
+    word_sf = np.array([freq.get(h, 0) for h in first_hashes], dtype=np.float64)
+    stoppiness = (word_sf + m * prior) / (stories + m)
+    weights = np.maximum(stoppiness**2, 1e-4)
+    if stories >= settings.stats_min_stories:
+        weights[phrase_sf / stories > settings.rare_share] = 0.0
+    return weights
+
+
+def cjk_feature_string(text: str) -> str:
+    """An & Cheng's feature string: the CJK character before each full stop (。 or ．)."""
+    return "".join(text[i - 1] for i, ch in enumerate(text) if ch in "。．" and i and _is_cjk_char(text[i - 1]))
+
+
+def _is_cjk_char(ch: str) -> bool:
+    o = ord(ch)
+    return 0x4E00 <= o <= 0x9FFF or 0x3400 <= o <= 0x4DBF or 0x3040 <= o <= 0x30FF or 0xAC00 <= o <= 0xD7AF
 
 
 def band_keys(hashvalues: np.ndarray, *, bands: int, rows: int) -> list[str]:

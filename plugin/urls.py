@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 _TRACKING = re.compile(
@@ -43,3 +44,33 @@ def normalize_url(url: str | None) -> str | None:
     if query:
         key += "?" + urlencode(query)
     return key.lower() if host else None
+
+
+_TITLE_SEPARATORS = re.compile(r"\s+[|\-\u2013\u2014:\u00b7\u2022/\u00bb]+\s+|\s*[|\u00bb_]\s*")
+_PUNCT = re.compile(r"[^\w\s]+")
+
+
+def normalize_title(title: str | None, site: str | None = None) -> str | None:
+    """A key for a headline (Media Cloud): site-name prefixes/suffixes, punctuation and case removed.
+
+    A title like ``"Council passes budget | The Daily Planet"`` is split on
+    separators and the longest part is kept (site names are the short
+    parts); a part naming the site's host is always dropped. Returns None for
+    titles too short to mean anything (under 4 words, or 8 characters for
+    text without spaces such as Chinese).
+    """
+    if not title:
+        return None
+    text = unicodedata.normalize("NFKC", title).casefold().strip()
+    parts = [p.strip() for p in _TITLE_SEPARATORS.split(text) if p and p.strip()]
+    if site:
+        host_words = {w for w in re.split(r"[.\-]", site.casefold()) if len(w) > 2} - {"com", "net", "org", "www"}
+        parts = [p for p in parts if not (set(_PUNCT.sub(" ", p).split()) & host_words and len(parts) > 1)] or parts
+    if not parts:
+        return None
+    best = max(parts, key=len)
+    key = " ".join(_PUNCT.sub(" ", best).split())
+    words = key.split()
+    if len(words) < 4 and not (len(words) >= 1 and len(key) >= 8 and not key.isascii()):
+        return None
+    return key
