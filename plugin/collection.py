@@ -66,13 +66,13 @@ class StoryStats:
         self.sketch_key = f"newsfold:stories:{namespace}:cms"
         self.count_key = f"newsfold:stories:{namespace}:count"
 
-    def _offsets(self, hashes: np.ndarray) -> np.ndarray:
-        """Counter offsets, shape (depth, n): row r's counter of each hash."""
+    def _offsets(self, hashes: np.ndarray) -> bytes:
+        """Counter numbers of each hash, feature-major (``depth`` per hash), packed little-endian uint32."""
         rows = [
             (_mix(hashes, 0x51ED27 + r) & np.uint64(self.width - 1)) + np.uint64(r * self.width)
             for r in range(self.depth)
         ]
-        return np.stack(rows) if rows else np.empty((0, len(hashes)), dtype=np.uint64)
+        return np.stack(rows, axis=1).astype("<u4").tobytes()
 
     def stories(self) -> int:
         """How many stories have been added."""
@@ -81,21 +81,17 @@ class StoryStats:
     def frequencies(self, hashes: np.ndarray) -> tuple[np.ndarray, int]:
         """Estimated story frequency of each hash (in the given order), and the number of stories.
 
-        One round trip to Redis.
+        One round trip: a server-side script reads the counters with
+        ``BITFIELD GET`` and returns each hash's minimum over the rows.
         """
         hashes = np.asarray(hashes, dtype=np.uint64)
         unique, inverse = np.unique(hashes, return_inverse=True)
         if len(unique) == 0:
             return np.zeros(0, dtype=np.int64), self.stories()
-        offsets = self._offsets(unique)
-        args: list = []
-        for off in offsets.ravel():
-            args += ["GET", "u32", f"#{int(off)}"]
-        pipe = self.redis.pipeline(transaction=False)
-        pipe.execute_command("BITFIELD_RO" if _has_bitfield_ro(self.redis) else "BITFIELD", self.sketch_key, *args)
-        pipe.get(self.count_key)
-        values, count = pipe.execute()
-        counts = np.asarray(values, dtype=np.int64).reshape(offsets.shape).min(axis=0)
+        packed, count = self._script()(
+            keys=[self.sketch_key, self.count_key], args=["get", self.depth, self._offsets(unique)]
+        )
+        counts = np.frombuffer(packed, dtype="<u4").astype(np.int64)
         return counts[inverse.reshape(-1)], int(count or 0)
 
     def lookup(self, hashes: np.ndarray) -> tuple[dict[int, int], int]:
@@ -106,30 +102,57 @@ class StoryStats:
 
     def add(self, hashes: np.ndarray) -> None:
         """Count one story holding these features (each counted once)."""
-        hashes = np.unique(np.asarray(hashes, dtype=np.uint64))
-        pipe = self.redis.pipeline(transaction=False)
-        if len(hashes):
-            args: list = ["OVERFLOW", "SAT"]
-            for off in self._offsets(hashes).ravel():
-                args += ["INCRBY", "u32", f"#{int(off)}", 1]
-            pipe.execute_command("BITFIELD", self.sketch_key, *args)
-        pipe.incr(self.count_key)
-        pipe.execute()
+        unique = np.unique(np.asarray(hashes, dtype=np.uint64))
+        self._script()(keys=[self.sketch_key, self.count_key], args=["add", self.depth, self._offsets(unique)])
+
+    def _script(self):
+        script = getattr(self, "_registered", None)
+        if script is None:
+            script = self._registered = self.redis.register_script(_SKETCH_SCRIPT)
+        return script
 
     def clear(self) -> None:
         """Forget everything (tests, a fresh collection)."""
         self.redis.delete(self.sketch_key, self.count_key)
 
 
-def _has_bitfield_ro(redis) -> bool:
-    # BITFIELD_RO exists from Redis 6.2; replicas accept only the read-only form.
-    cached = getattr(redis, "_newsfold_bitfield_ro", None)
-    if cached is None:
-        try:
-            version = redis.info("server").get("redis_version", "0")
-            major, minor = (int(x) for x in str(version).split(".")[:2])
-            cached = (major, minor) >= (6, 2)
-        except Exception:  # an INFO-restricted server: use the plain command
-            cached = False
-        redis._newsfold_bitfield_ro = cached
-    return cached
+# KEYS: sketch, story count. ARGV: "get" | "add", depth, packed uint32 counter numbers.
+# Counters are read/incremented with BITFIELD in chunks (Lua's unpack has a stack limit);
+# "get" returns the per-feature minimum packed as uint32 and the story count.
+_SKETCH_SCRIPT = """
+local op, depth, blob = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local n = #blob / 4
+local chunk = 1000
+local values = {}
+for start = 0, n - 1, chunk do
+  local args = {}
+  if op == "add" then
+    args[1] = "OVERFLOW"; args[2] = "SAT"
+  end
+  for i = start, math.min(n, start + chunk) - 1 do
+    local off = struct.unpack("<I4", blob, i * 4 + 1)
+    if op == "add" then
+      args[#args + 1] = "INCRBY"; args[#args + 1] = "u32"; args[#args + 1] = "#" .. off; args[#args + 1] = 1
+    else
+      args[#args + 1] = "GET"; args[#args + 1] = "u32"; args[#args + 1] = "#" .. off
+    end
+  end
+  local got = redis.call("BITFIELD", KEYS[1], unpack(args))
+  if op == "get" then
+    for _, v in ipairs(got) do values[#values + 1] = v end
+  end
+end
+if op == "add" then
+  return redis.call("INCR", KEYS[2])
+end
+local out = {}
+for f = 0, n / depth - 1 do
+  local m = values[f * depth + 1]
+  for r = 2, depth do
+    local v = values[f * depth + r]
+    if v < m then m = v end
+  end
+  out[#out + 1] = struct.pack("<I4", m)
+end
+return {table.concat(out), redis.call("GET", KEYS[2]) or "0"}
+"""

@@ -109,7 +109,9 @@ def signed_features(text: str, settings: Settings, *, stats: StoryStats | None =
         return sig, np.zeros(0, dtype=np.uint64)
     features = sorted(shingle_set)
     shingle_hashes = feature_hashes(features)
-    word_hashes = feature_hashes(sorted({b"w:" + t.encode() for t in tokens}))
+    # word frequencies are needed only for the weights of weighted signatures
+    words = sorted({b"w:" + t.encode() for t in tokens}) if settings.signature == "weighted" else []
+    word_hashes = feature_hashes(words)
     all_hashes = np.concatenate([shingle_hashes, word_hashes])
     freq, stories = stats.lookup(all_hashes) if stats is not None else ({}, 0)
     warm = stories >= settings.stats_min_stories
