@@ -1,4 +1,4 @@
-"""The ``newsfold`` command line: demo, extract, cluster, evaluate, worker, web, init-index."""
+"""The ``newsfold`` command line: demo, extract, cluster, ingest, reindex, evaluate, worker, web, init-index."""
 
 from __future__ import annotations
 
@@ -61,10 +61,10 @@ def _extract_one(payload: dict) -> dict:
 
 
 def cmd_extract(args) -> int:
-    from newsfold.pages import read_pages
+    from indexer.sources import iter_jsonl
 
-    rows = list(read_pages(Path(args.pages)))
-    jobs = [r.payload for r in rows if r.payload]
+    rows = list(iter_jsonl(Path(args.pages), read_html=False))
+    jobs = [r.path_payload() for r in rows if not r.error]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = iter(
             tqdm(
@@ -78,7 +78,7 @@ def cmd_extract(args) -> int:
         errors = 0
         with open(args.out, "w", encoding="utf-8") as out:
             for row in rows:
-                rec = next(results) if row.payload else {"id": row.id, "error": row.error}
+                rec = next(results) if not row.error else {"id": row.id, "error": row.error}
                 errors += "error" in rec
                 out.write(json.dumps(rec, ensure_ascii=False) + "\n")
     print(f"extracted {len(rows) - errors} of {len(rows)} pages ({errors} errors) -> {args.out}", file=sys.stderr)
@@ -127,15 +127,15 @@ def _summary(outcomes: list[dict]) -> str:
 
 
 def cmd_cluster(args) -> int:
-    from newsfold.pages import read_pages
+    from indexer.sources import iter_jsonl
     from plugin.client import build_client
     from plugin.dedup import current_clusters
     from plugin.index import drop_index, ensure_index
 
     settings = _settings(args)
     index = args.index or f"newsfold-cluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-    rows = list(read_pages(Path(args.pages)))
-    payloads = [r.payload for r in rows if r.payload]
+    rows = list(iter_jsonl(Path(args.pages), read_html=False))
+    payloads = [r.path_payload() for r in rows if not r.error]
     started = time.perf_counter()
     with _pipeline(settings, args.workers) as (live, app):
         live = live.replace(index=index)
@@ -145,7 +145,7 @@ def cmd_cluster(args) -> int:
         outcomes = _ingest(app, live, payloads, index=index, quiet=args.quiet)
         by_id = {o["page_id"]: o for o in outcomes}
         final = {}
-        for chunk in _chunks([r.id for r in rows if r.payload], 1000):
+        for chunk in _chunks([r.id for r in rows if not r.error], 1000):
             final.update(current_clusters(chunk, client=client, settings=live))
     elapsed = time.perf_counter() - started
     with open(args.out, "w", encoding="utf-8") as out:
@@ -167,10 +167,44 @@ def cmd_cluster(args) -> int:
     return 0
 
 
+# ---------------------------------------------------------------- jobs
+def _job_store(live: Settings):
+    import redis
+
+    from plugin.jobs import JobStore
+
+    return JobStore(redis.Redis.from_url(live.redis_url))
+
+
+def _resumable(store, job_id: str, kind: str):
+    """The job ``--resume`` names, or a readable exit."""
+    job = store.get(job_id)
+    if job is None:
+        raise SystemExit(f"newsfold: there is no job {job_id!r} (finished jobs are kept 30 days)")
+    if job.kind != kind:
+        raise SystemExit(f"newsfold: job {job_id} is an {job.kind} job; resume it with `newsfold {job.kind}`")
+    if job.status == "done":
+        raise SystemExit(f"newsfold: job {job_id} is already done")
+    return job
+
+
+def _counts_text(counts: dict, reasons: dict) -> str:
+    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected"))
+    if reasons:
+        text += " (" + ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])) + ")"
+    return text
+
+
 # ---------------------------------------------------------------- ingest
 def cmd_ingest(args) -> int:
-    """Stream a JSONL page list, a directory tree or WARC files into the index through the workers."""
+    """Stream a JSONL page list, a directory tree or WARC files into the index through the workers.
+
+    The run is a job (``plugin.jobs``): the workers count every batch into it
+    once, and ``--resume JOB`` reads the same sources again, skipping the
+    batches the job has counted (batches are numbered in input order).
+    """
     import base64
+    import getpass
     from collections import Counter
 
     from indexer.archive import WarcArchive
@@ -179,14 +213,15 @@ def cmd_ingest(args) -> int:
     from plugin.index import ensure_index
 
     settings = _settings(args)
-    archive_dir = args.archive or settings.archive_dir
+    if not args.sources and not args.resume:
+        raise SystemExit("newsfold: name the sources to ingest, or --resume JOB")
     totals: Counter = Counter()
     reasons: Counter = Counter()
     stats = SourceStats()
-    hint = sum(count_hint(Path(p)) or 0 for p in args.sources) or None
     out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 (closed below)
     started = time.perf_counter()
-    bar = tqdm(total=hint, desc="ingest", unit="page", disable=args.quiet)
+    bar = tqdm(desc="ingest", unit="page", disable=args.quiet)
+    job = store = None
 
     def record(outcome: dict) -> None:
         totals[outcome["status"]] += 1
@@ -198,70 +233,182 @@ def cmd_ingest(args) -> int:
 
     try:
         with _pipeline(settings, args.workers) as (live, app):
-            index = args.index or live.index
+            store = _job_store(live)
+            sources = [str(Path(p).resolve()) for p in args.sources]
+            if args.resume:
+                job = _resumable(store, args.resume, "ingest")
+                if sources and sources != job.params.get("sources"):
+                    raise SystemExit(f"newsfold: job {job.id} ingests {job.params.get('sources')}; resume it alone")
+            else:
+                archive_dir = args.archive or settings.archive_dir
+                params = {
+                    "sources": sources,
+                    "index": args.index or live.index,
+                    "archive": str(Path(archive_dir).resolve()) if archive_dir else None,
+                    "batch_size": live.batch_size,
+                    "user": getpass.getuser(),
+                }
+                total = sum(count_hint(Path(p)) or 0 for p in sources) or None
+                job = store.create("ingest", params=params, total=total)
+            params = job.params
+            index, batch_size = params["index"], int(params["batch_size"])
+            done = store.recorded(job.id)
+            store.start(job.id)
+            bar.reset(total=job.total)
+            resumed = f"; resuming: {len(done)} batches already done" if done else ""
+            print(f"ingest job {job.id}{resumed}", file=sys.stderr)
             ensure_index(build_client(live), live.replace(index=index))
-            archive = WarcArchive(Path(archive_dir)) if archive_dir else None
+            archive = WarcArchive(Path(params["archive"])) if params.get("archive") else None
+
+            def payload(rec) -> dict:
+                item = rec.meta()
+                if archive is not None:
+                    item["archive"] = archive.append(rec).as_dict()
+                else:
+                    item["html_b64"] = base64.b64encode(rec.html or b"").decode("ascii")
+                return item
 
             def batches():
-                batch: list[dict] = []
-                for source in args.sources:
+                pending: list = []
+                number = 0
+                for s, source in enumerate(params["sources"]):
                     for rec in iter_source(Path(source), stats=stats):
                         if rec.error:
-                            record(
-                                {
+                            key = f"e{s}:{rec.origin}"
+                            if key not in done:
+                                outcome = {
                                     "page_id": rec.id,
                                     "origin": rec.origin,
                                     "status": "rejected",
                                     "reason": "unreadable",
                                     "detail": rec.error,
                                 }
-                            )
+                                store.record(job.id, key, [outcome])
+                                record(outcome)
                             continue
-                        payload = rec.meta()
-                        if archive is not None:
-                            payload["archive"] = archive.append(rec).as_dict()
-                        else:
-                            payload["html_b64"] = base64.b64encode(rec.html or b"").decode("ascii")
-                        batch.append(payload)
-                        if len(batch) >= live.batch_size:
-                            yield batch
-                            batch = []
-                if batch:
-                    yield batch
+                        pending.append(rec)
+                        if len(pending) >= batch_size:
+                            yield from _numbered(number, pending)
+                            number, pending = number + 1, []
+                if pending:
+                    yield from _numbered(number, pending)
+
+            def _numbered(number: int, recs: list):
+                if str(number) in done:  # counted before the interruption: not archived or sent again
+                    bar.update(len(recs))
+                else:
+                    yield str(number), [payload(rec) for rec in recs]
 
             from newsfold.workers import run_batches
 
             try:
-                run_batches(app, batches(), index=index, collect=False, on_done=lambda got: [record(o) for o in got])
+                run_batches(
+                    app,
+                    batches(),
+                    index=index,
+                    collect=False,
+                    on_done=lambda got: [record(o) for o in got],
+                    store=store,
+                    job_id=job.id,
+                )
             finally:
                 if archive is not None:
                     archive.close()
+            final = store.get(job.id)
+            store.finish(job.id, "done", message=_counts_text(final.counts, final.rejected))
+    except KeyboardInterrupt:
+        if job is not None:
+            message = f"interrupted; `newsfold ingest --resume {job.id}` continues from the checkpoint"
+            store.finish(job.id, "cancelled", message=message)
+            print(f"newsfold: {message}", file=sys.stderr)
+        raise
+    except BaseException as exc:
+        if job is not None and store is not None and not isinstance(exc, SystemExit):
+            with contextlib.suppress(Exception):
+                store.finish(job.id, "failed", message=f"{type(exc).__name__}: {exc}")
+        raise
     finally:
         bar.close()
         if out:
             out.close()
     elapsed = time.perf_counter() - started
     pages = sum(totals.values())
-    text = ", ".join(f"{totals.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected"))
-    if reasons:
-        text += " (" + ", ".join(f"{r}: {n}" for r, n in reasons.most_common()) + ")"
     skipped = f"; skipped {stats.skipped_total} non-page records" if stats.skipped_total else ""
     print(
-        f"{pages} pages in {elapsed:.1f} s ({pages / max(elapsed, 1e-9):.1f} pages/s): {text}{skipped}", file=sys.stderr
+        f"{pages} pages in {elapsed:.1f} s ({pages / max(elapsed, 1e-9):.1f} pages/s): "
+        f"{_counts_text(totals, reasons)}{skipped}",
+        file=sys.stderr,
     )
+    if done:
+        print(f"job {job.id} in all: {_counts_text(final.counts, final.rejected)}", file=sys.stderr)
     return 0
+
+
+# ---------------------------------------------------------------- reindex
+def cmd_reindex(args) -> int:
+    """Build a new index behind the alias (from the stored text or the raw-page archive) and swap it in."""
+    import getpass
+
+    from indexer.reindex import Reindex, ReindexError
+    from indexer.tasks import chunk_context
+
+    settings = _settings(args)
+    started = time.perf_counter()
+    with _pipeline(settings, args.workers) as (live, app):
+        store = _job_store(live)
+        if args.resume:
+            job = _resumable(store, args.resume, "reindex")
+        else:
+            running = store.active("reindex", index=live.index)
+            if running is not None:
+                raise SystemExit(
+                    f"newsfold: a reindex of {live.index} is already {running.status} (job {running.id}); "
+                    f"if its coordinator died, continue it with `newsfold reindex --resume {running.id}`"
+                )
+            params = {"source": args.source, "user": getpass.getuser(), "index": live.index}
+            job = store.create("reindex", params=params)
+        print(f"reindex job {job.id}: {job.params.get('source')} -> a new index behind {live.index}", file=sys.stderr)
+        bar = tqdm(desc="reindex", unit="page", disable=args.quiet)
+
+        def progress(current, phase: str) -> None:
+            if current.total is not None and bar.total != current.total:
+                bar.total = current.total
+            if current.done > bar.n:
+                bar.update(current.done - bar.n)
+            bar.set_postfix_str(phase)
+
+        try:
+            ctx = chunk_context(live.replace(index=job.params.get("index") or live.index))
+            job = Reindex(job.id, app=app, store=store, ctx=ctx, progress=progress).run()
+        except ReindexError as exc:
+            bar.close()
+            print(f"newsfold: reindex job {job.id} failed: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            bar.close()
+            print(f"newsfold: `newsfold reindex --resume {job.id}` continues from the checkpoint", file=sys.stderr)
+            raise
+        finally:
+            bar.close()
+    elapsed = time.perf_counter() - started
+    print(
+        f"reindex job {job.id} {job.status} in {elapsed:.1f} s ({job.done / max(elapsed, 1e-9):.1f} pages/s): "
+        f"{job.message}",
+        file=sys.stderr,
+    )
+    return 0 if job.status == "done" else 1
 
 
 # ---------------------------------------------------------------- demo
 def cmd_demo(args) -> int:
-    from newsfold.pages import read_pages
+    from indexer.sources import iter_jsonl
     from newsfold.samples import generate
     from web import create_app
 
     settings = _settings(args)
     with tempfile.TemporaryDirectory(prefix="newsfold-demo-") as tmp:
         pages_file = generate(Path(tmp), seed=args.seed, stories=args.stories)
-        payloads = [r.payload for r in read_pages(pages_file) if r.payload]
+        payloads = [r.path_payload() for r in iter_jsonl(pages_file, read_html=False) if not r.error]
         print(f"sample corpus: {len(payloads)} generated pages in {tmp}", file=sys.stderr)
         with _pipeline(settings, args.workers) as (live, app):
             from plugin.client import build_client
@@ -270,12 +417,89 @@ def cmd_demo(args) -> int:
             ensure_index(build_client(live), live)
             outcomes = _ingest(app, live, payloads, index=live.index, quiet=args.quiet)
             print(f"ingested: {_summary(outcomes)}", file=sys.stderr)
-            web = create_app(settings=live)
+            web_settings, password = _demo_web_settings(live)
+            web = create_app(settings=web_settings)
             print(f"newsfold is serving on http://{args.host}:{args.port}/  (Ctrl-C to stop)", file=sys.stderr)
+            if password:
+                print(
+                    f"admin login: http://{args.host}:{args.port}/login  user {web_settings.admin_user}  "
+                    f"password {password}  (made for this run)",
+                    file=sys.stderr,
+                )
             from werkzeug.serving import run_simple
 
             with contextlib.suppress(KeyboardInterrupt):
                 run_simple(args.host, args.port, web, threaded=True, use_reloader=False)
+    return 0
+
+
+def _demo_web_settings(settings: Settings) -> tuple[Settings, str | None]:
+    """The demo web's settings and the admin password made for this run (None when one is configured).
+
+    The demo serves plain http, so the session cookie may not be HTTPS-only;
+    a development secret key is replaced by a random one so sessions cannot be forged.
+    """
+    import secrets
+
+    from werkzeug.security import generate_password_hash
+
+    from plugin.settings import DEV_SECRET_KEY
+    from web.auth import MIN_SECRET_KEY_CHARS
+
+    changes: dict = {"cookie_secure": False}
+    if settings.secret_key == DEV_SECRET_KEY or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:
+        changes["secret_key"] = secrets.token_hex(32)
+    password = None
+    if not settings.admin_password_hash:
+        password = secrets.token_urlsafe(12)
+        changes["admin_password_hash"] = generate_password_hash(password)
+    return settings.replace(**changes), password
+
+
+# ---------------------------------------------------------------- credentials
+MIN_PASSWORD_CHARS = 8
+MAX_PASSWORD_CHARS = 1024  # the login form refuses longer ones
+
+
+def cmd_hash_password(args) -> int:
+    """Print the hash of a password (asked for twice on a terminal, else the first line of stdin)."""
+    import getpass
+
+    from werkzeug.security import generate_password_hash
+
+    if sys.stdin.isatty():
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Password again: ") != password:
+            raise SystemExit("newsfold: the two passwords differ; nothing was printed")
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not MIN_PASSWORD_CHARS <= len(password) <= MAX_PASSWORD_CHARS:
+        raise SystemExit(
+            f"newsfold: the password must have {MIN_PASSWORD_CHARS} to {MAX_PASSWORD_CHARS} characters, "
+            f"got {len(password)}"
+        )
+    print(generate_password_hash(password))
+    print("set NEWSFOLD_ADMIN_PASSWORD_HASH to the line above", file=sys.stderr)
+    return 0
+
+
+def cmd_api_token(args) -> int:
+    """Print a new random API token and its NEWSFOLD_API_TOKEN_HASHES entry."""
+    from web.auth import new_api_token
+
+    try:
+        token, entry = new_api_token(args.name)
+    except ValueError:
+        raise SystemExit(
+            f"newsfold: a token name is 1-64 letters, digits, '.', '_' or '-'; got {args.name!r}"
+        ) from None
+    print(f"token: {token}")
+    print(f"entry: {entry}")
+    print(
+        "Give the token to the client (Authorization: Bearer <token>); it is shown only now. "
+        "Add the entry to NEWSFOLD_API_TOKEN_HASHES (comma-separated).",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -350,7 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_cluster)
 
     p = sub.add_parser("ingest", help="stream JSONL page lists, directory trees or WARC files into the index")
-    p.add_argument("sources", nargs="+", help="PAGES.jsonl, a folder of .html/.html.gz files, or .warc/.warc.gz files")
+    p.add_argument("sources", nargs="*", help="PAGES.jsonl, a folder of .html/.html.gz files, or .warc/.warc.gz files")
+    p.add_argument("--resume", metavar="JOB", help="continue an interrupted ingest job (its done batches are skipped)")
     p.add_argument("--index", help="alias to write to (default: NEWSFOLD_INDEX)")
     p.add_argument(
         "--archive", help="folder of the raw-page WARC archive (default: NEWSFOLD_ARCHIVE_DIR; none: no archive)"
@@ -361,6 +586,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("reindex", help="rebuild the index behind the alias (zero downtime, resumable)")
+    p.add_argument(
+        "--source",
+        choices=("text", "archive"),
+        default="text",
+        help="text: re-sign the stored article text (default); archive: re-extract the raw pages of the archive",
+    )
+    p.add_argument("--resume", metavar="JOB", help="continue an interrupted reindex job from its checkpoint")
+    p.add_argument(
+        "--workers", type=int, default=2, help="local Celery worker processes (0: only workers already running)"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser("evaluate", help="score predictions against a truth set (dev-set layout)")
     p.add_argument("--truth", required=True, help="folder with pages.jsonl and truth/")
@@ -378,6 +617,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--host", default="127.0.0.1")
     p.set_defaults(func=cmd_web)
+
+    p = sub.add_parser("hash-password", help="print the hash of an admin password (read from the terminal or stdin)")
+    p.set_defaults(func=cmd_hash_password)
+
+    p = sub.add_parser("api-token", help="make an API token and print it with its NEWSFOLD_API_TOKEN_HASHES entry")
+    p.add_argument("name", help="a name for the token, logged with the changes made with it")
+    p.set_defaults(func=cmd_api_token)
 
     p = sub.add_parser("init-index", help="create the index and alias if missing")
     p.set_defaults(func=cmd_init_index)

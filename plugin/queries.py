@@ -18,6 +18,7 @@ LOOKUP_SOURCE = [
 ]
 VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "cluster_id", "signature", "shingle_count"]
 MAX_QUERY_CHARS = 500
+REPRESENTATIVE_BOOST = 2.0  # added to the relevance score of an editor-chosen representative
 SORTS = ("relevance", "date")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
@@ -110,10 +111,14 @@ def collapsed_search(
     date_from: str | None = None,
     date_to: str | None = None,
     precision_threshold: int = 40000,
+    representative_boost: float = REPRESENTATIVE_BOOST,
 ) -> dict:
     """Search body returning one hit per story (collapsed on ``cluster_id``).
 
-    The hit of each story is its best-matching version. ``hits.total`` counts
+    The hit of each story is its best-matching version; a version an editor
+    made the story's representative is preferred: by relevance it gets
+    ``representative_boost`` added to its score (which also lifts its story a
+    little), by date it wins among versions of the same date. ``hits.total`` counts
     documents, so the number of stories comes from the ``stories``
     cardinality aggregation. Pages use from/size (collapse only pages with
     ``search_after`` when sorting on the collapse field).
@@ -132,7 +137,11 @@ def collapsed_search(
     must = _text_query(q)
     body: dict = {
         "query": {
-            "bool": {"must": [must], "filter": _filters(site=site, lang=lang, date_from=date_from, date_to=date_to)}
+            "bool": {
+                "must": [must],
+                "filter": _filters(site=site, lang=lang, date_from=date_from, date_to=date_to),
+                "should": [representative_clause(representative_boost)] if representative_boost > 0 else [],
+            }
         },
         "collapse": {"field": "cluster_id"},
         "from": (page - 1) * size,
@@ -149,8 +158,17 @@ def collapsed_search(
             "encoder": "html",
         }
     if sort == "date" or not q:
-        body["sort"] = [{"published": {"order": "desc", "missing": "_last"}}, {"ingested": "desc"}]
+        body["sort"] = [
+            {"published": {"order": "desc", "missing": "_last"}},
+            {"representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
+            {"ingested": "desc"},
+        ]
     return body
+
+
+def representative_clause(boost: float = REPRESENTATIVE_BOOST) -> dict:
+    """A should clause adding ``boost`` to the score of a story's editor-chosen representative."""
+    return {"constant_score": {"filter": {"term": {"representative": True}}, "boost": boost}}
 
 
 def search_facets(
@@ -287,6 +305,15 @@ def clusters_with_pages(
     ``max_clusters`` clusters match, the ones with the most matching pages are
     kept (the response's ``sum_other_doc_count`` is then above 0).
 
+    Args:
+        site: pages of this site.
+        lang: pages in this language.
+        q: text in the title or body (``simple_query_string``, all words).
+        max_clusters: at most this many cluster ids.
+
+    Returns:
+        The body; the ids are the keys of ``aggregations.clusters.buckets``.
+
     Raises:
         ValueError: the text query is too long.
     """
@@ -407,7 +434,14 @@ def _representative_first() -> list[dict]:
 
 
 def cluster_samples(cluster_ids: list[str]) -> dict:
-    """Search body: one sample page (the representative, else the first seen) per cluster, for list titles."""
+    """Search body: one sample page (the representative, else the first seen) per cluster, for list titles.
+
+    Args:
+        cluster_ids: the clusters of one page of the list.
+
+    Returns:
+        The body; per bucket a ``sample`` top hit and the cluster's ``langs``.
+    """
     return {
         "size": 0,
         "query": {"terms": {"cluster_id": list(cluster_ids)}},
@@ -432,7 +466,12 @@ def cluster_samples(cluster_ids: list[str]) -> dict:
 def cluster_detail(cluster_id: str, *, size: int = 200) -> dict:
     """Search body: a cluster's pages with everything the admin detail shows (representative first, then oldest).
 
-    ``hits.total`` is the true cluster size; at most ``size`` pages are returned.
+    Args:
+        cluster_id: the cluster.
+        size: at most this many pages (bodies included, so keep it modest).
+
+    Returns:
+        The body; ``hits.total`` is the true cluster size.
     """
     return {
         "query": {"term": {"cluster_id": cluster_id}},
@@ -449,6 +488,12 @@ def duplicate_overview(*, sites: int = 30) -> dict:
     A page is a duplicate when it has a ``matched_id`` (it was folded into an
     earlier page's cluster when ingested). Per site: the ``sites`` sites with
     the most pages.
+
+    Args:
+        sites: how many sites to break down.
+
+    Returns:
+        The body (aggregations ``stories``, ``duplicates``, ``sites``, ``ingested``).
     """
     duplicate = {"filter": {"exists": {"field": "matched_id"}}}
     return {
@@ -469,6 +514,12 @@ def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict:
     The caller bins the ``doc_count`` values; single-page stories are the
     story count minus these clusters. Cost grows with the number of
     multi-page clusters (see :func:`cluster_list`).
+
+    Args:
+        max_clusters: the bucket cap.
+
+    Returns:
+        The body (aggregations ``clusters`` and ``stories``).
     """
     return {
         "size": 0,
@@ -485,6 +536,15 @@ def similarity_distribution(*, interval: float = 0.05) -> dict:
     ``similarity`` is the estimated Jaccard to the page a duplicate matched;
     ``nearest_rejected`` the highest estimate among candidates that failed
     verification. Both on [0, 1] with empty bins kept.
+
+    Args:
+        interval: the bin width.
+
+    Returns:
+        The body (histogram aggregations ``accepted`` and ``rejected``).
+
+    Raises:
+        ValueError: the interval is not in (0, 1].
     """
     if not 0 < interval <= 1:
         raise ValueError(f"interval must be in (0, 1], got {interval}")
@@ -516,7 +576,16 @@ RATE_INTERVALS = (
 
 
 def rate_interval(start_ms: int, end_ms: int, *, max_buckets: int = 60) -> tuple[str, int]:
-    """The shortest interval of :data:`RATE_INTERVALS` that covers ``[start, end]`` in at most ``max_buckets`` bins."""
+    """The shortest interval of :data:`RATE_INTERVALS` that covers ``[start, end]`` in at most ``max_buckets`` bins.
+
+    Args:
+        start_ms: the first instant, epoch milliseconds.
+        end_ms: the last instant.
+        max_buckets: bins wanted at most (the longest interval is used when none fits).
+
+    Returns:
+        ``(Elasticsearch fixed interval, its length in milliseconds)``.
+    """
     span = max(0, int(end_ms) - int(start_ms))
     for name, length in RATE_INTERVALS:
         if span // length + 1 <= max_buckets:
@@ -527,7 +596,13 @@ def rate_interval(start_ms: int, end_ms: int, *, max_buckets: int = 60) -> tuple
 def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict:
     """Search body: pages ingested per interval between two instants (a ``date_histogram`` on ``ingested``).
 
-    The interval is chosen by :func:`rate_interval`; empty intervals are kept.
+    Args:
+        start_ms: the first ingest, epoch milliseconds.
+        end_ms: the last ingest.
+        max_buckets: bins wanted at most; the interval is chosen by :func:`rate_interval`.
+
+    Returns:
+        The body (``aggregations.rate``; empty intervals are kept).
     """
     interval, _ = rate_interval(start_ms, end_ms, max_buckets=max_buckets)
     return {
@@ -546,9 +621,48 @@ def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict:
 
 
 def rejection_reasons(*, size: int = 20) -> dict:
-    """Search body for the rejected-pages index: rejected pages by reason, most frequent first."""
+    """Search body for the rejected-pages index: rejected pages by reason, most frequent first.
+
+    Args:
+        size: at most this many reasons.
+
+    Returns:
+        The body (``aggregations.reasons``; ``hits.total`` counts every rejected page).
+    """
     return {
         "size": 0,
         "track_total_hits": True,
         "aggs": {"reasons": {"terms": {"field": "reason", "size": size}}},
     }
+
+
+# ------------------------------------------------------------------ corrections (plugin.corrections)
+DECISION_SOURCE = ["id", "kind", "at", "pages", "must_link", "cannot_link", "released", "not_representative"]
+
+
+def corrections_touching(page_ids: list[str], *, size: int = 10_000) -> dict:
+    """Search body: the corrections that say something about any of ``page_ids`` (their decisions only)."""
+    return {"query": {"terms": {"touches": list(page_ids)}}, "size": size, "_source": DECISION_SOURCE}
+
+
+def corrections_log(
+    *, cluster_id: str | None = None, page_id: str | None = None, offset: int = 0, size: int = 50
+) -> dict:
+    """Search body: the corrections log, newest first, optionally of one cluster and/or one page."""
+    filters: list[dict] = []
+    if cluster_id:
+        filters.append({"term": {"clusters": cluster_id}})
+    if page_id:
+        filters.append({"term": {"touches": page_id}})
+    return {
+        "query": {"bool": {"filter": filters}} if filters else {"match_all": {}},
+        "sort": [{"at": "desc"}, {"id": "desc"}],
+        "from": offset,
+        "size": size,
+        "track_total_hits": True,
+    }
+
+
+def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict:
+    """Search body: the pages of some clusters (ids, and ``source`` fields when asked)."""
+    return {"query": {"terms": {"cluster_id": list(cluster_ids)}}, "size": size, "_source": source}

@@ -55,6 +55,7 @@ class Settings:
     index: str = "newsfold-articles"
     shards: int = 1
     replicas: int = 0
+    corrections_index: str | None = None  # default: <index>-corrections
     # signatures
     num_perm: int = 256
     seed: int = 1
@@ -144,6 +145,17 @@ class Settings:
         self._check_web()
         if self.index != self.index.lower() or not self.index or self.index.startswith(("-", "_")):
             raise ValueError(f"index must be a lower-case Elasticsearch name, got {self.index!r}")
+        if self.corrections_index is not None and (
+            self.corrections_index != self.corrections_index.lower()
+            or not self.corrections_index
+            or self.corrections_index.startswith(("-", "_"))
+            or any(ch in self.corrections_index for ch in '*?,"<>|/\\ #:')
+            or self.corrections_index == self.index
+        ):
+            raise ValueError(
+                "corrections_index must be a lower-case Elasticsearch name other than the index, "
+                f"got {self.corrections_index!r}"
+            )
 
     def _check_web(self) -> None:
         """Validate the login settings (the hash values are never echoed)."""

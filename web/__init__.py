@@ -1,4 +1,4 @@
-"""newsfold's web front end: the search UI, the JSON API and the read-only admin.
+"""newsfold's web front end: the search UI, the JSON API and the admin (behind a login).
 
 Run it with ``flask --app web run`` (settings from the environment, see the
 README's configuration table). The web imports ``plugin`` but never the
@@ -7,12 +7,13 @@ indexer: it queues ingest work by task name.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 
 from flask import Flask
 
 from plugin.settings import Settings
-from web import admin, api, errors, formatting, resources, search
+from web import admin, admin_api, api, auth, errors, formatting, resources, search
 
 
 def create_app(test_config: Mapping | None = None, *, settings: Settings | None = None) -> Flask:
@@ -30,6 +31,11 @@ def create_app(test_config: Mapping | None = None, *, settings: Settings | None 
     app = Flask(__name__)
     app.config.from_mapping(
         SECRET_KEY=settings.secret_key,
+        # the session cookie only carries the login: never readable by scripts, not sent on cross-site posts
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.cookie_secure,
+        PERMANENT_SESSION_LIFETIME=dt.timedelta(hours=settings.session_hours),
         # the web's Elasticsearch client fails fast so a down server answers 503 quickly
         ES_TIMEOUT=5.0,
         ES_MAX_RETRIES=1,
@@ -47,6 +53,7 @@ def create_app(test_config: Mapping | None = None, *, settings: Settings | None 
     app.jinja_env.lstrip_blocks = True
     resources.init_app(app, settings)
     errors.register(app)
+    auth.init_app(app, settings)
     app.add_template_filter(formatting.format_date, "date")
     app.add_template_filter(formatting.format_datetime, "datetime")
     app.add_template_filter(formatting.percent, "percent")
@@ -57,6 +64,7 @@ def create_app(test_config: Mapping | None = None, *, settings: Settings | None 
     app.register_blueprint(search.bp)
     app.register_blueprint(api.bp, url_prefix="/api")
     app.register_blueprint(admin.bp, url_prefix="/admin")
+    app.register_blueprint(admin_api.bp, url_prefix="/api")
     # liveness for container health checks: the process answers (servers are checked per request)
     app.add_url_rule("/healthz", "healthz", lambda: {"status": "ok"})
     return app

@@ -11,6 +11,7 @@ import elasticsearch
 import kombu.exceptions
 import redis.exceptions
 from flask import Flask, current_app, jsonify, render_template, request
+from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from web.formatting import redact_url
@@ -94,6 +95,24 @@ def _http_error(exc: HTTPException):
     return render_template("error.html", code=code, title=exc.name, message=message), code
 
 
+def _csrf_error(exc: CSRFError):
+    current_app.logger.info("CSRF check failed on %s %s: %s", request.method, request.path, exc.description)
+    if wants_json():
+        message = (
+            f"CSRF check failed ({exc.description}) A request with the session cookie must send the X-CSRFToken "
+            "header (the csrf-token meta tag of any page while logged in); scripts should use an API token instead."
+        )
+        return jsonify(error=message), 400
+    message = "This form has expired or was not sent from this site. Go back, reload the page and try again."
+    if current_app.config.get("SESSION_COOKIE_SECURE") and not request.is_secure:
+        # the browser never sends a Secure cookie back over plain http, so every form would fail
+        message += (
+            " This site is served over plain http while the session cookie is set for HTTPS only:"
+            " serve it over HTTPS, or set NEWSFOLD_COOKIE_SECURE=0."
+        )
+    return render_template("error.html", code=400, title="Form expired", message=message), 400
+
+
 def register(app: Flask) -> None:
     """Install the error handlers on ``app``."""
     for cls in ES_ERRORS:
@@ -101,4 +120,5 @@ def register(app: Flask) -> None:
     for cls in QUEUE_ERRORS:
         app.register_error_handler(cls, _queue_error)
     app.register_error_handler(ServiceUnavailable, _not_configured)
+    app.register_error_handler(CSRFError, _csrf_error)
     app.register_error_handler(HTTPException, _http_error)

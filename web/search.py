@@ -6,23 +6,28 @@ from flask import Blueprint, current_app, render_template, request
 
 from web.formatting import page_links
 from web.resources import get_es, get_settings
-from web.stories import SearchParams, run_search, search_body
+from web.stories import FilterChoices, SearchParams, filter_choices, run_search, search_body
 
 bp = Blueprint("search", __name__)
 
 
 @bp.get("/")
 def index():
-    """``/?q=&site=&lang=&page=``: matching stories, or the latest ones for an empty query."""
+    """``/?q=&site=&lang=&from=&to=&sort=&page=``: matching stories, or the latest ones for an empty query.
+
+    A malformed or out-of-range argument is answered with the form, refilled,
+    and a message saying what to change (HTTP 400); it never reaches Elasticsearch.
+    """
     settings = get_settings()
     try:
-        params = SearchParams.from_args(request.args)
+        params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
         body = search_body(params, settings)
     except ValueError as exc:
-        form = SearchParams(
-            q=request.args.get("q", ""), site=request.args.get("site") or None, lang=request.args.get("lang") or None
-        )
-        return render_template("search.html", params=form, error=str(exc)), 400
-    result = run_search(get_es(), settings, params, body, per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))
+        form = SearchParams.for_form(request.args)
+        page = render_template("search.html", params=form, error=str(exc), choices=FilterChoices.chosen(form))
+        return page, 400
+    es = get_es()
+    result = run_search(es, settings, params, body, per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))
+    choices = filter_choices(es, settings, params)
     links = page_links(params.page, result.total_pages)
-    return render_template("search.html", params=params, result=result, page_links=links)
+    return render_template("search.html", params=params, result=result, page_links=links, choices=choices)

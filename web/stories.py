@@ -9,7 +9,9 @@ from the stored MinHash signatures.
 from __future__ import annotations
 
 import binascii
+import datetime as dt
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -20,43 +22,137 @@ from plugin.settings import Settings
 from plugin.signature import Signature, jaccard
 
 MAX_PAGE_DIGITS = 6
+MAX_FILTER_CHARS = 200
+#: a longer query string is refused whole (a browser form never sends one)
+MAX_ARGS_CHARS = 4096
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 #: fields of a version or cluster member returned to clients (never the signature)
 PUBLIC_FIELDS = ("title", "url", "site", "lang", "published")
 
 
+def _has_control_chars(text: str) -> bool:
+    return any(ord(ch) < 32 and ch not in "\t\n\r" or ord(ch) == 127 for ch in text)
+
+
+def _parse_day(arg: str, value: str) -> dt.date:
+    try:
+        if not _ISO_DATE.match(value):
+            raise ValueError(value)
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"'{arg}' must be a date like 2024-05-31, got {value[:40]!r}") from None
+
+
 @dataclass(frozen=True)
 class SearchParams:
-    """What the user asked for: query, filters and page number."""
+    """What the user asked for: query, filters, order and page number.
+
+    The URL arguments are ``q``, ``site``, ``lang``, ``from`` and ``to``
+    (``YYYY-MM-DD``, inclusive, on the published date), ``sort``
+    (``relevance`` or ``date``) and ``page``: the whole state of a search is
+    in its URL, so any result page can be shared.
+    """
 
     q: str = ""
     site: str | None = None
     lang: str | None = None
+    date_from: str | None = None
+    date_to: str | None = None
+    sort: str = "relevance"
     page: int = 1
 
     @classmethod
-    def from_args(cls, args: Mapping[str, str]) -> SearchParams:
-        """Read ``q``, ``site``, ``lang`` and ``page`` from request arguments.
+    def from_args(cls, args: Mapping[str, str], *, query_string_chars: int = 0) -> SearchParams:
+        """Read the search from request arguments.
+
+        Args:
+            args: the request's query arguments.
+            query_string_chars: length of the raw query string (refused above ``MAX_ARGS_CHARS``).
 
         Raises:
-            ValueError: ``page`` is not a positive whole number or absurdly large.
+            ValueError: a value is malformed or out of range; the message says which and how.
         """
+        q = (args.get("q") or "").strip()
+        if len(q) > queries.MAX_QUERY_CHARS:  # said first: the most likely reason for a long address
+            raise ValueError(f"the query has {len(q):,} characters; the limit is {queries.MAX_QUERY_CHARS}")
+        if _has_control_chars(q):
+            raise ValueError("the query contains control characters")
+        values: dict[str, str | None] = {}
+        for name in ("site", "lang"):
+            value = (args.get(name) or "").strip()
+            if len(value) > MAX_FILTER_CHARS or _has_control_chars(value):
+                raise ValueError(f"{name} must be at most {MAX_FILTER_CHARS} printable characters")
+            values[name] = value or None
+        days = {}
+        for arg, name in (("from", "date_from"), ("to", "date_to")):
+            value = (args.get(arg) or "").strip()
+            values[name] = value or None
+            if value:
+                days[arg] = _parse_day(arg, value)
+        if len(days) == 2 and days["from"] > days["to"]:
+            raise ValueError(f"the date range is empty: 'from' {days['from']} is after 'to' {days['to']}")
+        sort = (args.get("sort") or "relevance").strip()
+        if sort not in queries.SORTS:
+            raise ValueError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
         raw_page = (args.get("page") or "1").strip()
         if not (raw_page.isascii() and raw_page.isdigit()) or not raw_page.strip("0"):
             raise ValueError(f"page must be a positive whole number, got {raw_page[:20]!r}")
         if len(raw_page) > MAX_PAGE_DIGITS:
             shown = raw_page if len(raw_page) <= 20 else raw_page[:20] + "…"
             raise ValueError(f"page {shown} is out of range (at most 10,000 results)")
+        if query_string_chars > MAX_ARGS_CHARS:  # checked last: a message about a known argument helps more
+            raise ValueError(
+                f"the address is too long ({query_string_chars:,} characters after the '?'; at most {MAX_ARGS_CHARS:,})"
+            )
+        return cls(q=q, sort=sort, page=int(raw_page), **values)
+
+    @classmethod
+    def for_form(cls, args: Mapping[str, str]) -> SearchParams:
+        """What the user typed, unchecked and cut to size: refills the form above an error message."""
+
+        def text(name: str, limit: int) -> str:
+            return (args.get(name) or "").strip()[:limit]
+
         return cls(
-            q=(args.get("q") or "").strip(),
-            site=(args.get("site") or "").strip() or None,
-            lang=(args.get("lang") or "").strip() or None,
-            page=int(raw_page),
+            q=text("q", 2 * queries.MAX_QUERY_CHARS),
+            site=text("site", MAX_FILTER_CHARS) or None,
+            lang=text("lang", MAX_FILTER_CHARS) or None,
+            date_from=text("from", 40) or None,
+            date_to=text("to", 40) or None,
+            sort=text("sort", 40) or "relevance",
         )
 
-    def url_args(self, page: int | None = None) -> dict:
-        """Arguments for ``url_for`` that reproduce this search (on another page)."""
-        args = {"q": self.q, "site": self.site, "lang": self.lang, "page": page or self.page}
-        return {k: v for k, v in args.items() if v and not (k == "page" and v == 1)}
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter narrows the search."""
+        return bool(self.site or self.lang or self.date_from or self.date_to)
+
+    def url_args(self, page: int | None = None, **changes) -> dict:
+        """Arguments for ``url_for`` that reproduce this search (on another page, or with ``changes``)."""
+        args = {
+            "q": self.q,
+            "site": self.site,
+            "lang": self.lang,
+            "from": self.date_from,
+            "to": self.date_to,
+            "sort": self.sort,
+            "page": page or self.page,
+        }
+        args.update(changes)
+        defaults = {"page": 1, "sort": "relevance"}
+        return {k: v for k, v in args.items() if v and defaults.get(k) != v}
+
+    def as_json(self) -> dict:
+        """The search as the API reports it."""
+        return {
+            "query": self.q,
+            "site": self.site,
+            "lang": self.lang,
+            "from": self.date_from,
+            "to": self.date_to,
+            "sort": self.sort,
+            "page": self.page,
+        }
 
 
 @dataclass
@@ -75,10 +171,11 @@ class SearchResult:
         return min(math.ceil(self.stories / self.page_size), 10_000 // self.page_size)
 
     def as_json(self) -> dict:
+        """The API's answer: the search, the counts and the page of stories."""
         return {
-            "query": self.params.q,
-            "page": self.params.page,
+            **self.params.as_json(),
             "page_size": self.page_size,
+            "total_pages": self.total_pages,
             "stories": self.stories,
             "documents": self.documents,
             "results": [{k: v for k, v in story.items() if k != "title_highlight"} for story in self.results],
@@ -92,8 +189,44 @@ def search_body(params: SearchParams, settings: Settings) -> dict:
         ValueError: the query is too long or the page out of range (the message says which).
     """
     return queries.collapsed_search(
-        params.q, page=params.page, size=settings.page_size, site=params.site, lang=params.lang
+        params.q,
+        page=params.page,
+        size=settings.page_size,
+        sort=params.sort,
+        site=params.site,
+        lang=params.lang,
+        date_from=params.date_from,
+        date_to=params.date_to,
     )
+
+
+@dataclass
+class FilterChoices:
+    """The values the site and language filters offer, each with its number of pages."""
+
+    sites: list[tuple[str, int]] = field(default_factory=list)
+    langs: list[tuple[str, int]] = field(default_factory=list)
+
+    @classmethod
+    def chosen(cls, params: SearchParams) -> FilterChoices:
+        """Only the values already chosen (when the search could not run)."""
+        return cls(sites=[(params.site, 0)] if params.site else [], langs=[(params.lang, 0)] if params.lang else [])
+
+
+def filter_choices(es: Elasticsearch, settings: Settings, params: SearchParams) -> FilterChoices:
+    """Sites and languages of the pages matching the query and dates; a chosen value is always offered."""
+    res = es.search(
+        index=settings.index, **queries.search_facets(params.q, date_from=params.date_from, date_to=params.date_to)
+    )
+    aggs = res.get("aggregations") or {}
+
+    def values(name: str, chosen: str | None) -> list[tuple[str, int]]:
+        found = [(str(b["key"]), int(b["doc_count"])) for b in (aggs.get(name) or {}).get("buckets", [])]
+        if chosen and chosen not in {key for key, _ in found}:
+            found.append((chosen, 0))
+        return sorted(found, key=lambda item: item[0].lower())
+
+    return FilterChoices(sites=values("sites", params.site), langs=values("langs", params.lang))
 
 
 def run_search(

@@ -1,0 +1,77 @@
+"""The OpenAPI document at /api/openapi.json: valid OpenAPI 3.1, and every /api route is in it."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from openapi_spec_validator import validate
+
+from plugin.settings import Settings
+from web import create_app
+
+METHODS = {"get", "put", "post", "delete", "patch"}
+WRITE_SECURITY = [{"bearerAuth": []}, {"sessionCookie": [], "csrfHeader": []}]
+
+
+@pytest.fixture(scope="module")
+def app():
+    # no server is contacted: the document and the route table need none
+    return create_app({"TESTING": True}, settings=Settings(elasticsearch_url="http://127.0.0.1:9"))
+
+
+@pytest.fixture(scope="module")
+def document(app):
+    res = app.test_client().get("/api/openapi.json")
+    assert res.status_code == 200 and res.mimetype == "application/json"
+    return res.get_json()
+
+
+def _flask_path(rule: str) -> str:
+    return re.sub(r"<(?:[^:<>]+:)?[^<>]+>", "{}", rule)
+
+
+def _openapi_path(path: str) -> str:
+    return re.sub(r"\{[^}]+\}", "{}", path)
+
+
+def test_the_document_is_valid_openapi_3_1(document):
+    assert document["openapi"].startswith("3.1")
+    validate(document)
+
+
+def test_every_api_route_is_documented(app, document):
+    documented = {
+        (_openapi_path(path), method.upper())
+        for path, operations in document["paths"].items()
+        for method in operations
+        if method in METHODS
+    }
+    routes = {
+        (_flask_path(rule.rule), method)
+        for rule in app.url_map.iter_rules()
+        if rule.rule.startswith("/api/")
+        for method in rule.methods - {"HEAD", "OPTIONS"}
+    }
+    assert len(routes) >= 5
+    missing = sorted(routes - documented)
+    assert not missing, f"routes missing from web/openapi.json: {missing}"
+
+
+def test_path_parameters_match_the_paths(document):
+    for path, operations in document["paths"].items():
+        names = set(re.findall(r"\{([^}]+)\}", path))
+        for method, operation in operations.items():
+            declared = {p["name"] for p in operation.get("parameters", []) if p["in"] == "path"}
+            assert declared == names, (method, path)
+
+
+def test_writes_declare_their_credentials_and_reads_of_search_are_public(document):
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            if method != "get":
+                assert operation["security"] == WRITE_SECURITY, (method, path)
+                assert "401" in operation["responses"], (method, path)
+    assert document["paths"]["/api/search"]["get"]["security"] == []
+    schemes = document["components"]["securitySchemes"]
+    assert schemes["bearerAuth"] == {**schemes["bearerAuth"], "type": "http", "scheme": "bearer"}
