@@ -8,12 +8,25 @@
     signed = sign_page(Page(html=raw_bytes, url=url), settings)
     outcomes = ingest([signed], client=client, settings=settings)   # finds/assigns the cluster
     body = collapsed_search("election", page=1)          # one hit per story, for your own search
+    split_page(page_id, user="ed", client=client, settings=settings)  # editor corrections (docs/corrections.md)
 
 Everything here is pure except the functions that take ``client=``.
 """
 
 from plugin.client import build_client
-from plugin.cluster import Match, decide, verify
+from plugin.cluster import Constraints, Match, decide, verify
+from plugin.corrections import (
+    Correction,
+    CorrectionError,
+    corrections_index,
+    ensure_corrections_index,
+    list_corrections,
+    mark_not_duplicates,
+    merge_clusters,
+    reapply_corrections,
+    set_representative,
+    split_page,
+)
 from plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
 from plugin.extract import Article, Rejection, extract_article
 from plugin.index import ensure_index, index_body
@@ -23,6 +36,9 @@ from plugin.signature import Signature, band_keys, sign_text
 
 __all__ = [
     "Article",
+    "Constraints",
+    "Correction",
+    "CorrectionError",
     "Match",
     "Outcome",
     "Page",
@@ -33,13 +49,21 @@ __all__ = [
     "band_keys",
     "build_client",
     "collapsed_search",
+    "corrections_index",
     "decide",
+    "ensure_corrections_index",
     "ensure_index",
     "extract_article",
     "index_body",
     "ingest",
+    "list_corrections",
+    "mark_not_duplicates",
+    "merge_clusters",
+    "reapply_corrections",
+    "set_representative",
     "sign_page",
     "sign_text",
+    "split_page",
     "verify",
     "versions_of",
 ]

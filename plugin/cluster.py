@@ -6,7 +6,7 @@ found and writes what it decides.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from plugin.settings import Settings
@@ -129,6 +129,98 @@ class UnionFind:
         return out
 
 
+def pair(a: str, b: str) -> tuple[str, str]:
+    """The unordered pair of two page ids in one canonical order."""
+    return (a, b) if a <= b else (b, a)
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """What editors decided about page ids (``plugin.corrections``), latest decision per pair.
+
+    ``must_link`` lists the pairs that belong together, the latest decision
+    first (applied in that order, so a newer decision wins a conflict);
+    ``cannot_link`` the pairs that never share a cluster; ``representative``
+    whether an editor made a page its story's representative (True) or chose
+    another page (False); ``clusters`` the current cluster of the indexed
+    pages named in the pairs (a realtime read), used to lift page constraints
+    onto existing clusters.
+    """
+
+    must_link: tuple[tuple[str, str], ...] = ()
+    cannot_link: frozenset[tuple[str, str]] = frozenset()
+    representative: Mapping[str, bool] = field(default_factory=dict)
+    clusters: Mapping[str, str] = field(default_factory=dict)
+
+    def is_empty(self) -> bool:
+        """Whether there is no constraint at all."""
+        return not (self.must_link or self.cannot_link or self.representative)
+
+    def cannot(self, a: str, b: str) -> bool:
+        """Whether the two pages must never share a cluster."""
+        return pair(a, b) in self.cannot_link
+
+    def spanning(self, left: Iterable[str], right: Iterable[str]) -> tuple[str, str] | None:
+        """A cannot-link pair with one page in ``left`` and the other in ``right``, or None."""
+        left, right = set(left), set(right)
+        for a, b in sorted(self.cannot_link):
+            if (a in left and b in right) or (a in right and b in left):
+                return a, b
+        return None
+
+    def within(self, pages: Iterable[str]) -> tuple[str, str] | None:
+        """A cannot-link pair with both pages in ``pages``, or None."""
+        pages = set(pages)
+        for a, b in sorted(self.cannot_link):
+            if a in pages and b in pages:
+                return a, b
+        return None
+
+
+NO_CONSTRAINTS = Constraints()
+
+
+class ConstrainedUnion(UnionFind):
+    """Union-find that refuses a union putting a cannot-link pair into one set."""
+
+    def __init__(self, cannot_link: Iterable[tuple] = ()) -> None:
+        super().__init__()
+        self.members: dict = {}
+        self.forbidden: dict = {}
+        for a, b in cannot_link:
+            if a != b:
+                self.forbidden.setdefault(a, set()).add(b)
+                self.forbidden.setdefault(b, set()).add(a)
+
+    def find(self, x):
+        if x not in self.parent:
+            self.members[x] = {x}
+        return super().find(x)
+
+    def union(self, a, b) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            super().union(ra, rb)
+            root, other = min(ra, rb), max(ra, rb)
+            self.members[root] |= self.members.pop(other)
+
+    def try_union(self, a, b) -> bool:
+        """Join the sets of ``a`` and ``b`` unless a cannot-link pair would end in one; True when joined."""
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return True
+        small, large = sorted((self.members[ra], self.members[rb]), key=len)
+        if any(self.forbidden.get(n, set()) & large for n in small):
+            return False
+        self.union(ra, rb)
+        return True
+
+
+def _by_similarity(edge: tuple[str, Match]) -> tuple:
+    pid, match = edge
+    return (-match.similarity, -match.containment, pid, match.page_id)
+
+
 @dataclass
 class Decision:
     """Where each page of a batch goes and which clusters merge."""
@@ -141,6 +233,7 @@ class Decision:
 def decide(
     page_ids: Iterable[str],
     edges: Iterable[tuple[str, Match]],
+    constraints: Constraints | None = None,
 ) -> Decision:
     """Assign clusters for a batch from verified matches.
 
@@ -149,34 +242,110 @@ def decide(
         edges: (page id, match) for every verified copy, where the match is an
             existing indexed page or another page of the batch
             (``match.page_id`` in ``page_ids``; its ``cluster_id`` is ignored).
+        constraints: editor corrections touching the batch and its
+            candidates. Must-link partners (of the batch, or indexed) join
+            the page's group first; then matches are applied from the most
+            similar down, and a match that would put a cannot-link pair in one
+            group (pages, or the existing clusters holding them) is skipped.
 
     Returns:
         The decision: each connected group of pages and existing clusters
         gets the smallest existing cluster id it touches, or, when it touches
         none, the smallest page id of the group (new story). Every other
         existing cluster of the group merges into that survivor. The rule is
-        deterministic, so workers deciding concurrently agree.
+        deterministic, so workers deciding concurrently agree. Without
+        constraints every match joins its group, whatever the order.
     """
     page_ids = list(page_ids)
+    edges = list(edges)
     batch = set(page_ids)
-    uf = UnionFind()
+    rules = constraints or NO_CONSTRAINTS
+    labels = {m.page_id: m.cluster_id for _, m in edges if m.page_id not in batch}
+    labels.update({p: c for p, c in rules.clusters.items() if p not in batch})
+
+    def node(pid: str) -> tuple[str, str] | None:
+        if pid in batch:
+            return ("p", pid)
+        return ("c", labels[pid]) if pid in labels else None  # None: a page that is not indexed
+
+    def target(match: Match) -> tuple[str, str]:
+        if match.page_id in batch:
+            return ("p", match.page_id)
+        return ("c", rules.clusters.get(match.page_id, match.cluster_id))
+
+    cannot = [(node(a), node(b)) for a, b in rules.cannot_link]
+    uf = ConstrainedUnion((a, b) for a, b in cannot if a is not None and b is not None)
     for pid in page_ids:
         uf.find(("p", pid))
+    for a, b in rules.must_link:
+        na, nb = node(a), node(b)
+        if na is not None and nb is not None and "p" in (na[0], nb[0]):
+            uf.try_union(na, nb)
+    for pid, match in sorted(edges, key=_by_similarity):
+        uf.try_union(("p", pid), target(match))
     decision = Decision()
     for pid, match in edges:
-        if match.page_id in batch:
-            uf.union(("p", pid), ("p", match.page_id))
-        else:
-            uf.union(("p", pid), ("c", match.cluster_id))
+        if uf.find(("p", pid)) != uf.find(target(match)):
+            continue  # kept apart by a cannot-link: not this page's copy
         best = decision.best.get(pid)
         if best is None or (match.similarity, match.containment) > (best.similarity, best.containment):
             decision.best[pid] = match
     for members in uf.groups().values():
         clusters = sorted(c for kind, c in members if kind == "c")
         pages = sorted(p for kind, p in members if kind == "p")
+        if not pages:
+            continue  # an existing cluster no page of the batch joined
         survivor = clusters[0] if clusters else pages[0]
         for pid in pages:
             decision.cluster_of[pid] = survivor
         for loser in clusters[1:]:
             decision.merges[loser] = survivor
     return decision
+
+
+def recluster_labels(
+    cluster_id: str,
+    page_ids: Iterable[str],
+    edges: Iterable[tuple[str, Match]],
+    constraints: Constraints | None = None,
+) -> dict[str, str]:
+    """Split one cluster's pages into groups under editor constraints.
+
+    Must-links between members are applied first (latest decision first),
+    then verified edges from the most similar down; any union that would put
+    a cannot-link pair in one group is skipped.
+
+    Args:
+        cluster_id: the cluster being split again.
+        page_ids: its member pages.
+        edges: (page id, match) for verified pairs of members.
+        constraints: the constraints touching the members.
+
+    Returns:
+        page id -> cluster id. The group holding the page whose id is
+        ``cluster_id`` keeps it (when no member has that id, the largest
+        group does); every other group gets its smallest page id.
+    """
+    members = sorted(set(page_ids))
+    inside = set(members)
+    rules = constraints or NO_CONSTRAINTS
+    uf = ConstrainedUnion((a, b) for a, b in rules.cannot_link if a in inside and b in inside)
+    for pid in members:
+        uf.find(pid)
+    for a, b in rules.must_link:
+        if a in inside and b in inside:
+            uf.try_union(a, b)
+    for pid, match in sorted(edges, key=_by_similarity):
+        if pid in inside and match.page_id in inside:
+            uf.try_union(pid, match.page_id)
+    groups = sorted(sorted(g) for g in uf.groups().values())
+    if not groups:
+        return {}
+    keeper = next((g for g in groups if cluster_id in g), None)
+    if keeper is None:
+        keeper = max(groups, key=len)  # the first of the largest: groups are sorted
+    labels: dict[str, str] = {}
+    for group in groups:
+        for pid in group:
+            labels[pid] = cluster_id if group is keeper else group[0]
+    return labels

@@ -28,8 +28,19 @@ import numpy as np
 from elasticsearch import Elasticsearch, helpers
 
 from plugin import queries
-from plugin.cluster import NO_EVIDENCE, Decision, Evidence, Match, decide, verify
+from plugin.cluster import (
+    NO_CONSTRAINTS,
+    NO_EVIDENCE,
+    Constraints,
+    Decision,
+    Evidence,
+    Match,
+    decide,
+    recluster_labels,
+    verify,
+)
 from plugin.collection import StoryStats
+from plugin.constraints import load_constraints
 from plugin.extract import Article, Rejection, extract_article
 from plugin.settings import Settings
 from plugin.signature import Signature, band_keys, content_hash, signed_features, uses_stats
@@ -40,6 +51,8 @@ log = logging.getLogger(__name__)
 
 MAX_CANDIDATES = 50
 MAX_RECONCILE_ROUNDS = 10
+MAX_CLUSTER_PAGES = 10_000  # pages read when checking a merge against the corrections
+MAX_RECLUSTER_PAGES = 1_000  # every pair is verified: ~13 s at 1,000 identical copies on the stand-in
 
 
 @dataclass(frozen=True)
@@ -138,6 +151,7 @@ class BatchState:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     candidates: dict[str, list[Candidate]] = field(default_factory=dict)
     decision: Decision | None = None
+    constraints: Constraints = NO_CONSTRAINTS  # editor corrections touching the batch (plugin.corrections)
 
 
 def page_id_for(page: Page, text: str | None = None) -> str:
@@ -217,15 +231,19 @@ def _candidate(hit: dict) -> Candidate | None:
     )
 
 
-def evidence_between(p: SignedPage, c: Candidate | SignedPage) -> Evidence:
+def _day(x: SignedPage | Candidate) -> str | None:
+    return x.day() if isinstance(x, SignedPage) else x.day
+
+
+def evidence_between(p: SignedPage | Candidate, c: Candidate | SignedPage) -> Evidence:
     """The per-site signals of a pair (URL and title only count within one site)."""
     same_site = bool(p.site) and p.site == c.site
     if not same_site:
         return NO_EVIDENCE
-    day = c.day() if isinstance(c, SignedPage) else c.day
+    day = _day(c)
     return Evidence(
         same_site=True,
-        same_title=bool(p.title_key) and p.title_key == c.title_key and p.day() is not None and p.day() == day,
+        same_title=bool(p.title_key) and p.title_key == c.title_key and _day(p) is not None and _day(p) == day,
         same_url=bool(p.url_key) and p.url_key == c.url_key,
     )
 
@@ -301,9 +319,49 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
             else:
                 state.pages.append(p)
     state.candidates = lookup(state.pages, client=client, settings=settings)
+    batch_ids = [p.page_id for p in state.pages]
+    named = set(batch_ids) | {c.page_id for found in state.candidates.values() for c in found}
+    state.constraints = load_constraints(named, client=client, settings=settings, unlabelled=batch_ids)
     edges = verified_edges(state.pages, state.candidates, settings)
-    state.decision = decide([p.page_id for p in state.pages], edges)
+    edges += must_link_edges(state, edges, client=client, settings=settings)
+    state.decision = decide(batch_ids, edges, state.constraints)
     return state
+
+
+def must_link_edges(
+    state: BatchState, edges: list[tuple[str, Match]], *, client: Elasticsearch, settings: Settings
+) -> list[tuple[str, Match]]:
+    """Edges from the batch's pages to their indexed must-link partners that no verified edge covers.
+
+    ``decide`` joins must-link partners anyway; the edge carries the pair's
+    similarity, so the outcome names the partner as the matched page.
+    """
+    rules = state.constraints
+    if not rules.must_link:
+        return []
+    batch = {p.page_id: p for p in state.pages}
+    covered = {(pid, m.page_id) for pid, m in edges}
+    wanted = sorted(
+        {
+            (a, b)
+            for x, y in rules.must_link
+            for a, b in ((x, y), (y, x))
+            if a in batch and b not in batch and b in rules.clusters and (a, b) not in covered
+        }
+    )
+    known = {c.page_id: c for found in state.candidates.values() for c in found}
+    missing = sorted({b for _, b in wanted if b not in known})
+    if missing:
+        for doc in client.mget(index=settings.index, ids=missing, source=queries.LOOKUP_SOURCE)["docs"]:
+            c = _candidate(doc) if doc.get("found") else None
+            if c is not None:
+                known[c.page_id] = c
+    out = []
+    for a, b in wanted:
+        if b in known:
+            _, j, cont = verify(batch[a].signature, known[b].signature, settings, evidence_between(batch[a], known[b]))
+            out.append((a, Match(b, rules.clusters[b], j, cont)))
+    return out
 
 
 def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
@@ -324,6 +382,9 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         }
         for p in state.pages
     ]
+    for action in actions:  # an editor's choice survives a re-ingest and a reindex
+        if state.constraints.representative.get(action["_id"]):
+            action["_source"]["representative"] = True
     _, errors = helpers.bulk(
         client,
         actions,
@@ -354,13 +415,26 @@ def relabel(loser: str, survivor: str, *, client: Elasticsearch, settings: Setti
     ``loser``, so a page written into ``loser`` by another worker meanwhile is
     moved too, or, if it became visible only after the last check, its
     writer's own reconcile finds the survivor and merges it.
+
+    An editor's cannot-link between a page of each cluster forbids the merge
+    (nothing moves, 0 is returned). After moving, the merged cluster is
+    checked again, so a correction written meanwhile is honoured by a
+    recluster (see ``docs/corrections.md``).
     """
     if loser == survivor:
+        return 0
+    members = cluster_page_ids([loser, survivor], client=client, settings=settings)
+    rules = load_constraints(members[loser] + members[survivor], client=client, settings=settings, labels=False)
+    blocked = rules.spanning(members[loser], members[survivor])
+    if blocked:
+        log.info("not merging cluster %s into %s: pages %s and %s are not duplicates", loser, survivor, *blocked)
         return 0
     moved = 0
     while True:
         hits = client.search(index=settings.index, **queries.cluster_ids_only(loser))["hits"]["hits"]
         if not hits:
+            if moved:
+                enforce_cluster(survivor, client=client, settings=settings)
             return moved
         actions = [
             {"_op_type": "update", "_index": settings.index, "_id": h["_id"], "doc": {"cluster_id": survivor}}
@@ -386,6 +460,7 @@ def current_clusters(ids: list[str], *, client: Elasticsearch, settings: Setting
 
 def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
     """Look the written pages up again and merge clusters found since the first lookup."""
+    refused: set[tuple[str, str]] = set()  # merges a cannot-link forbids (or with nothing left to move)
     for _ in range(MAX_RECONCILE_ROUNDS):
         if not state.pages:
             return
@@ -402,11 +477,13 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
                 ok, _, _ = verify(p.signature, c.signature, settings, evidence_between(p, c))
                 if ok:
                     lo, hi = sorted((mine, c.cluster_id))
-                    merges[hi] = min(lo, merges.get(hi, lo))
+                    if (hi, lo) not in refused:
+                        merges[hi] = min(lo, merges.get(hi, lo))
         if not merges:
             return
         for loser, survivor in sorted(merges.items()):
-            relabel(loser, survivor, client=client, settings=settings)
+            if not relabel(loser, survivor, client=client, settings=settings):
+                refused.add((loser, survivor))
     log.warning("reconcile did not settle after %d rounds", MAX_RECONCILE_ROUNDS)
 
 
@@ -452,6 +529,7 @@ def ingest(
     state = prepare(pages, client=client, settings=settings)
     write(state, client=client, settings=settings)
     reconcile(state, client=client, settings=settings)
+    enforce_constraints(state, client=client, settings=settings)
     outcomes = finish(state, client=client, settings=settings)
     if stats is not None and uses_stats(settings):
         new = {o.page_id for o in outcomes if o.status == "new"}
@@ -459,3 +537,99 @@ def ingest(
             if p.page_id in new and p.features is not None and len(p.features):
                 stats.add(p.features)
     return outcomes
+
+
+def cluster_page_ids(cluster_ids: list[str], *, client: Elasticsearch, settings: Settings) -> dict[str, list[str]]:
+    """The page ids of some clusters (at most ``MAX_CLUSTER_PAGES`` in all)."""
+    out: dict[str, list[str]] = {c: [] for c in cluster_ids}
+    body = queries.cluster_pages(cluster_ids, size=MAX_CLUSTER_PAGES, source=["cluster_id"])
+    for hit in client.search(index=settings.index, **body)["hits"]["hits"]:
+        out.setdefault(hit["_source"]["cluster_id"], []).append(hit["_id"])
+    return out
+
+
+def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> dict[str, str]:
+    """Split one cluster again under the editors' constraints and write the new cluster ids.
+
+    Reads the members with their stored signatures, verifies every pair as
+    ingest does, groups them with :func:`plugin.cluster.recluster_labels`
+    (must-links first, then verified pairs from the most similar down, never
+    a cannot-link pair in one group) and writes with ``refresh=wait_for``.
+    The group holding the page named ``cluster_id`` keeps the id; the others
+    get their smallest page id. Deterministic, so concurrent runs agree.
+
+    Args:
+        cluster_id: the cluster to split.
+        client: an Elasticsearch client.
+        settings: the settings the index was created with.
+
+    Returns:
+        page id -> new cluster id, for the pages that moved.
+
+    Raises:
+        ValueError: the cluster has more than ``MAX_RECLUSTER_PAGES`` pages.
+    """
+    body = queries.cluster_pages([cluster_id], size=MAX_RECLUSTER_PAGES + 1, source=queries.LOOKUP_SOURCE)
+    hits = client.search(index=settings.index, **body)["hits"]["hits"]
+    if len(hits) > MAX_RECLUSTER_PAGES:
+        raise ValueError(f"cluster {cluster_id} has more than {MAX_RECLUSTER_PAGES} pages; too large to recluster")
+    members = [c for c in map(_candidate, hits) if c is not None]
+    rules = load_constraints([m.page_id for m in members], client=client, settings=settings, labels=False)
+    edges: list[tuple[str, Match]] = []
+    for i, a in enumerate(members):
+        for b in members[i + 1 :]:
+            ok, j, cont = verify(a.signature, b.signature, settings, evidence_between(a, b))
+            if ok:
+                edges.append((a.page_id, Match(b.page_id, cluster_id, j, cont)))
+    labels = recluster_labels(cluster_id, [m.page_id for m in members], edges, rules)
+    moved = {pid: label for pid, label in labels.items() if label != cluster_id}
+    actions = [
+        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": {"cluster_id": label}}
+        for pid, label in sorted(moved.items())
+    ]
+    if actions:
+        _, errors = helpers.bulk(
+            client, actions, refresh="wait_for", raise_on_error=False, max_retries=settings.es_max_retries
+        )
+        for err in errors:  # a page deleted meanwhile is not an error
+            item = next(iter(err.values()))
+            if item.get("status") != 404:
+                raise RuntimeError(f"recluster of {cluster_id} failed: {item.get('error')}")
+    return moved
+
+
+def enforce_cluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> bool:
+    """Recluster ``cluster_id`` if a cannot-link pair ended in it; True when it did."""
+    pages = cluster_page_ids([cluster_id], client=client, settings=settings)[cluster_id]
+    rules = load_constraints(pages, client=client, settings=settings, labels=False)
+    if rules.within(pages) is None:
+        return False
+    _recluster_logged(cluster_id, client=client, settings=settings)
+    return True
+
+
+def _recluster_logged(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> None:
+    # on the ingest path a cluster too large to recluster must not fail the batch
+    try:
+        recluster(cluster_id, client=client, settings=settings)
+    except ValueError as exc:
+        log.warning("cluster %s holds a cannot-link pair but was not split again: %s", cluster_id, exc)
+
+
+def enforce_constraints(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
+    """After the write: recluster any cluster where a batch page shares a cluster with a cannot-link partner.
+
+    The corrections are read again (one terms query), so a correction
+    written while the batch was in flight is honoured: either this check
+    sees it, or the correction (which reads the labels after writing itself)
+    sees the batch's pages.
+    """
+    ids = [p.page_id for p in state.pages]
+    rules = load_constraints(ids, client=client, settings=settings)
+    clusters = {
+        rules.clusters[a]
+        for a, b in rules.cannot_link
+        if a in rules.clusters and rules.clusters[a] == rules.clusters.get(b)
+    }
+    for cluster_id in sorted(clusters):
+        _recluster_logged(cluster_id, client=client, settings=settings)

@@ -23,6 +23,27 @@ def _mapping_file() -> dict:
     return json.loads(resources.files("mappings").joinpath("articles.json").read_text("utf-8"))
 
 
+@lru_cache(maxsize=1)
+def _corrections_mapping_file() -> dict:
+    return json.loads(resources.files("mappings").joinpath("corrections.json").read_text("utf-8"))
+
+
+def corrections_index(settings: Settings) -> str:
+    """The corrections index: ``<alias>-corrections`` unless ``settings.corrections_index`` names another.
+
+    It is a side index: never behind the articles alias, and a reindex keeps
+    it (point the new build's settings at the live one's corrections index).
+    """
+    return settings.corrections_index or f"{settings.index}-corrections"
+
+
+def corrections_index_body(settings: Settings) -> dict:
+    """The body for ``indices.create`` of the corrections index (one small shard)."""
+    body = copy.deepcopy(_corrections_mapping_file())
+    body["settings"]["index"]["number_of_replicas"] = settings.replicas
+    return body
+
+
 def index_body(settings: Settings) -> dict:
     """The body for ``indices.create``: settings, mapping and ``_meta``.
 
@@ -74,7 +95,21 @@ def ensure_index(client: Elasticsearch, settings: Settings) -> str:
         return name
     name = sorted(current)[-1]
     check_meta(client, settings, name)
+    add_new_fields(client, name)
     return name
+
+
+def add_new_fields(client: Elasticsearch, name: str) -> None:
+    """Add fields a newer mapping defines to an existing index (additive changes need no reindex).
+
+    Raises:
+        elasticsearch.BadRequestError: a field changed its type; that needs ``newsfold reindex``.
+    """
+    properties = _mapping_file()["mappings"]["properties"]
+    current = client.indices.get_mapping(index=name)[name]["mappings"].get("properties", {})
+    missing = {field: spec for field, spec in properties.items() if field not in current}
+    if missing:
+        client.indices.put_mapping(index=name, properties=missing)
 
 
 def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
@@ -89,10 +124,27 @@ def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
 
 
 def drop_index(client: Elasticsearch, settings: Settings) -> None:
-    """Delete every concrete index behind the alias (for tests and fresh runs)."""
+    """Delete every concrete index behind the alias and the side indices (for tests and fresh runs).
+
+    The side indices are the corrections log (``plugin.corrections``) and the
+    rejected pages (``<alias>-rejected``); missing ones are skipped.
+    """
     try:
         names = list(client.indices.get_alias(name=settings.index))
     except NotFoundError:
-        return
+        names = []
     for name in names:
         client.indices.delete(index=name)
+    for side in (corrections_index(settings), f"{settings.index}-rejected"):
+        client.options(ignore_status=404).indices.delete(index=side)
+
+
+def current_index(client: Elasticsearch, settings: Settings) -> str | None:
+    """The concrete index behind the alias (the write index when there are several), or None."""
+    try:
+        aliases = client.indices.get_alias(name=settings.index)
+    except NotFoundError:
+        return None
+    names = sorted(aliases)
+    writers = [n for n in names if aliases[n]["aliases"].get(settings.index, {}).get("is_write_index")]
+    return (writers or names or [None])[-1]

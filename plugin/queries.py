@@ -294,6 +294,23 @@ def _text_filter(q: str | None) -> list[dict]:
     return [{"simple_query_string": {"query": q, "fields": ["title^2", "body"], "default_operator": "and"}}]
 
 
+def page_filters(*, site: str | None = None, lang: str | None = None, q: str | None = None) -> list[dict]:
+    """Filter clauses for pages of a site, in a language and containing text in the title or body.
+
+    Args:
+        site: pages of this site.
+        lang: pages in this language.
+        q: text in the title or body (``simple_query_string``, all words).
+
+    Returns:
+        The clauses (empty for no filter).
+
+    Raises:
+        ValueError: the text query is too long.
+    """
+    return _filters(site=site, lang=lang) + _text_filter(q)
+
+
 def clusters_with_pages(
     *, site: str | None = None, lang: str | None = None, q: str | None = None, max_clusters: int = MAX_LIST_CLUSTERS
 ) -> dict:
@@ -317,10 +334,9 @@ def clusters_with_pages(
     Raises:
         ValueError: the text query is too long.
     """
-    filters = _filters(site=site, lang=lang) + _text_filter(q)
     return {
         "size": 0,
-        "query": {"bool": {"filter": filters}},
+        "query": {"bool": {"filter": page_filters(site=site, lang=lang, q=q)}},
         "aggs": {"clusters": {"terms": {"field": "cluster_id", "size": max_clusters}}},
     }
 
@@ -328,100 +344,79 @@ def clusters_with_pages(
 def cluster_list(
     *,
     cluster_ids: list[str] | None = None,
+    matching: list[dict] | None = None,
     min_size: int = 2,
-    max_size: int | None = None,
-    first_seen: tuple[int | None, int | None] = (None, None),
-    last_seen: tuple[int | None, int | None] = (None, None),
     sort: str = "size",
     order: str = "desc",
     max_clusters: int = MAX_LIST_CLUSTERS,
+    single_shard: bool = True,
 ) -> dict:
-    """Search body: clusters with their size, site count and first/last ingest time, sorted and filtered.
+    """Search body: clusters with their size, site count and first/last ingest time, in the order asked for.
 
     One ``terms`` aggregation on ``cluster_id`` (``min_doc_count`` = the
     minimum size) ordered by the sort key (page count, the ``min``/``max`` of
-    ``ingested``, or the ``cardinality`` of ``site``; ties by cluster id),
-    with a ``bucket_selector`` for the maximum size and the first/last-seen
-    ranges. The caller slices the page out of the returned buckets, so the
-    total is exact.
+    ``ingested``, or the ``cardinality`` of ``site``; ties by cluster id). The
+    caller applies the maximum size and the first/last-seen ranges to the
+    returned buckets (no script needed, and it knows when the cap was hit) and
+    slices the page out, so the total is exact below the cap.
 
     How it scales: the aggregation visits every page the query matches and
     holds one bucket per cluster of at least ``min_size`` pages, so its cost
     grows with the number of such clusters, not with the page asked for
     (a ``composite`` aggregation pages cheaply but only in cluster-id order,
-    so it cannot sort by size or date). At most ``max_clusters`` buckets are
-    kept: beyond that the list holds the first ``max_clusters`` clusters in the
-    chosen order and the filters apply within them (``sum_other_doc_count``
-    above 0 tells). Ordering by a sub-aggregation is exact on one shard and
-    approximate across shards (``shard_size``). An index with millions of
-    multi-page clusters would need a cluster-summary index (one document per
-    cluster) sorted with plain ``search_after`` paging instead.
+    so it cannot sort by size or date). At most ``max_clusters`` buckets come
+    back: beyond that the list holds the first ``max_clusters`` clusters in the
+    chosen order and the other filters apply within them. On one shard
+    ``shard_min_doc_count`` keeps single pages out of the shard's top buckets,
+    so ordering and cap are exact; across shards a cluster's pages may sit on
+    different shards, ordering by a sub-aggregation is approximate
+    (``shard_size``) and small clusters may crowd out others in a date order.
+    An index with millions of multi-page clusters would need a cluster-summary
+    index (one document per cluster) paged with ``search_after`` instead.
 
     Args:
         cluster_ids: only these clusters (from :func:`clusters_with_pages`); None for all.
+        matching: page filters (:func:`page_filters`) at least one page of a
+            listed cluster must match: a ``filter`` sub-aggregation counts those
+            pages in every cluster (its ``doc_count`` is 0 for the others).
+            Cheaper than ``cluster_ids`` when the filters match many clusters
+            (a terms query of thousands of ids is slow).
         min_size: smallest cluster listed (2 = stories with copies).
-        max_size: largest cluster listed, None for no limit.
-        first_seen: (from, to) bounds in epoch milliseconds on the first ingest; None = open.
-        last_seen: (from, to) bounds in epoch milliseconds on the last ingest; None = open.
         sort: ``size``, ``first_seen``, ``last_seen`` or ``sites``.
         order: ``asc`` or ``desc``.
         max_clusters: the bucket cap.
+        single_shard: whether the index has one primary shard.
 
     Returns:
         The body; buckets are in ``aggregations.clusters.buckets`` with
-        ``doc_count``, ``sites.value``, ``first`` and ``last``.
+        ``doc_count``, ``sites.value``, ``first``, ``last`` (and ``matching``).
 
     Raises:
-        ValueError: an unknown sort or order, or sizes out of range.
+        ValueError: an unknown sort or order, or a minimum size below 1.
     """
     if sort not in CLUSTER_SORTS:
         raise ValueError(f"sort must be one of {', '.join(CLUSTER_SORTS)}, got {sort!r}")
     if order not in ("asc", "desc"):
         raise ValueError(f"order must be 'asc' or 'desc', got {order!r}")
-    if min_size < 1 or (max_size is not None and max_size < min_size):
-        raise ValueError(f"cluster sizes must satisfy 1 <= min_size <= max_size, got {min_size} and {max_size}")
-    conditions: list[str] = []
-    paths: dict[str, str] = {}
-    params: dict[str, int] = {}
-    if max_size is not None:
-        paths["size"] = "_count"
-        params["max_size"] = max_size
-        conditions.append("params.size <= params.max_size")
-    for metric, (low, high) in (("first", first_seen), ("last", last_seen)):
-        for bound, value, op in (("from", low, ">="), ("to", high, "<=")):
-            if value is None:
-                continue
-            paths[metric] = metric
-            params[f"{metric}_{bound}"] = int(value)
-            conditions.append(f"params.{metric} {op} params.{metric}_{bound}")
+    if min_size < 1:
+        raise ValueError(f"min_size must be >= 1, got {min_size}")
+    terms: dict = {
+        "field": "cluster_id",
+        "size": max_clusters,
+        "min_doc_count": min_size,
+        "order": [{CLUSTER_SORTS[sort]: order}, {"_key": "asc"}],
+    }
+    if single_shard:
+        terms["shard_min_doc_count"] = min_size
     aggs: dict = {
         "sites": {"cardinality": {"field": "site"}},
         "first": {"min": {"field": "ingested"}},
         "last": {"max": {"field": "ingested"}},
     }
-    if conditions:
-        aggs["keep"] = {
-            "bucket_selector": {
-                "buckets_path": paths,
-                "script": {"source": " && ".join(conditions), "params": params},
-            }
-        }
+    if matching:
+        aggs["matching"] = {"filter": {"bool": {"filter": list(matching)}}}
     query: dict = {"terms": {"cluster_id": list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
-    return {
-        "size": 0,
-        "query": query,
-        "aggs": {
-            "clusters": {
-                "terms": {
-                    "field": "cluster_id",
-                    "size": max_clusters,
-                    "min_doc_count": min_size,
-                    "order": [{CLUSTER_SORTS[sort]: order}, {"_key": "asc"}],
-                },
-                "aggs": aggs,
-            }
-        },
-    }
+    return {"size": 0, "query": query, "aggs": {"clusters": {"terms": terms, "aggs": aggs}}}
 
 
 def _representative_first() -> list[dict]:
@@ -643,6 +638,19 @@ DECISION_SOURCE = ["id", "kind", "at", "pages", "must_link", "cannot_link", "rel
 def corrections_touching(page_ids: list[str], *, size: int = 10_000) -> dict:
     """Search body: the corrections that say something about any of ``page_ids`` (their decisions only)."""
     return {"query": {"terms": {"touches": list(page_ids)}}, "size": size, "_source": DECISION_SOURCE}
+
+
+def corrections_since(since: str | None, *, size: int = 1000, search_after: list | None = None) -> dict:
+    """Search body: the pages touched by corrections made at or after ``since`` (all when None), oldest first."""
+    body: dict = {
+        "query": {"range": {"at": {"gte": since}}} if since else {"match_all": {}},
+        "sort": [{"at": "asc"}, {"id": "asc"}],
+        "size": size,
+        "_source": ["touches"],
+    }
+    if search_after:
+        body["search_after"] = search_after
+    return body
 
 
 def corrections_log(

@@ -270,3 +270,20 @@ def test_cjk_signing_keeps_sentences_ending_with_full_stops():
     assert "方案提出将在五年内建设更多公园和绿地" in signed
     assert "首页" not in signed and "热门推荐" not in signed
     assert signing_text(text, S.replace(cjk_method="ngram")) == text
+
+
+def test_ensure_index_adds_fields_of_a_newer_mapping(es, settings):
+    from plugin.index import ensure_index as ensure
+    from plugin.index import index_body
+
+    name = ensure(es, settings)
+    # an index made by an older mapping: the newest field is missing
+    older = es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+    assert "representative" in older
+    es.indices.delete(index=name)
+    body = index_body(settings)
+    del body["mappings"]["properties"]["representative"]
+    es.indices.create(index=name, settings=body["settings"], mappings=body["mappings"], aliases={settings.index: {}})
+    assert "representative" not in es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+    assert ensure(es, settings) == name
+    assert "representative" in es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
