@@ -22,7 +22,7 @@ class Signature:
     """A text's MinHash signature and what is needed to compare it."""
 
     hashvalues: np.ndarray  # uint32[num_perm]
-    shingle_count: int
+    shingle_count: int  # set size; for weighted signatures the total weight x WEIGHT_SCALE
     token_count: int
     cjk_features: str = ""  # An & Cheng feature string of CJK texts (for the LCC verifier)
 
@@ -130,7 +130,13 @@ def signed_features(text: str, settings: Settings, *, stats: StoryStats | None =
         return sig, all_hashes
     weights = phrase_weights(features, shingle_sf, freq, stories, settings)
     values = weighted_minhash(shingle_hashes, weights, num_perm=settings.num_perm, seed=settings.seed)
-    return Signature(values, int(np.count_nonzero(weights)), len(tokens), cjk_features), all_hashes
+    # the "size" of a weighted set is its total weight (x1000, an integer like a shingle count), so the
+    # containment estimate and the size-ratio guard in plugin.cluster.verify mean the same as for plain sets
+    size = int(round(float(weights.sum()) * WEIGHT_SCALE))
+    return Signature(values, size, len(tokens), cjk_features), all_hashes
+
+
+WEIGHT_SCALE = 1000
 
 
 def uses_stats(settings: Settings) -> bool:
