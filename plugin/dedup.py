@@ -364,6 +364,13 @@ def must_link_edges(
     return out
 
 
+def _copy_of(p: SignedPage, decision: Decision) -> Match | None:
+    """The page this one is a copy of; None for the page that starts a new story (its cluster bears its id)."""
+    if decision.cluster_of[p.page_id] == p.page_id:
+        return None
+    return decision.best.get(p.page_id)
+
+
 def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
     """Bulk-index the batch with ``refresh=wait_for`` and apply its merges."""
     if not state.pages:
@@ -376,9 +383,7 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
             "_op_type": "index",
             "_index": settings.index,
             "_id": p.page_id,
-            "_source": p.document(
-                cluster_id=decision.cluster_of[p.page_id], match=decision.best.get(p.page_id), ingested=now
-            ),
+            "_source": p.document(cluster_id=decision.cluster_of[p.page_id], match=_copy_of(p, decision), ingested=now),
         }
         for p in state.pages
     ]
