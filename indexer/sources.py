@@ -67,6 +67,8 @@ class PageRecord:
     ``html`` holds the raw bytes exactly as found (a ``.html.gz`` file stays gzip:
     the extractor handles it). ``origin`` is a human-readable location such as
     ``pages.jsonl:7``, ``site/a.html`` or ``crawl.warc.gz#record 12 (byte 40960)``.
+    A JSONL reader in "paths only" mode leaves ``html`` None and sets
+    ``html_path`` instead, for workers that read the files themselves.
     """
 
     id: str | None
@@ -77,10 +79,15 @@ class PageRecord:
     html: bytes | None
     error: str | None = None
     origin: str = ""
+    html_path: str | None = None
 
     def meta(self) -> dict:
         """``{"id", "url", "site", "lang", "published"}``: the task-payload fields besides the HTML."""
         return {"id": self.id, "url": self.url, "site": self.site, "lang": self.lang, "published": self.published}
+
+    def path_payload(self) -> dict:
+        """The task payload of a "paths only" record: the metadata and ``html_path`` (the worker reads the file)."""
+        return {**self.meta(), "html_path": self.html_path}
 
 
 @dataclass
@@ -155,18 +162,22 @@ def _file_record(path: Path, fields: dict, page_id: str | None, url: str | None,
     )
 
 
-def iter_jsonl(path: Path | str, *, stats: SourceStats | None = None, max_bytes: int = MAX_HTML_BYTES):
+def iter_jsonl(
+    path: Path | str, *, stats: SourceStats | None = None, max_bytes: int = MAX_HTML_BYTES, read_html: bool = True
+):
     """Yield one record per non-blank line of PAGES.jsonl.
 
     Lines are ``{"id", "url", "site", "lang", "html"}`` (plus optional
     ``published`` or ``date``) with ``html`` a path relative to the JSONL file
     (``.html`` or ``.html.gz``, read as raw bytes). The id defaults to
-    ``line-N`` as in :func:`newsfold.pages.read_pages`.
+    ``line-N``. With ``read_html=False`` ("paths only") no page file is opened:
+    each record carries the resolved ``html_path`` for a worker to read, and
+    a missing file is that worker's ``unreadable`` rejection.
     """
-    return _counted(_jsonl(Path(path), max_bytes), stats)
+    return _counted(_jsonl(Path(path), max_bytes, read_html), stats)
 
 
-def _jsonl(path: Path, max_bytes: int) -> Iterator[PageRecord]:
+def _jsonl(path: Path, max_bytes: int, read_html: bool = True) -> Iterator[PageRecord]:
     try:
         fh = path.open("rb")
     except OSError as exc:
@@ -192,6 +203,18 @@ def _jsonl(path: Path, max_bytes: int) -> Iterator[PageRecord]:
             html_path = row.get("html")
             if not isinstance(html_path, str) or not html_path.strip():
                 yield _error(f"line {n} has no html path", origin, id=page_id, url=url)
+                continue
+            if not read_html:
+                yield PageRecord(
+                    id=page_id,
+                    url=url,
+                    site=_text(row.get("site")),
+                    lang=_text(row.get("lang")),
+                    published=_published(row),
+                    html=None,
+                    origin=origin,
+                    html_path=str(base / html_path),
+                )
                 continue
             yield _file_record(base / html_path, row, page_id, url, origin, max_bytes)
 

@@ -7,10 +7,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 
 from celery import Celery
 
+from indexer.queue import drive
 from newsfold.embedded import die_with_parent
+from plugin.jobs import JobStore, failed_batch
 from plugin.settings import Settings, settings_env
 
 INGEST_TASK = "indexer.tasks.ingest_batch"
@@ -74,13 +77,16 @@ class LocalWorkers:
 
 def run_batches(
     app: Celery,
-    batches: Iterable[list[dict]],
+    batches: Iterable[list[dict] | tuple[str, list[dict]]],
     *,
     index: str | None = None,
     on_done: Callable[[list[dict]], None] = lambda outcomes: None,
     max_in_flight: int = 64,
     poll: float = 0.05,
     collect: bool = True,
+    store: JobStore | None = None,
+    job_id: str | None = None,
+    on_idle: Callable[[], None] | None = None,
 ) -> list[dict]:
     """Queue batches for the workers and collect one outcome per page.
 
@@ -90,36 +96,40 @@ def run_batches(
     ``on_done``). A batch whose task fails for good (for example Elasticsearch
     stayed down through all retries) yields a ``rejected`` outcome with reason
     ``failed`` for each of its pages, so nothing is silently dropped.
+
+    With a job (``store`` and ``job_id``), batches are ``(key, pages)`` pairs
+    (plain lists are numbered from 0): the workers count each batch into the
+    job once under its key, the checkpoint a resumed run skips; a batch that
+    failed for good is counted here, with its pages kept for a retry; and a
+    batch whose worker died is sent again at once (see ``indexer.queue.drive``).
     """
-    source = iter(batches)
-    pending: list = []
     outcomes: list[dict] = []
-    exhausted = False
-    while pending or not exhausted:
-        while not exhausted and len(pending) < max_in_flight:
-            batch = next(source, None)
-            if batch is None:
-                exhausted = True
-                break
-            pending.append((app.send_task(INGEST_TASK, args=[batch, index]), batch))
-        still = []
-        for result, batch in pending:
-            if not result.ready():
-                still.append((result, batch))
-                continue
-            if result.successful():
-                got = result.get(disable_sync_subtasks=False)
-            else:
-                detail = f"{type(result.result).__name__}: {result.result}"
-                got = [
-                    {"page_id": str(p.get("id")), "status": "rejected", "reason": "failed", "detail": detail}
-                    for p in batch
-                ]
-            result.forget()
-            if collect:
-                outcomes.extend(got)
-            on_done(got)
-        if len(still) == len(pending) and still:
-            time.sleep(poll)
-        pending = still
+    tracked = store is not None and job_id is not None
+
+    def units():
+        for n, batch in enumerate(batches):
+            yield batch if isinstance(batch, tuple) else (str(n), batch)
+
+    def send(key: str, batch: list[dict]):
+        kwargs = {"job_id": job_id, "key": key} if tracked else {}
+        return app.send_task(INGEST_TASK, args=[batch, index], kwargs=kwargs)
+
+    def on_result(key: str, batch: list[dict], got, error) -> None:
+        if error is not None:
+            got = failed_batch(batch, error)
+            if tracked:
+                store.record(job_id, key, got, payloads={str(p.get("id")): p for p in batch})
+        if collect:
+            outcomes.extend(got)
+        on_done(got)
+
+    drive(
+        units(),
+        send,
+        on_result,
+        max_in_flight=max_in_flight,
+        poll=poll,
+        alive=partial(store.alive, job_id) if tracked else None,
+        on_idle=on_idle,
+    )
     return outcomes

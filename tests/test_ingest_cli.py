@@ -6,11 +6,13 @@ import io
 import json
 
 import pytest
+import redis
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from indexer.archive import iter_archive
 from newsfold.cli import main
+from plugin.jobs import JobStore
 from tests.pages import page, story
 
 pytestmark = pytest.mark.slow
@@ -59,6 +61,44 @@ def test_ingest_warc_and_directory_with_archive(tmp_path, settings, redis_url, m
     assert code == 0
     outcomes = [json.loads(line) for line in out.read_text().splitlines()]
     assert sorted(o["status"] for o in outcomes) == ["duplicate", "new", "new", "rejected"]
-    assert "4 pages" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "4 pages" in err
+    job = JobStore(redis.Redis.from_url(redis_url)).get(err.split("ingest job ")[1].split()[0])
+    assert (job.status, job.done, job.counts["rejected"], job.rejected) == ("done", 4, 1, {"empty": 1})
     assert len(list(iter_archive(archive))) == 4  # every raw page, rejected ones too, is kept for re-extraction
     assert es.count(index=settings.index)["count"] == 3
+
+
+def test_ingest_resume_skips_the_batches_the_job_has_done(tmp_path, settings, redis_url, monkeypatch, capsys, es):
+    lines = []
+    for i in range(5):
+        (tmp_path / f"p{i}.html").write_text(page(f"Story {i}", story(500 + i), site=f"s{i}.test"))
+        lines.append(json.dumps({"id": f"p{i}", "url": f"https://s{i}.test/p", "html": f"p{i}.html"}))
+    source = tmp_path / "pages.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    archive = tmp_path / "archive"
+    store = JobStore(redis.Redis.from_url(redis_url))
+    params = {
+        "sources": [str(source.resolve())],
+        "index": settings.index,
+        "archive": str(archive),
+        "batch_size": 2,
+        "user": "tests",
+    }
+    job = store.create("ingest", params=params, total=5)
+    # interrupted after the workers had done batch 1 (pages p2, p3) only
+    store.record(job.id, "1", [{"page_id": "p2", "status": "new"}, {"page_id": "p3", "status": "new"}])
+    store.finish(job.id, "cancelled")
+    monkeypatch.setenv("ELASTICSEARCH_URL", settings.elasticsearch_url)
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    assert main(["ingest", "--resume", job.id, "--quiet", "--workers", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "resuming: 1 batches already done" in err and "3 pages" in err and "job " + job.id + " in all: 5 new" in err
+    ids = {d["_id"] for d in es.search(index=settings.index, size=10, source=False)["hits"]["hits"]}
+    assert ids == {"p0", "p1", "p4"}  # the done batch was not sent again
+    assert [r.id for _, r in iter_archive(archive)] == ["p0", "p1", "p4"]  # nor archived again
+    got = store.get(job.id)
+    assert (got.status, got.done, got.counts["new"]) == ("done", 5, 5)
+    assert store.recorded(job.id) == {"0", "1", "2"}
+    with pytest.raises(SystemExit, match="already done"):
+        main(["ingest", "--resume", job.id, "--quiet", "--workers", "0"])

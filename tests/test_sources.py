@@ -138,6 +138,36 @@ def test_jsonl_reads_pages_and_reports_bad_lines_without_stopping(tmp_path):
     assert count_hint(src) == 8
 
 
+def test_jsonl_paths_only_mode_reads_no_page_file(tmp_path):
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / "a.html").write_bytes(page(1))
+    lines = [
+        json.dumps({"id": "a", "url": "https://x.example/a", "site": "x", "html": "html/a.html", "date": "2024-01-02"}),
+        json.dumps({"id": "gone", "html": "html/nope.html"}),
+        "{broken",
+        json.dumps({"id": "nohtml"}),
+    ]
+    src = tmp_path / "pages.jsonl"
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    stats = SourceStats()
+
+    a, gone, broken, nohtml = iter_jsonl(src, stats=stats, read_html=False)
+
+    assert a.html is None and a.html_path == str((tmp_path / "html" / "a.html").resolve())
+    assert a.path_payload() == {
+        "id": "a",
+        "url": "https://x.example/a",
+        "site": "x",
+        "lang": None,
+        "published": "2024-01-02",
+        "html_path": a.html_path,
+    }
+    assert gone.error is None and gone.html_path.endswith("nope.html")  # the worker reports it unreadable
+    assert "line 3 is not valid JSON" in broken.error and broken.id is None
+    assert "no html path" in nohtml.error and nohtml.id == "nohtml"
+    assert (stats.pages, stats.errors) == (2, 2)
+
+
 def test_jsonl_missing_file_is_one_error_record(tmp_path):
     records = list(iter_jsonl(tmp_path / "absent.jsonl"))
     assert len(records) == 1

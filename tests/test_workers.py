@@ -59,6 +59,44 @@ def test_worker_rejects_bad_pages_without_losing_the_batch(pipeline, es):
     assert es.count(index=live.index)["count"] == 1
 
 
+def test_a_batch_whose_worker_is_killed_is_sent_again(settings, redis_url, es, caplog):
+    import logging
+
+    import redis
+
+    from plugin.jobs import JobStore
+
+    url = redis_url.rsplit("/", 1)[0] + "/4"  # a database of its own: no other worker takes these batches
+    redis.Redis.from_url(url).flushdb()
+    live = settings.replace(redis_url=url)
+    store = JobStore(redis.Redis.from_url(url))
+    job = store.create("ingest", params={"index": live.index})
+    app = make_celery(live)
+    batches = [
+        [{"id": f"b{b}-{i}", "html": page(f"Story {b} {i}", story(700 + 10 * b + i))} for i in range(4)]
+        for b in range(24)  # enough work that the workers are busy at the first checks
+    ]
+    caplog.set_level(logging.WARNING, logger="indexer.queue")
+    with LocalWorkers(live, 2) as workers:
+        workers.wait_ready(app)
+        pids = {p.pid: p for p in workers.processes}
+        killed: list[str] = []
+
+        def kill_a_busy_worker() -> None:
+            for key, where in store.workers(job.id).items():
+                pid = int(where.rsplit(":", 1)[1])
+                if not killed and pid in pids and not store.is_recorded(job.id, key):
+                    pids[pid].kill()  # SIGKILL mid-batch: never acknowledged
+                    killed.append(key)
+
+        outcomes = run_batches(app, batches, index=live.index, store=store, job_id=job.id, on_idle=kill_a_busy_worker)
+    assert killed and f"the worker running {killed[0]} stopped answering" in caplog.text
+    assert len(outcomes) == 96 and {o["status"] for o in outcomes} <= {"new", "unchanged"}
+    assert es.count(index=live.index)["count"] == 96
+    got = store.get(job.id)
+    assert got.done == 96 and store.recorded(job.id) == {str(b) for b in range(24)}
+
+
 def _write_pages(tmp_path):
     (tmp_path / "html").mkdir()
     rows = []
