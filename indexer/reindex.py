@@ -43,15 +43,13 @@ from elasticsearch import Elasticsearch, NotFoundError, helpers
 from indexer.queue import drive
 from plugin.collection import StoryStats
 from plugin.corrections import reapply_corrections
-from plugin.dedup import Outcome, SignedPage, ingest
+from plugin.dedup import Outcome, SignedPage, ingest, sign_article
 from plugin.extract import Article
 from plugin.index import corrections_index, current_index, index_body, new_index_name
 from plugin.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock
 from plugin.rejections import record_rejections, rejections_index
 from plugin.settings import Settings
-from plugin.signature import band_keys, content_hash, signed_features
 from plugin.stats import RepeatedLines
-from plugin.urls import normalize_title, normalize_url, site_of
 
 log = logging.getLogger(__name__)
 
@@ -105,35 +103,22 @@ def prefix_length(pages: int, chunk_pages: int) -> int:
 
 
 def resign(page_id: str, source: dict, settings: Settings, *, repeated=None, stats=None) -> SignedPage:
-    """Sign a stored page again from its title and text (no extraction).
-
-    Mirrors the signing half of ``plugin.dedup.sign_page`` on the stored
-    article, so a text reindex applies today's shingling, repeated-line
-    filter and signature settings.
-    """
+    """Sign a stored page again from its title and text (no extraction), with today's signature settings."""
     article = Article(
         title=source.get("title") or "",
         text=source.get("body") or "",
         lang=source.get("lang"),
         published=source.get("published"),
     )
-    url = source.get("url")
-    site = source.get("site") or site_of(url)
-    text = article.text
-    if repeated is not None:
-        text = repeated.strip(text, site=site, page_id=page_id, date=article.published)
-    signature, features = signed_features(text, settings, stats=stats)
-    return SignedPage(
+    return sign_article(
+        article,
         page_id=page_id,
-        url=url,
-        url_key=normalize_url(url),
-        site=site,
-        article=article,
-        signature=signature,
-        band_keys=band_keys(signature.hashvalues, bands=settings.bands, rows=settings.rows),
-        content_hash=content_hash(article.title + "\n" + article.text),
-        title_key=normalize_title(article.title, site),
-        features=features,
+        url=source.get("url"),
+        site=source.get("site"),
+        published=source.get("published"),
+        settings=settings,
+        repeated=repeated,
+        stats=stats,
     )
 
 

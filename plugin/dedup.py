@@ -188,22 +188,59 @@ def sign_page(
     )
     if isinstance(article, Rejection):
         return article
-    page_id = page_id_for(page, article.text)
-    site = page.site or site_of(page.url)
+    return sign_article(
+        article,
+        page_id=page_id_for(page, article.text),
+        url=page.url,
+        site=page.site,
+        published=page.published,
+        settings=settings,
+        repeated=repeated,
+        stats=stats,
+    )
+
+
+def sign_article(
+    article: Article,
+    *,
+    page_id: str,
+    url: str | None,
+    site: str | None,
+    published: str | None,
+    settings: Settings,
+    repeated: RepeatedLines | None = None,
+    stats: StoryStats | None = None,
+) -> SignedPage:
+    """Sign an extracted article (the second half of :func:`sign_page`; a text reindex starts here).
+
+    Args:
+        article: the extracted title and text.
+        page_id: the document id.
+        url: the page URL, if known.
+        site: the site; the URL's host when None.
+        published: a publication date given from outside (the article's own date wins).
+        settings: signature settings.
+        repeated: see :func:`sign_page`.
+        stats: see :func:`sign_page`.
+
+    Returns:
+        The signed page.
+    """
+    site = site or site_of(url)
     text = article.text
     if repeated is not None:
-        text = repeated.strip(text, site=site, page_id=page_id, date=article.published or page.published)
+        text = repeated.strip(text, site=site, page_id=page_id, date=article.published or published)
     signature, features = signed_features(text, settings, stats=stats)
     return SignedPage(
         page_id=page_id,
-        url=page.url,
-        url_key=normalize_url(page.url),
+        url=url,
+        url_key=normalize_url(url),
         site=site,
         article=article,
         signature=signature,
         band_keys=band_keys(signature.hashvalues, bands=settings.bands, rows=settings.rows),
         content_hash=content_hash(article.title + "\n" + article.text),
-        published=page.published,
+        published=published,
         title_key=normalize_title(article.title, site),
         features=features,
     )

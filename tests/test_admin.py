@@ -723,7 +723,7 @@ def test_reindex_form_creates_a_job_and_queues_the_task_once(make_app, admin_set
     res = client.post("/admin/jobs/reindex", data={"source": "text"}, headers=BEARER)
     assert res.status_code == 303
     job = store.active("reindex")
-    assert job is not None and job.params == {"source": "text", "user": "token:robot"}
+    assert job is not None and job.params == {"source": "text", "user": "token:robot", "index": admin_settings.index}
     assert res.headers["Location"].endswith(f"/admin/jobs/{job.id}")
     assert {"task": REINDEX_TASK, "args": [], "kwargs": {"job_id": job.id}} in _queued_tasks(jobs_redis_url)
     again = client.post("/admin/jobs/reindex", data={"source": "archive"}, headers=BEARER)

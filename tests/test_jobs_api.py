@@ -51,6 +51,12 @@ def queued(broker_url) -> list[tuple[str, dict]]:
     return out
 
 
+def test_job_reads_need_a_login_or_token(client, store):
+    store.create("ingest", params={"sources": ["/srv/private/a.jsonl"]}, total=1)
+    assert client.get("/api/jobs").status_code == 401
+    assert client.get("/api/jobs", headers=AUTH).status_code == 200
+
+
 def test_jobs_are_listed_newest_first_with_progress_and_failures(client, store):
     first = store.create("ingest", params={"sources": ["a.jsonl"]}, total=4)
     second = store.create("reindex", params={"source": "text"})
@@ -62,12 +68,12 @@ def test_jobs_are_listed_newest_first_with_progress_and_failures(client, store):
     ]
     store.record(first.id, "0", outcomes, payloads={"p2": {"id": "p2", "html": "<p>x</p>"}})
 
-    res = client.get("/api/jobs?limit=1")
+    res = client.get("/api/jobs?limit=1", headers=AUTH)
     assert res.status_code == 200
     assert res.json["total"] == 2 and [j["id"] for j in res.json["jobs"]] == [second.id]
-    assert [j["id"] for j in client.get("/api/jobs?offset=1").json["jobs"]] == [first.id]
+    assert [j["id"] for j in client.get("/api/jobs?offset=1", headers=AUTH).json["jobs"]] == [first.id]
 
-    res = client.get(f"/api/jobs/{first.id}?failures_limit=1")
+    res = client.get(f"/api/jobs/{first.id}?failures_limit=1", headers=AUTH)
     assert res.status_code == 200
     job = res.json
     assert (job["status"], job["total"], job["done"]) == ("running", 4, 3)
@@ -77,15 +83,17 @@ def test_jobs_are_listed_newest_first_with_progress_and_failures(client, store):
     assert job["failures"]["total"] == 2 and len(job["failures"]["items"]) == 1
     item = job["failures"]["items"][0]
     assert (item["item"], item["reason"], item["retryable"]) == ("p2", "failed", True)
-    assert client.get(f"/api/jobs/{first.id}?failures_offset=1").json["failures"]["items"][0]["item"] == "p3"
+    assert (
+        client.get(f"/api/jobs/{first.id}?failures_offset=1", headers=AUTH).json["failures"]["items"][0]["item"] == "p3"
+    )
 
 
 def test_bad_job_requests_are_answered_plainly(client):
-    assert client.get("/api/jobs?limit=0").status_code == 400
-    assert "whole numbers" in client.get("/api/jobs?offset=x").json["error"]
-    assert client.get("/api/jobs/ingest-20240101-000000-abcdef").status_code == 404
-    assert client.get("/api/jobs/../../etc").status_code == 404
-    assert client.get("/api/jobs/not-a-job-id").status_code == 404
+    assert client.get("/api/jobs?limit=0", headers=AUTH).status_code == 400
+    assert "whole numbers" in client.get("/api/jobs?offset=x", headers=AUTH).json["error"]
+    assert client.get("/api/jobs/ingest-20240101-000000-abcdef", headers=AUTH).status_code == 404
+    assert client.get("/api/jobs/../../etc", headers=AUTH).status_code == 404
+    assert client.get("/api/jobs/not-a-job-id", headers=AUTH).status_code == 404
 
 
 def test_start_a_reindex_queues_the_task_by_name_and_refuses_a_second(client, store, broker_url):
@@ -124,6 +132,6 @@ def test_retry_queues_the_failures_of_a_finished_job(client, store, broker_url):
 
 
 def test_jobs_answer_503_when_redis_is_down(settings):
-    app = create_app({"TESTING": True}, settings=settings.replace(redis_url="redis://127.0.0.1:9/0"))
-    res = app.test_client().get("/api/jobs")
+    down = settings.replace(redis_url="redis://127.0.0.1:9/0", api_token_hashes=TOKEN_ENTRY)
+    res = create_app({"TESTING": True}, settings=down).test_client().get("/api/jobs", headers=AUTH)
     assert res.status_code == 503 and "Redis" in res.json["error"]

@@ -1,7 +1,9 @@
 """Who may change things: the admin login, API tokens, CSRF, failed-login limits and security headers.
 
-Reading is public: the search page and every ``GET /api`` route. The admin
-area (``/admin``) and every ``/api`` call that is not a GET need a login
+Reading is public: the search page and the ``GET /api`` routes of the
+search (search, clusters, task states). The admin area (``/admin``), the
+operators' and editors' reads (``/api/jobs``, ``/api/corrections``: they name
+users and source paths) and every ``/api`` call that is not a GET need a login
 (a session cookie after ``/login``) or an API token sent as
 ``Authorization: Bearer <token>``. One ``before_request`` hook decides this
 for the whole app, so a new admin page or API route is protected without
@@ -359,12 +361,18 @@ def _deny_api(method: str | None):
     return jsonify(error=message), 401, {"WWW-Authenticate": 'Bearer realm="newsfold"'}
 
 
+PRIVATE_API_READS = ("/api/jobs", "/api/corrections")
+
+
 def _guard():
     """Before every request: admin pages and API writes need a user; cookie-borne writes need a CSRF token."""
     path = request.path
     is_api = request.blueprint == "api" or _under(path, "/api")
     needs_user = (
-        request.blueprint == "admin" or _under(path, "/admin") or (is_api and request.method not in SAFE_METHODS)
+        request.blueprint == "admin"
+        or _under(path, "/admin")
+        or (is_api and request.method not in SAFE_METHODS)
+        or any(_under(path, prefix) for prefix in PRIVATE_API_READS)
     )
     if needs_user and current_user() is None:
         if is_api:

@@ -98,7 +98,7 @@ def start_reindex(source: str | None, *, user: str):
         running = store.active("reindex")
         if running is not None:
             raise JobRequestError(f"A reindex is already {running.status}: job {running.id}. Wait for it to finish.")
-        job = store.create("reindex", params={"source": source, "user": user})
+        job = store.create("reindex", params={"source": source, "user": user, "index": get_settings().index})
     finally:
         store.redis.delete(guard)
     try:
