@@ -1,0 +1,189 @@
+"""Screenshots of newsfold's main pages, at desktop and phone widths, into docs/screenshots/.
+
+The same live setup as the browser tests (tests/browser/live.py): the sample
+corpus (newsfold/samples.py) is signed and ingested with ``plugin.dedup``
+directly, as one recorded ingest job; the real Flask app is served on a free
+local port; headless Chromium (Debian's ``chromium`` + ``chromedriver``) visits
+each page. Servers come from ``ELASTICSEARCH_URL`` / ``REDIS_URL`` when set,
+else the embedded stand-ins.
+
+    python benchmarks/screenshots.py [--out docs/screenshots] [--stories 40] [--seed 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import getpass
+import json
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # run as a script: the browser helpers live in tests/browser
+    sys.path.insert(0, str(ROOT))
+
+import redis  # noqa: E402
+
+from newsfold.embedded import services  # noqa: E402
+from newsfold.samples import generate  # noqa: E402
+from plugin.client import build_client  # noqa: E402
+from plugin.dedup import Outcome, Page, ingest, sign_page  # noqa: E402
+from plugin.extract import Rejection  # noqa: E402
+from plugin.index import drop_index, ensure_index  # noqa: E402
+from plugin.jobs import JobStore  # noqa: E402
+from plugin.rejections import record_rejections  # noqa: E402
+from plugin.settings import Settings  # noqa: E402
+from tests.browser.live import (  # noqa: E402
+    DESKTOP,
+    PHONE,
+    LiveServer,
+    browser,
+    browser_missing,
+    live_settings,
+    log_in,
+    resize_viewport,
+)
+
+BATCH = 10
+#: full-page captures stop at this height (CSS pixels)
+MAX_HEIGHT = 2400
+
+
+def ingest_sample_corpus(settings: Settings, *, stories: int, seed: int) -> dict:
+    """Generate the sample corpus and ingest it in batches as one ingest job; counts by outcome."""
+    client = build_client(settings)
+    ensure_index(client, settings)
+    store = JobStore(redis.Redis.from_url(settings.redis_url))
+    counts: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="newsfold-shots-") as tmp:
+        pages_file = generate(Path(tmp), seed=seed, stories=stories)
+        rows = [json.loads(line) for line in pages_file.read_text(encoding="utf-8").splitlines()]
+        params = {"sources": ["sample corpus"], "index": settings.index, "archive": None, "batch_size": BATCH,
+                  "user": getpass.getuser()}  # fmt: skip
+        job = store.create("ingest", params=params, total=len(rows))
+        store.start(job.id)
+        for start in range(0, len(rows), BATCH):
+            signed, outcomes = [], []
+            for row in rows[start : start + BATCH]:
+                page = Page(
+                    html=(Path(tmp) / row["html"]).read_bytes(),
+                    url=row.get("url"),
+                    id=row["id"],
+                    site=row.get("site"),
+                    lang=row.get("lang"),
+                    published=row.get("published"),
+                )
+                result = sign_page(page, settings)
+                if isinstance(result, Rejection):
+                    outcomes.append(Outcome(row["id"], "rejected", reason=result.reason, detail=result.detail))
+                else:
+                    signed.append(result)
+            outcomes += ingest(signed, client=client, settings=settings)
+            got = [o.as_dict() for o in outcomes]
+            record_rejections(got, client=client, settings=settings, job_id=job.id)
+            store.record(job.id, f"batch-{start // BATCH}", got)
+            for o in got:
+                counts[o["status"]] = counts.get(o["status"], 0) + 1
+        store.finish(job.id, "done", message=f"{len(rows)} sample pages")
+    client.close()
+    return counts
+
+
+def capture(driver, path: Path, *, full: bool = True) -> None:
+    """Save the page as a PNG: the viewport, or the whole page up to ``MAX_HEIGHT`` pixels."""
+    clip = None
+    if full:
+        width, height = driver.execute_script(
+            "return [document.documentElement.clientWidth, document.documentElement.scrollHeight]"
+        )
+        clip = {"x": 0, "y": 0, "width": width, "height": min(height, MAX_HEIGHT), "scale": 1}
+    shot = driver.execute_cdp_cmd(
+        "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": full, **({"clip": clip} if clip else {})}
+    )
+    path.write_bytes(base64.b64decode(shot["data"]))
+
+
+def largest_cluster(driver, base_url: str) -> str:
+    """The id of the first (largest) cluster of the admin list."""
+    from selenium.webdriver.common.by import By
+
+    driver.get(base_url + "/admin/clusters")
+    return driver.find_element(By.CSS_SELECTOR, '[data-testid="cluster-row"]').get_attribute("data-cluster-id")
+
+
+def open_first_versions(driver) -> None:
+    """Open the first story's "other versions" and bring it into view."""
+    from selenium.webdriver.common.by import By
+
+    summary = driver.find_element(By.CSS_SELECTOR, '[data-testid="versions-toggle"]')
+    summary.click()
+    driver.execute_script("arguments[0].closest('article').scrollIntoView({block: 'start'})", summary)
+
+
+def take_screenshots(base_url: str, out: Path) -> list[Path]:
+    """Visit the main pages at each width and save one PNG per page and width."""
+    saved: list[Path] = []
+    with browser(DESKTOP) as driver:
+        for width_name, size in (("desktop", DESKTOP), ("phone", PHONE)):
+            resize_viewport(driver, size)
+            driver.execute_cdp_cmd("Network.clearBrowserCookies", {})
+
+            def shot(name: str, url: str | None = None, *, full: bool = True, width_name=width_name) -> None:
+                if url is not None:
+                    driver.get(base_url + url)
+                path = out / f"{name}-{width_name}.png"
+                capture(driver, path, full=full)
+                saved.append(path)
+
+            shot("search", "/")
+            driver.get(base_url + "/")
+            open_first_versions(driver)
+            shot("versions", full=False)
+            shot("login", "/login", full=False)
+            log_in(driver, base_url, next_path="/admin")
+            shot("admin", "/admin")
+            cluster = largest_cluster(driver, base_url)
+            shot("cluster", f"/admin/clusters/{cluster}")
+            shot("compare", f"/admin/clusters/{cluster}/compare")
+            shot("stats", "/admin/stats")
+            shot("jobs", "/admin/jobs")
+    return saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
+    parser.add_argument("--stories", type=int, default=40)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    missing = browser_missing()
+    if missing:
+        print(f"screenshots: {missing}", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    base = Settings.from_env().replace(index=f"newsfold-shots-{uuid.uuid4().hex[:8]}")
+    with services(base, announce=lambda m: print(m, file=sys.stderr)) as settings:
+        began = time.perf_counter()
+        counts = ingest_sample_corpus(settings, stories=args.stories, seed=args.seed)
+        print(f"ingested the sample corpus in {time.perf_counter() - began:.1f} s: {counts}", file=sys.stderr)
+        server = LiveServer(live_settings(settings, settings.redis_url))
+        try:
+            began = time.perf_counter()
+            saved = take_screenshots(server.url, args.out)
+        finally:
+            server.close()
+            client = build_client(settings)
+            drop_index(client, settings)
+            client.close()
+    print(f"{len(saved)} screenshots in {time.perf_counter() - began:.1f} s:", file=sys.stderr)
+    for path in saved:
+        print(f"  {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}  {path.stat().st_size // 1024} KB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
