@@ -30,6 +30,7 @@ def drive(
     *,
     max_in_flight: int = 64,
     poll: float = 0.05,
+    max_poll: float = 0.5,
     alive: Callable[[list[str]], list[bool]] | None = None,
     check_every: float = 1.0,
     on_idle: Callable[[], None] | None = None,
@@ -46,11 +47,16 @@ def drive(
     message only after the broker's visibility timeout, an hour). The units
     are idempotent, so the late redelivery of the first message is harmless.
     ``on_idle`` runs about every ``check_every`` seconds (progress display).
+    Each poll asks the result backend about every unit in flight, so the
+    pause between polls doubles (from ``poll`` up to ``max_poll``) while
+    nothing finishes: polling 64 units every 50 ms cost the coordinator
+    5-12 ms of CPU per page and Redis as much again.
     """
     source = iter(items)
     pending: list[_Pending] = []
     exhausted = False
     next_check = time.monotonic() + check_every
+    pause = poll
     while pending or not exhausted:
         while not exhausted and len(pending) < max_in_flight:
             unit = next(source, None)
@@ -80,8 +86,11 @@ def drive(
                 _resend_dead(pending, send, alive)
             if on_idle is not None:
                 on_idle()
-        if pending and not progressed:
-            time.sleep(poll)
+        if progressed:
+            pause = poll
+        elif pending:
+            time.sleep(pause)
+            pause = min(max_poll, pause * 2)
 
 
 def _resend_dead(pending: list[_Pending], send, alive) -> None:

@@ -1,0 +1,153 @@
+"""Small helpers shared by the benchmark scripts: percentiles, process memory and CPU, the machine.
+
+Linux only: process figures come from ``/proc`` (no psutil dependency).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import platform
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def percentiles(values: list[float], points=(50, 95, 99)) -> dict[str, float]:
+    """``{"p50": ..., "p95": ..., "p99": ..., "mean": ..., "n": ...}`` of ``values`` (nan when empty)."""
+    if not values:
+        return {**{f"p{p}": float("nan") for p in points}, "mean": float("nan"), "n": 0}
+    arr = np.asarray(values, dtype=float)
+    out = {f"p{p}": float(np.percentile(arr, p)) for p in points}
+    out["mean"] = float(arr.mean())
+    out["n"] = len(values)
+    return out
+
+
+def _status_kb(pid: int, field: str) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """Peak resident memory (VmHWM) of a live process, MB; None when unreadable."""
+    kb = _status_kb(pid, "VmHWM")
+    return kb / 1024 if kb is not None else None
+
+
+def rss_mb(pid: int) -> float | None:
+    """Current resident memory (VmRSS) of a live process, MB."""
+    kb = _status_kb(pid, "VmRSS")
+    return kb / 1024 if kb is not None else None
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds a live process has used so far (its own, not its children's)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command name (field 2) may hold spaces: split after its closing parenthesis
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
+def machine_cpu_seconds() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine since boot, summed over cores (``/proc/stat``)."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    total = sum(values[:8])  # guest time is already counted in user time
+    idle = values[3] + values[4]  # idle + iowait
+    return (total - idle) / _CLOCK_TICKS, total / _CLOCK_TICKS
+
+
+@dataclass
+class Proc:
+    """A child process of this one, named by what it runs."""
+
+    pid: int
+    name: str
+
+
+def child_processes(parent: int | None = None) -> list[Proc]:
+    """Direct children of ``parent`` (default: this process), named osmem/redis/celery/python/..."""
+    parent = os.getpid() if parent is None else parent
+    found: list[Proc] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
+            if ppid != parent:
+                continue
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, ValueError):
+            continue
+        if "osmem-server" in cmd:
+            name = "osmem-server"
+        elif "redis-server" in cmd or "valkey" in cmd:
+            name = "redis"
+        elif "celery" in cmd:
+            name = "celery worker"
+        else:
+            name = cmd.split(" ")[0].rsplit("/", 1)[-1] or "?"
+        found.append(Proc(int(entry.name), name))
+    return sorted(found, key=lambda p: p.pid)
+
+
+def machine() -> dict:
+    """Date, host CPU, core count, memory, load average, Python and the git commit of the tree."""
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_gb = None
+    with contextlib.suppress(ValueError, OSError, AttributeError):
+        mem_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent,
+            check=False,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parent,
+            check=False,
+        ).stdout.strip()
+        commit = commit + ("+uncommitted changes" if dirty else "")
+    except OSError:
+        commit = "?"
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": mem_gb,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+        "commit": commit or "?",
+    }
+
+
+def fmt_ms(stats: dict[str, float]) -> str:
+    """``p50 1.2 / p95 3.4 / p99 5.6 ms`` from :func:`percentiles` output."""
+    parts = [f"{k} {stats[k]:.1f}" for k in ("p50", "p95", "p99") if k in stats]
+    return " / ".join(parts) + " ms"

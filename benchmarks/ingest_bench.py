@@ -1,0 +1,571 @@
+"""End-to-end ingest throughput through real Celery workers against extraction alone, on the same pages and cores.
+
+    python benchmarks/ingest_bench.py ../shared/data/dev [--pages 20000] [--workers 2] [--sample 250]
+
+The dev pages are replicated to ``--pages`` pages, every copy with a new id
+and url (a copy of a page is an exact duplicate of it, so after the first
+round every page is a ``duplicate``, never ``unchanged``: a new id is a new
+document). Then, one phase after the other on the same machine:
+
+1. extraction only: ``extract_article`` on every page, ``--workers`` processes;
+2. extraction + signing (no Elasticsearch, no Celery), ``--workers`` processes
+   (skip with ``--no-sign-phase``): separates the signing cost from the rest;
+3. end to end: every page through ``--workers`` real Celery worker processes
+   (solo pool, as ``newsfold cluster`` runs them) into a fresh index on the
+   embedded stand-in, or on ``ELASTICSEARCH_URL`` / ``REDIS_URL`` when set; the
+   CPU seconds each process used and the workers' peak RSS (VmHWM) are read
+   from ``/proc``;
+4. stages: ``--sample`` further pages go through the worker's own calls in
+   this process, against the index filled in phase 3, with the wall time and
+   the CPU of this process and of the stand-in recorded around each call:
+   extract, sign (``indexer.tasks.sign_payloads`` minus extract), mget,
+   lookup, prepare, index, reconcile, constraints, finish (see
+   :func:`stage_phase`); ``--profile`` also prints a cProfile of that phase.
+
+CPU milliseconds per page, unlike pages/s, hardly change when other users
+load the machine; the report gives both.
+
+Everything printed is also written as JSON with ``--json PATH``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import logging
+import os
+import pstats
+import resource
+import sys
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from functools import lru_cache
+from pathlib import Path
+
+from benchlib import (
+    child_processes,
+    cpu_seconds,
+    fmt_ms,
+    machine,
+    machine_cpu_seconds,
+    peak_rss_mb,
+    percentiles,
+    rss_mb,
+)
+from tqdm import tqdm
+
+from plugin.settings import Settings
+
+TARGET_RATIO = 0.8
+TARGET_RSS_MB = 300.0
+
+
+# ---------------------------------------------------------------- pages
+def dev_pages(dev_dir: Path) -> list[dict]:
+    """Task payloads (``html_path`` resolved) of the lines of ``DEV_DIR/pages.jsonl`` that name an html file."""
+    out = []
+    with (dev_dir / "pages.jsonl").open(encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if not isinstance(row.get("html"), str):
+                continue
+            out.append(
+                {
+                    "id": str(row.get("id") or f"line-{n}"),
+                    "html_path": str((dev_dir / row["html"]).resolve()),
+                    "url": row.get("url"),
+                    "site": row.get("site"),
+                    "lang": row.get("lang"),
+                }
+            )
+    return out
+
+
+def replicate(dev_dir: Path, n: int) -> list[dict]:
+    """``n`` task payloads cycling over the dev pages; copy ``k`` of page ``p`` has id ``r<k>-<p>``.
+
+    Copy-major order (every page once, then every page again, ...), so the
+    copies of one page arrive far apart, as syndicated copies do.
+    """
+    base = dev_pages(dev_dir)
+    if not base:
+        raise SystemExit(f"ingest_bench: no usable page in {dev_dir / 'pages.jsonl'}")
+    out: list[dict] = []
+    for i in range(n):
+        copy, page = divmod(i, len(base))
+        payload = dict(base[page])
+        payload["id"] = f"r{copy:04d}-{payload['id']}"
+        url = payload.get("url")
+        if url:
+            payload["url"] = f"{url}{'&' if '?' in url else '?'}newsfold_copy={copy}"
+        out.append(payload)
+    return out
+
+
+# ---------------------------------------------------------------- process-pool phases
+@lru_cache(maxsize=1)
+def _settings() -> Settings:
+    return Settings.from_env()
+
+
+def _extract_only(payload: dict) -> str:
+    """Extraction as the workers run it (same arguments as ``sign_page``); returns the outcome kind."""
+    from plugin.extract import Rejection, extract_article
+
+    settings = _settings()
+    try:
+        with open(payload["html_path"], "rb") as fh:
+            data = fh.read()
+        art = extract_article(
+            data,
+            url=payload.get("url"),
+            lang=payload.get("lang"),
+            min_tokens=settings.min_tokens,
+            max_bytes=settings.max_page_bytes,
+            cleanup=settings.cleanup,
+        )
+    except Exception as exc:  # a benchmark page that breaks extraction is counted, not fatal
+        return f"error:{type(exc).__name__}"
+    return f"rejected:{art.reason}" if isinstance(art, Rejection) else "article"
+
+
+def _extract_and_sign(payload: dict) -> str:
+    """``sign_page`` without Redis (no repeated-lines filter), Elasticsearch or Celery."""
+    from plugin.dedup import Page, sign_page
+    from plugin.extract import Rejection
+
+    try:
+        with open(payload["html_path"], "rb") as fh:
+            data = fh.read()
+        page = Page(html=data, url=payload.get("url"), id=payload["id"], site=payload.get("site"))
+        signed = sign_page(page, _settings())
+    except Exception as exc:
+        return f"error:{type(exc).__name__}"
+    return f"rejected:{signed.reason}" if isinstance(signed, Rejection) else "article"
+
+
+def _quiet_children() -> None:
+    logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
+
+
+def pool_phase(name: str, func, payloads: list[dict], workers: int) -> dict:
+    """Run ``func`` over the payloads in ``workers`` processes; pages/s over the whole phase."""
+    started = time.perf_counter()
+    busy_before, total_before = machine_cpu_seconds()
+    children_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    kinds: Counter = Counter()
+    with ProcessPoolExecutor(max_workers=workers, initializer=_quiet_children) as pool:
+        for kind in tqdm(pool.map(func, payloads, chunksize=4), total=len(payloads), desc=name, unit="page"):
+            kinds[kind.split(":")[0]] += 1
+    # the pool's processes have been joined, so their CPU time is in RUSAGE_CHILDREN now
+    children_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    elapsed = time.perf_counter() - started
+    busy_after, total_after = machine_cpu_seconds()
+    cpu = (children_after.ru_utime + children_after.ru_stime) - (children_before.ru_utime + children_before.ru_stime)
+    return {
+        "pages": len(payloads),
+        "seconds": elapsed,
+        "pages_per_s": len(payloads) / elapsed,
+        "kinds": dict(kinds),
+        "cpu_seconds_ours": cpu,
+        "cpu_ms_per_page": 1000 * cpu / len(payloads),
+        "cpu_seconds_machine": busy_after - busy_before,
+        "cpu_seconds_available": total_after - total_before,
+    }
+
+
+# ---------------------------------------------------------------- end to end
+def ingest_phase(live: Settings, payloads: list[dict], *, workers: int, index: str) -> dict:
+    """Every page through real Celery workers; throughput, outcomes, CPU per process, worker memory."""
+    from indexer.celery_app import make_celery
+    from newsfold.workers import LocalWorkers, run_batches
+
+    app = make_celery(live)
+    servers = child_processes()  # the embedded servers, if any (started before the workers)
+    with LocalWorkers(live, workers) as pool:
+        pool.wait_ready(app)
+        worker_pids = [p.pid for p in pool.processes]
+        procs = servers + [p for p in child_processes() if p.pid in worker_pids]
+        cpu_before = {p.pid: cpu_seconds(p.pid) or 0.0 for p in procs}
+        self_before = time.process_time()
+        busy_before, total_before = machine_cpu_seconds()
+        bar = tqdm(total=len(payloads), desc="ingest (Celery workers)", unit="page")
+        started = time.perf_counter()
+        chunks = (payloads[i : i + live.batch_size] for i in range(0, len(payloads), live.batch_size))
+        try:
+            outcomes = run_batches(app, chunks, index=index, on_done=lambda got: bar.update(len(got)))
+        finally:
+            bar.close()
+        elapsed = time.perf_counter() - started
+        busy_after, total_after = machine_cpu_seconds()
+        cpu = {f"{p.name} {p.pid}": (cpu_seconds(p.pid) or 0.0) - cpu_before[p.pid] for p in procs}
+        cpu["benchmark driver (this process)"] = time.process_time() - self_before
+        memory = {
+            f"celery worker {pid}": {"peak_rss_mb": peak_rss_mb(pid), "rss_mb_at_end": rss_mb(pid)}
+            for pid in worker_pids
+        }
+        for p in servers:
+            memory[f"{p.name} {p.pid}"] = {"peak_rss_mb": peak_rss_mb(p.pid), "rss_mb_at_end": rss_mb(p.pid)}
+    ours = sum(cpu.values())
+    machine_busy = busy_after - busy_before
+    workers_cpu = sum(v for k, v in cpu.items() if k.startswith("celery worker"))
+    return {
+        "pages": len(payloads),
+        "seconds": elapsed,
+        "pages_per_s": len(payloads) / elapsed,
+        "outcomes": dict(Counter(o["status"] for o in outcomes)),
+        "rejected_by_reason": dict(Counter(o.get("reason") for o in outcomes if o["status"] == "rejected")),
+        "cpu_seconds": cpu,
+        "cpu_seconds_ours": ours,
+        "cpu_ms_per_page": 1000 * ours / len(payloads),
+        "cpu_ms_per_page_workers": 1000 * workers_cpu / len(payloads),
+        "cpu_seconds_machine": machine_busy,
+        "cpu_seconds_available": total_after - total_before,
+        "memory": memory,
+    }
+
+
+def index_figures(client, live: Settings, sample_ids: list[str]) -> dict:
+    """Documents, store bytes per document, and the mean JSON size of a sample of stored documents by field."""
+    client.indices.refresh(index=live.index)
+    stats = client.indices.stats(index=live.index)["_all"]["primaries"]
+    docs = stats["docs"]["count"]
+    store = stats["store"]["size_in_bytes"]
+    by_field: dict[str, list[int]] = defaultdict(list)
+    found = client.mget(index=live.index, ids=sample_ids)["docs"]
+    for doc in found:
+        src = doc.get("_source")
+        if not src:
+            continue
+        by_field["(whole _source)"].append(len(json.dumps(src, ensure_ascii=False).encode("utf-8")))
+        for name, value in src.items():
+            by_field[name].append(len(json.dumps(value, ensure_ascii=False).encode("utf-8")))
+    return {
+        "docs": docs,
+        "store_bytes": store,
+        "store_bytes_per_doc": store / docs if docs else None,
+        "source_json_bytes_mean": {k: sum(v) / len(v) for k, v in sorted(by_field.items())},
+        "source_sampled_docs": len(by_field["(whole _source)"]),
+    }
+
+
+def redis_memory(live: Settings) -> int:
+    """Bytes Redis holds now (``used_memory``)."""
+    import redis
+
+    return int(redis.Redis.from_url(live.redis_url).info("memory")["used_memory"])
+
+
+def redis_figures(live: Settings, *, before: int, distinct_pages: int) -> dict:
+    """What the ingest left in Redis: bytes, and keys by kind (repeated-lines counters, Celery results, other)."""
+    import redis
+
+    client = redis.Redis.from_url(live.redis_url)
+    kinds: Counter = Counter()
+    for key in client.scan_iter(count=1000):
+        name = key.decode(errors="replace")
+        if name.startswith(f"newsfold:{live.index}:"):
+            kinds["newsfold:<index>:" + name.split(":")[2]] += 1
+        elif name.startswith("celery-task-meta-"):
+            kinds["celery-task-meta-*"] += 1
+        else:
+            kinds[name.split(":")[0] + (":*" if ":" in name else "")] += 1
+    used = redis_memory(live)
+    return {
+        "used_memory_before": before,
+        "used_memory_after": used,
+        # copies share their lines with the first round, so count only distinct dev pages
+        "bytes_per_distinct_page": (used - before) / distinct_pages if distinct_pages else None,
+        "keys": dict(kinds.most_common(12)),
+    }
+
+
+# ---------------------------------------------------------------- stages in process
+def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
+    """Per-stage timings of the worker's path, measured around public calls in this process.
+
+    Each batch is signed with the worker's own ``indexer.tasks.sign_payloads``
+    (read, extract, repeated-lines filter, sign), and every page is also
+    extracted alone (``extract_article``), so the signing share is the
+    difference. Even batches then go through the steps of
+    ``plugin.dedup.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
+    ``enforce_constraints`` when present, ``finish``), with the read-only
+    ``mget`` and ``lookup`` that ``prepare`` makes also timed on their own;
+    odd batches go through ``ingest`` whole, which checks that the steps
+    still add up to it.
+    """
+    from indexer.tasks import sign_payloads
+    from plugin import dedup
+    from plugin.client import build_client
+    from plugin.extract import extract_article
+
+    client = build_client(live)
+    per_page: dict[str, list[float]] = defaultdict(list)
+    per_batch: dict[str, list[float]] = defaultdict(list)
+    signed_total = 0
+    candidates_per_page: list[int] = []
+    steps = [("prepare (mget + lookup + verify + decide)", dedup.prepare)]
+    steps += [("index (bulk, refresh=wait_for)", dedup.write), ("reconcile", dedup.reconcile)]
+    if hasattr(dedup, "enforce_constraints"):
+        steps.append(("enforce constraints", dedup.enforce_constraints))
+
+    servers = [p.pid for p in child_processes() if p.name == "osmem-server"]
+    cpu_ms: dict[str, list[float]] = defaultdict(list)  # this process's CPU per call
+    server_cpu_ms: dict[str, list[float]] = defaultdict(list)  # the stand-in's CPU per call (10 ms ticks)
+
+    def timed(bucket, name, func, *args, **kwargs):
+        s0 = cpu_seconds(servers[0]) if servers else None
+        c0, t0 = time.process_time(), time.perf_counter()
+        result = func(*args, **kwargs)
+        bucket[name].append((time.perf_counter() - t0) * 1000)
+        cpu_ms[name].append((time.process_time() - c0) * 1000)
+        if s0 is not None:
+            server_cpu_ms[name].append(((cpu_seconds(servers[0]) or s0) - s0) * 1000)
+        return result
+
+    profiler = cProfile.Profile() if profile else None
+    if profiler:
+        profiler.enable()
+    bar = tqdm(total=len(payloads), desc="stages (in process)", unit="page")
+    for n, start in enumerate(range(0, len(payloads), live.batch_size)):
+        batch = payloads[start : start + live.batch_size]
+        extract_ms = 0.0
+        for payload in batch:
+            with open(payload["html_path"], "rb") as fh:
+                data = fh.read()
+            t0 = time.perf_counter()
+            extract_article(
+                data,
+                url=payload.get("url"),
+                lang=payload.get("lang"),
+                min_tokens=live.min_tokens,
+                max_bytes=live.max_page_bytes,
+                cleanup=live.cleanup,
+            )
+            per_page["extract"].append((time.perf_counter() - t0) * 1000)
+            extract_ms += per_page["extract"][-1]
+        signed, _ = timed(per_batch, "sign_payloads (read + extract + filter + sign)", sign_payloads, batch, live)
+        per_batch["sign_payloads minus extract (filter + sign)"].append(
+            per_batch["sign_payloads (read + extract + filter + sign)"][-1] - extract_ms
+        )
+        bar.update(len(batch))
+        if not signed:
+            continue
+        signed_total += len(signed)
+        if n % 2:
+            timed(per_batch, "ingest() whole (odd batches)", dedup.ingest, signed, client=client, settings=live)
+            continue
+        ids = [p.page_id for p in signed]
+        fields = ["content_hash", "cluster_id"]
+        timed(per_batch, "  of which mget (unchanged check)", client.mget, index=live.index, ids=ids, source=fields)
+        found = timed(per_batch, "  of which lookup (msearch)", dedup.lookup, signed, client=client, settings=live)
+        candidates_per_page += [len(found.get(p.page_id, [])) for p in signed]
+        state = None
+        staged = 0.0
+        for name, func in steps:
+            if state is None:
+                state = timed(per_batch, name, func, signed, client=client, settings=live)
+            else:
+                timed(per_batch, name, func, state, client=client, settings=live)
+            staged += per_batch[name][-1]
+        timed(per_batch, "finish", dedup.finish, state, client=client, settings=live)
+        per_batch["steps summed (even batches)"].append(staged + per_batch["finish"][-1])
+    bar.close()
+    profile_text = None
+    if profiler:
+        profiler.disable()
+        buf = io.StringIO()
+        stats = pstats.Stats(profiler, stream=buf)
+        stats.sort_stats("tottime").print_stats(20)
+        stats.sort_stats("cumulative").print_stats(r"plugin|indexer|trafilatura/core|elasticsearch/_sync", 30)
+        profile_text = buf.getvalue()
+    return {
+        "pages": len(payloads),
+        "pages_signed": signed_total,
+        "per_page_ms": {k: percentiles(v) for k, v in per_page.items()},
+        "per_batch_ms": {k: percentiles(v) for k, v in per_batch.items()},
+        "cpu_ms_mean": {k: sum(v) / len(v) for k, v in cpu_ms.items()},
+        "server_cpu_ms_mean": {k: sum(v) / len(v) for k, v in server_cpu_ms.items()},
+        "candidates_per_page": percentiles(candidates_per_page),
+        "profile": profile_text,
+    }
+
+
+# ---------------------------------------------------------------- report
+def report(result: dict) -> str:
+    m = result["machine"]
+    lines = [
+        f"newsfold ingest benchmark, {m['date']}, {m['cores']} cores ({m['cpu']}), {m['memory_gb']} GB, "
+        f"load average at start {m['load_average_at_start']}, commit {m['commit']}",
+        f"pages: {result['pages']} ({result['dev_pages']} dev pages replicated; copies are exact duplicates "
+        f"with new ids), workers/processes: {result['workers']}, batch size {result['batch_size']}",
+        "",
+    ]
+    lines.append("phase                  pages/s    wall   CPU ms/page (ours)   machine CPU busy (all users) / ours")
+    for label, key in (
+        ("extraction only", "extract_only"),
+        ("extraction + signing", "extract_sign"),
+        ("end to end (Celery)", "ingest"),
+    ):
+        ph = result.get(key)
+        if not ph:
+            continue
+        busy = ph["cpu_seconds_machine"] / ph["cpu_seconds_available"]
+        mine = ph["cpu_seconds_ours"] / ph["cpu_seconds_available"]
+        lines.append(
+            f"{label:22s} {ph['pages_per_s']:7.1f} {ph['seconds']:7.1f} s {ph['cpu_ms_per_page']:10.1f}"
+            f"            {busy:6.0%} / {mine:4.0%}"
+        )
+    ext, ing = result["extract_only"], result["ingest"]
+    lines.append(f"extraction outcomes {ext['kinds']}; end-to-end outcomes {ing['outcomes']}")
+    ratio = result["ratio_ingest_to_extraction"]
+    verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
+    lines.append(f"ratio end to end / extraction only (pages/s): {ratio:.2f} ({verdict} the {TARGET_RATIO} target)")
+    lines.append(
+        f"ratio of CPU per page, extraction only / end to end: {result['ratio_cpu']:.2f} "
+        f"(all our processes), {result['ratio_cpu_workers_only']:.2f} (Celery workers only, server CPU left out)"
+    )
+    lines.append("")
+    lines.append(
+        f"CPU seconds during the end-to-end phase ({ing['seconds']:.1f} s wall, "
+        f"{ing['cpu_seconds_available']:.0f} CPU-s available on the machine, "
+        f"{ing['cpu_seconds_machine']:.0f} used by all processes, {ing['cpu_seconds_ours']:.0f} by ours):"
+    )
+    for name, secs in sorted(ing["cpu_seconds"].items(), key=lambda kv: -kv[1]):
+        lines.append(f"  {name:40s} {secs:7.1f} s  ({1000 * secs / ing['pages']:.1f} ms/page)")
+    other = ing["cpu_seconds_machine"] - ing["cpu_seconds_ours"]
+    lines.append(f"  {'other processes on the machine':40s} {other:7.1f} s")
+    lines.append("memory:")
+    worst = 0.0
+    for name, mem in ing["memory"].items():
+        peak = mem["peak_rss_mb"] or 0.0
+        if name.startswith("celery worker"):
+            worst = max(worst, peak)
+        lines.append(f"  {name:40s} peak RSS {peak:7.1f} MB, at end {mem['rss_mb_at_end'] or 0:7.1f} MB")
+    verdict = "meets" if worst <= TARGET_RSS_MB else "MISSES"
+    lines.append(f"worst worker peak RSS {worst:.0f} MB ({verdict} the {TARGET_RSS_MB:.0f} MB target)")
+    idx = result["index"]
+    lines.append("")
+    lines.append(
+        f"index: {idx['docs']} documents, store {idx['store_bytes']} bytes = "
+        f"{(idx['store_bytes_per_doc'] or 0):.0f} bytes/document (as the server reports it)"
+    )
+    src = idx["source_json_bytes_mean"]
+    parts = ", ".join(f"{k} {v:.0f}" for k, v in sorted(src.items(), key=lambda kv: -kv[1])[:8])
+    lines.append(f"mean JSON bytes per stored document ({idx['source_sampled_docs']} sampled): {parts}")
+    rd = result.get("redis")
+    if rd:
+        lines.append(
+            f"Redis after the ingest: {rd['used_memory_after'] / 2**20:.1f} MB "
+            f"({rd['used_memory_after'] - rd['used_memory_before']:+d} bytes, "
+            f"{rd['bytes_per_distinct_page'] or 0:.0f} bytes per distinct page); keys {rd['keys']}"
+        )
+    st = result.get("stages")
+    if st:
+        lines.append("")
+        lines.append(
+            f"stages in process, wall ms ({st['pages_signed']} signed pages of {st['pages']}, batches of "
+            f"{result['batch_size']}; band-lookup candidates per page {st['candidates_per_page']['mean']:.1f} mean):"
+        )
+        for name, stats in st["per_page_ms"].items():
+            lines.append(f"  per page   {name:46s} {fmt_ms(stats)}, mean {stats['mean']:.1f}")
+        for name, stats in st["per_batch_ms"].items():
+            cpu = st["cpu_ms_mean"].get(name)
+            server = st["server_cpu_ms_mean"].get(name)
+            cpu_text = f"; CPU ms this process {cpu:.1f}" if cpu is not None else ""
+            cpu_text += f", stand-in {server:.0f}" if server is not None else ""
+            lines.append(
+                f"  per batch  {name:46s} {fmt_ms(stats)}, mean {stats['mean']:.1f} "
+                f"({stats['mean'] / result['batch_size']:.1f} per page){cpu_text}"
+            )
+        if st.get("profile"):
+            lines.append("")
+            lines.append(st["profile"])
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dev_dir", type=Path, help="folder holding pages.jsonl (the dev set)")
+    parser.add_argument("--pages", type=int, default=20000, help="pages after replication (default 20000)")
+    parser.add_argument("--workers", type=int, default=2, help="Celery workers and extraction processes (default 2)")
+    parser.add_argument("--sample", type=int, default=250, help="pages timed stage by stage in process (0: skip)")
+    parser.add_argument("--no-sign-phase", action="store_true", help="skip the extraction + signing phase")
+    parser.add_argument("--profile", action="store_true", help="print a cProfile of the in-process stage phase")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument("--keep-index", action="store_true", help="do not delete the index on an external cluster")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
+    if not (args.dev_dir / "pages.jsonl").is_file():
+        print(f"ingest_bench: {args.dev_dir / 'pages.jsonl'} not found", file=sys.stderr)
+        return 2
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        print(f"ingest_bench: configuration error: {exc}", file=sys.stderr)
+        return 2
+
+    from newsfold.embedded import services
+    from newsfold.errors import check_servers, describe
+    from plugin.client import build_client
+    from plugin.index import drop_index, ensure_index
+
+    result: dict = {"machine": machine(), "workers": args.workers, "batch_size": settings.batch_size}
+    payloads = replicate(args.dev_dir, args.pages)
+    result["pages"] = len(payloads)
+    result["dev_pages"] = len(dev_pages(args.dev_dir))
+    result["extract_only"] = pool_phase("extraction only", _extract_only, payloads, args.workers)
+    if not args.no_sign_phase:
+        result["extract_sign"] = pool_phase("extraction + signing", _extract_and_sign, payloads, args.workers)
+
+    index = f"newsfold-bench-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    external = bool(settings.elasticsearch_url)
+    try:
+        with services(settings, announce=lambda msg: print(msg, file=sys.stderr)) as live:
+            check_servers(live)
+            live = live.replace(index=index)
+            client = build_client(live)
+            drop_index(client, live)
+            ensure_index(client, live)
+            try:
+                redis_before = redis_memory(live)
+                result["ingest"] = ingest_phase(live, payloads, workers=args.workers, index=index)
+                distinct = min(len(payloads), result["dev_pages"])
+                result["redis"] = redis_figures(live, before=redis_before, distinct_pages=distinct)
+                sample_ids = [p["id"] for p in payloads[:: max(1, len(payloads) // 200)]][:200]
+                result["index"] = index_figures(client, live, sample_ids)
+                if args.sample:
+                    stage_pages = [
+                        {**p, "id": f"stage-{i:05d}-{p['id']}"} for i, p in enumerate(payloads[: args.sample])
+                    ]
+                    result["stages"] = stage_phase(live, stage_pages, profile=args.profile)
+            finally:
+                if external and not args.keep_index:
+                    drop_index(client, live)
+    except KeyboardInterrupt:
+        print("ingest_bench: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        message = describe(exc)
+        if message is None:
+            raise
+        print(f"ingest_bench: {message}", file=sys.stderr)
+        return 1
+    ext, ing = result["extract_only"], result["ingest"]
+    result["ratio_ingest_to_extraction"] = ing["pages_per_s"] / ext["pages_per_s"]
+    result["ratio_cpu"] = ext["cpu_ms_per_page"] / ing["cpu_ms_per_page"]
+    result["ratio_cpu_workers_only"] = ext["cpu_ms_per_page"] / ing["cpu_ms_per_page_workers"]
+    print(report(result))
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

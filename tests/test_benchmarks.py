@@ -1,0 +1,86 @@
+"""The benchmark scripts still run against the current plugin API (tiny sizes, real servers)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from newsfold.samples import generate
+from plugin.settings import Settings
+from plugin.signature import band_keys
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@pytest.fixture
+def bench(monkeypatch):
+    """The benchmarks folder on ``sys.path``, as when a script runs from it."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import ingest_bench
+    import lookup_bench
+
+    return ingest_bench, lookup_bench
+
+
+def test_distinct_band_keys_are_counted_exactly(bench):
+    _, lookup_bench = bench
+    settings = Settings()
+    corpus = lookup_bench.Corpus(settings, 300, seed=3, body_words=0)
+    assert sum(1 for _ in corpus.grow(300)) == 300
+    keys = set()
+    for i in range(corpus.size):
+        keys.update(band_keys(corpus.signatures[i], bands=settings.bands, rows=settings.rows))
+    assert corpus.distinct_band_keys() == len(keys)
+    # copies share band keys with their story, so there are fewer keys than bands x pages
+    assert len(keys) < settings.bands * corpus.size
+    assert corpus.cluster_count() < corpus.size
+
+
+def test_replicated_pages_get_new_ids_and_urls(bench, tmp_path):
+    ingest_bench, _ = bench
+    (tmp_path / "html").mkdir()
+    lines = []
+    for n in range(3):
+        (tmp_path / "html" / f"p{n}.html").write_text(f"<html><body><p>page {n}</p></body></html>")
+        lines.append(json.dumps({"id": f"p{n}", "url": f"https://a.example/{n}", "html": f"html/p{n}.html"}))
+    lines.append(json.dumps({"id": "no-html", "url": None}))
+    (tmp_path / "pages.jsonl").write_text("\n".join(lines) + "\n")
+    payloads = ingest_bench.replicate(tmp_path, 7)
+    assert len(payloads) == 7
+    assert len({p["id"] for p in payloads}) == 7
+    assert len({p["url"] for p in payloads}) == 7
+    assert [p["id"] for p in payloads[:4]] == ["r0000-p0", "r0000-p1", "r0000-p2", "r0001-p0"]
+    assert payloads[3]["html_path"] == payloads[0]["html_path"]
+    assert Path(payloads[0]["html_path"]).is_file()
+
+
+def test_lookup_bench_reports_every_size(bench, es_url, monkeypatch, tmp_path, capsys):
+    _, lookup_bench = bench
+    monkeypatch.setenv("ELASTICSEARCH_URL", es_url)
+    out = tmp_path / "lookup.json"
+    assert lookup_bench.main(["--sizes", "40,80", "--batches", "3", "--batch", "5", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert [row["index"]["docs"] for row in result["sizes"]] == [40, 80]
+    for row in result["sizes"]:
+        assert row["lookup"]["batch_ms"]["n"] == 3
+        assert row["index"]["distinct_band_keys"] > 0
+        assert row["load"]["json_bytes_per_doc"] > 1000  # signature and band keys alone are over 4 KB
+    # half the looked-up pages are near-copies of indexed stories: the lookup must find some
+    assert max(row["lookup"]["candidates_per_page_mean"] for row in result["sizes"]) > 0
+    assert "p95 ratio" in capsys.readouterr().out
+
+
+def test_stage_timings_follow_the_worker_path(bench, settings, es, redis_url, tmp_path):
+    ingest_bench, _ = bench
+    live = settings.replace(redis_url=redis_url, batch_size=4)  # the index of ``es``, dropped afterwards
+    generate(tmp_path, seed=5, stories=8)
+    payloads = ingest_bench.replicate(tmp_path, 8)
+    result = ingest_bench.stage_phase(live, payloads, profile=False)
+    assert result["pages"] == 8
+    assert result["pages_signed"] > 0
+    batches = result["per_batch_ms"]
+    assert batches["index (bulk, refresh=wait_for)"]["n"] == 1  # the even batch, step by step
+    assert batches["ingest() whole (odd batches)"]["n"] == 1
+    assert result["per_page_ms"]["extract"]["n"] == 8
