@@ -205,7 +205,8 @@ def test_api_search_second_page_and_highlight(client):
     assert [r["id"] for r in data["results"]] == ["hostile"]
     found = client.get("/api/search?q=zephyrton").get_json()
     assert (found["query"], found["stories"], found["documents"]) == ("zephyrton", 1, 2)
-    assert "<mark>" in " ".join(found["results"][0]["highlight"])
+    top = found["results"][0]
+    assert "<mark>" in (top["title_highlight"] or "") + " ".join(top["highlight"])
 
 
 def test_api_search_rejects_a_too_long_query(client):

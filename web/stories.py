@@ -178,7 +178,7 @@ class SearchResult:
             "total_pages": self.total_pages,
             "stories": self.stories,
             "documents": self.documents,
-            "results": [{k: v for k, v in story.items() if k != "title_highlight"} for story in self.results],
+            "results": self.results,
         }
 
 
