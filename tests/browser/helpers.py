@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from selenium.common.exceptions import NoAlertPresentException
+from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
@@ -39,8 +39,22 @@ def submit_and_wait(driver, button) -> None:
     """Click a submit button and wait until the next page has replaced this one."""
     html = driver.find_element(By.TAG_NAME, "html")
     button.click()
-    WebDriverWait(driver, TIMEOUT).until(ec.staleness_of(html))
+    WebDriverWait(driver, TIMEOUT).until(lambda d: gone(html))
     wait_until(driver, lambda d: d.execute_script("return document.readyState") == "complete")
+
+
+def gone(element) -> bool:
+    """Whether an element left the document (a navigation replaced it).
+
+    While the old document is being torn down chromedriver sometimes answers
+    "Node with given id does not belong to the document" as a plain
+    WebDriverException instead of a stale-element error: that means gone too.
+    """
+    try:
+        element.is_enabled()
+    except (StaleElementReferenceException, WebDriverException):
+        return True
+    return False
 
 
 def alert_text(driver) -> str | None:

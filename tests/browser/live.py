@@ -128,8 +128,9 @@ def clear_cookies(driver) -> None:
 def log_in(driver, base_url: str, password: str = ADMIN_PASSWORD, *, next_path: str | None = None) -> None:
     """Log in through the login form (the user ``admin``) and wait for the page the form leads to."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.browser.helpers import gone
 
     driver.get(base_url + "/login" + (f"?next={next_path}" if next_path else ""))
     driver.find_element(By.CSS_SELECTOR, "[data-testid=login-username]").send_keys("admin")
@@ -138,7 +139,7 @@ def log_in(driver, base_url: str, password: str = ADMIN_PASSWORD, *, next_path: 
     driver.find_element(By.CSS_SELECTOR, "[data-testid=login-submit]").click()
     # the next navigation must not overtake the login's POST (it would land on the login form)
     wait = WebDriverWait(driver, 30)
-    wait.until(ec.staleness_of(form_page))
+    wait.until(lambda d: gone(form_page))
     wait.until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
