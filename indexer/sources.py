@@ -177,6 +177,20 @@ def iter_jsonl(
     return _counted(_jsonl(Path(path), max_bytes, read_html), stats)
 
 
+def _json_objects(fh, name: str) -> Iterator[tuple[int, str, dict | str]]:
+    """``(line number, origin, object)`` per non-blank JSON line; a problem string instead of a bad line's object."""
+    for n, raw in enumerate(fh, 1):
+        line = raw.decode("utf-8", errors="replace")
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield n, f"{name}:{n}", f"is not valid JSON: {exc.msg}"
+            continue
+        yield n, f"{name}:{n}", row if isinstance(row, dict) else "is not a JSON object"
+
+
 def _jsonl(path: Path, max_bytes: int, read_html: bool = True) -> Iterator[PageRecord]:
     try:
         fh = path.open("rb")
@@ -185,18 +199,9 @@ def _jsonl(path: Path, max_bytes: int, read_html: bool = True) -> Iterator[PageR
         return
     base = path.resolve().parent
     with fh:
-        for n, raw in enumerate(fh, 1):
-            origin = f"{path.name}:{n}"
-            line = raw.decode("utf-8", errors="replace")
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield _error(f"line {n} is not valid JSON: {exc.msg}", origin)
-                continue
-            if not isinstance(row, dict):
-                yield _error(f"line {n} is not a JSON object", origin)
+        for n, origin, row in _json_objects(fh, path.name):
+            if isinstance(row, str):
+                yield _error(f"line {n} {row}", origin)
                 continue
             page_id = _text(row.get("id")) or f"line-{n}"
             url = _text(row.get("url"))
@@ -269,18 +274,9 @@ def _load_metadata(root: Path) -> tuple[dict[str, tuple[int, dict]], list[PageRe
     except OSError as exc:
         return mapping, [_error(f"cannot read {meta_path}: {exc.strerror or exc}", METADATA_FILE)]
     with fh:
-        for n, raw in enumerate(fh, 1):
-            origin = f"{METADATA_FILE}:{n}"
-            line = raw.decode("utf-8", errors="replace")
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                errors.append(_error(f"{origin} is not valid JSON: {exc.msg}", origin))
-                continue
-            if not isinstance(row, dict):
-                errors.append(_error(f"{origin} is not a JSON object", origin))
+        for n, origin, row in _json_objects(fh, METADATA_FILE):
+            if isinstance(row, str):
+                errors.append(_error(f"{origin} {row}", origin))
                 continue
             rel = _norm_rel(row.get("path") or row.get("file") or row.get("html"))
             if rel is None:
