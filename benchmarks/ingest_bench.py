@@ -183,7 +183,7 @@ def pool_phase(name: str, func, payloads: list[dict], workers: int) -> dict:
 def ingest_phase(live: Settings, payloads: list[dict], *, workers: int, index: str) -> dict:
     """Every page through real Celery workers; throughput, outcomes, CPU per process, worker memory."""
     from indexer.celery_app import make_celery
-    from newsfold.workers import LocalWorkers, run_batches
+    from newsfold.workers import LocalWorkers, in_flight_batches, run_batches
 
     app = make_celery(live)
     servers = child_processes()  # the embedded servers, if any (started before the workers)
@@ -198,7 +198,13 @@ def ingest_phase(live: Settings, payloads: list[dict], *, workers: int, index: s
         started = time.perf_counter()
         chunks = (payloads[i : i + live.batch_size] for i in range(0, len(payloads), live.batch_size))
         try:
-            outcomes = run_batches(app, chunks, index=index, on_done=lambda got: bar.update(len(got)))
+            outcomes = run_batches(
+                app,
+                chunks,
+                index=index,
+                on_done=lambda got: bar.update(len(got)),
+                max_in_flight=in_flight_batches(live.batch_size),
+            )
         finally:
             bar.close()
         elapsed = time.perf_counter() - started

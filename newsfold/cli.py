@@ -103,12 +103,16 @@ def _pipeline(settings: Settings, workers: int):
 
 
 def _ingest(app, live: Settings, payloads: list[dict], *, index: str, quiet: bool) -> list[dict]:
-    from newsfold.workers import run_batches
+    from newsfold.workers import in_flight_batches, run_batches
 
     bar = tqdm(total=len(payloads), desc="ingest", unit="page", disable=quiet)
     try:
         return run_batches(
-            app, _chunks(payloads, live.batch_size), index=index, on_done=lambda got: bar.update(len(got))
+            app,
+            _chunks(payloads, live.batch_size),
+            index=index,
+            on_done=lambda got: bar.update(len(got)),
+            max_in_flight=in_flight_batches(live.batch_size),
         )
     finally:
         bar.close()
@@ -299,13 +303,14 @@ def cmd_ingest(args) -> int:
                 else:
                     yield str(number), [payload(rec) for rec in recs]
 
-            from newsfold.workers import run_batches
+            from newsfold.workers import in_flight_batches, run_batches
 
             try:
                 run_batches(
                     app,
                     batches(),
                     index=index,
+                    max_in_flight=in_flight_batches(batch_size),
                     collect=False,
                     on_done=lambda got: [record(o) for o in got],
                     store=store,

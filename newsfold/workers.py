@@ -75,6 +75,14 @@ class LocalWorkers:
         self.stop()
 
 
+MAX_PAGES_IN_FLIGHT = 1_600  # pages queued at once: 16 batches of 100 (the default size), 64 of 25
+
+
+def in_flight_batches(batch_size: int) -> int:
+    """How many batches of ``batch_size`` pages to keep queued (at least 4)."""
+    return max(4, MAX_PAGES_IN_FLIGHT // max(1, batch_size))
+
+
 def run_batches(
     app: Celery,
     batches: Iterable[list[dict] | tuple[str, list[dict]]],

@@ -285,15 +285,32 @@ def evidence_between(p: SignedPage | Candidate, c: Candidate | SignedPage) -> Ev
     )
 
 
-def lookup(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings) -> dict[str, list[Candidate]]:
-    """Band-key term lookup for every page in one ``msearch``."""
+def lookup(
+    pages: list[SignedPage],
+    *,
+    client: Elasticsearch,
+    settings: Settings,
+    exclude_clusters: dict[str, str | None] | None = None,
+) -> dict[str, list[Candidate]]:
+    """Band-key term lookup for every page in one ``msearch``.
+
+    ``exclude_clusters`` (page id -> cluster id) leaves each page's own
+    cluster out of its candidates.
+    """
     if not pages:
         return {}
+    own = exclude_clusters or {}
     searches: list[dict] = []
     for p in pages:
         searches.append({"index": settings.index})
         searches.append(
-            queries.band_lookup(p.band_keys, size=MAX_CANDIDATES, exclude_ids=[p.page_id], min_bands=settings.min_bands)
+            queries.band_lookup(
+                p.band_keys,
+                size=MAX_CANDIDATES,
+                exclude_ids=[p.page_id],
+                min_bands=settings.min_bands,
+                exclude_cluster=own.get(p.page_id),
+            )
         )
     responses = client.msearch(searches=searches)["responses"]
     out: dict[str, list[Candidate]] = {}
@@ -507,12 +524,11 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
         if not state.pages:
             return
         labels = current_clusters([p.page_id for p in state.pages], client=client, settings=settings)
-        found = lookup(state.pages, client=client, settings=settings)
+        present = [p for p in state.pages if labels.get(p.page_id) is not None]
+        found = lookup(present, client=client, settings=settings, exclude_clusters=labels)
         merges: dict[str, str] = {}
-        for p in state.pages:
-            mine = labels.get(p.page_id)
-            if mine is None:
-                continue
+        for p in present:
+            mine = labels[p.page_id]
             for c in found.get(p.page_id, []):
                 if c.cluster_id == mine:
                     continue

@@ -23,11 +23,20 @@ SORTS = ("relevance", "date")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
-def band_lookup(keys: list[str], *, size: int = 50, exclude_ids: list[str] | None = None, min_bands: int = 1) -> dict:
+def band_lookup(
+    keys: list[str],
+    *,
+    size: int = 50,
+    exclude_ids: list[str] | None = None,
+    min_bands: int = 1,
+    exclude_cluster: str | None = None,
+) -> dict:
     """Search body finding indexed pages sharing at least ``min_bands`` band keys.
 
     Each key is a ``constant_score`` term clause, so a hit's score is the
     number of bands it shares: the most similar candidates come first.
+    ``exclude_cluster`` leaves out the pages of one cluster (the reconcile
+    step only looks for other clusters).
     """
     query: dict = {
         "bool": {
@@ -35,8 +44,13 @@ def band_lookup(keys: list[str], *, size: int = 50, exclude_ids: list[str] | Non
             "minimum_should_match": min_bands,
         }
     }
+    must_not: list[dict] = []
     if exclude_ids:
-        query["bool"]["must_not"] = [{"ids": {"values": list(exclude_ids)}}]
+        must_not.append({"ids": {"values": list(exclude_ids)}})
+    if exclude_cluster:
+        must_not.append({"term": {"cluster_id": exclude_cluster}})
+    if must_not:
+        query["bool"]["must_not"] = must_not
     return {"query": query, "size": size, "_source": LOOKUP_SOURCE}
 
 

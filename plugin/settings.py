@@ -83,7 +83,7 @@ class Settings:
     cjk_verifier: str = "minhash"
     # ingest
     archive_dir: str | None = None
-    batch_size: int = 25
+    batch_size: int = 100
     max_page_bytes: int = 10 * 1024 * 1024
     task_retries: int = 5
     # web

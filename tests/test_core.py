@@ -126,6 +126,12 @@ def test_band_lookup_counts_matching_bands():
     assert body["size"] == 5
 
 
+def test_band_lookup_can_leave_out_one_cluster():
+    body = queries.band_lookup(["0:aa"], exclude_ids=["me"], exclude_cluster="c7")
+    assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}, {"term": {"cluster_id": "c7"}}]
+    assert "must_not" not in queries.band_lookup(["0:aa"])["query"]["bool"]
+
+
 def test_collapsed_search_collapses_and_counts_stories():
     body = queries.collapsed_search("flood", page=3, size=10, site="a.example")
     assert body["collapse"] == {"field": "cluster_id"}
@@ -287,3 +293,11 @@ def test_ensure_index_adds_fields_of_a_newer_mapping(es, settings):
     assert "representative" not in es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
     assert ensure(es, settings) == name
     assert "representative" in es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+
+
+def test_pages_in_flight_are_bounded_whatever_the_batch_size():
+    from newsfold.workers import MAX_PAGES_IN_FLIGHT, in_flight_batches
+
+    assert in_flight_batches(25) == 64 and in_flight_batches(100) == 16
+    assert in_flight_batches(100) * 100 <= MAX_PAGES_IN_FLIGHT
+    assert in_flight_batches(10_000) == 4 and in_flight_batches(0) >= 4  # never stalls the workers

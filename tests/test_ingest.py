@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from plugin import queries
-from plugin.dedup import Page, finish, ingest, prepare, reconcile, sign_page, write
+from plugin.dedup import Page, finish, ingest, lookup, prepare, reconcile, sign_page, write
 from tests.pages import page, story
 
 
@@ -85,6 +85,18 @@ def test_interleaved_batches_end_in_one_cluster(es, settings):
     assert _clusters(es, settings, ["copy-a", "copy-b"]) == {"copy-a": "copy-a", "copy-b": "copy-a"}
     outcomes = {o.page_id: o.cluster_id for o in finish(batch_b, client=es, settings=settings)}
     assert outcomes == {"copy-b": "copy-a"}
+
+
+def test_reconcile_lookup_leaves_out_the_pages_own_cluster(es, settings):
+    paras = story(45)
+    copies = [_signed(settings, f"own-{x}", "Wire story", paras, f"{x}.example") for x in "abc"]
+    ingest(copies[:2], client=es, settings=settings)
+    probe = copies[2]
+    assert {c.page_id for c in lookup([probe], client=es, settings=settings)[probe.page_id]} == {"own-a", "own-b"}
+    found = lookup([probe], client=es, settings=settings, exclude_clusters={probe.page_id: "own-a"})
+    assert found[probe.page_id] == []  # both candidates are in cluster own-a
+    found = lookup([probe], client=es, settings=settings, exclude_clusters={probe.page_id: "elsewhere"})
+    assert {c.page_id for c in found[probe.page_id]} == {"own-a", "own-b"}
 
 
 def test_three_way_race_with_merge_in_flight(es, settings):
