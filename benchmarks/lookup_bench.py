@@ -144,8 +144,8 @@ class Corpus:
         return len(np.unique(self.root[: self.size]))
 
 
-def load(client, settings: Settings, corpus: Corpus, n: int) -> dict:
-    """Bulk-load ``n`` more pages, then refresh; returns docs/s and the mean JSON bytes per document."""
+def load(client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs: int = 500) -> dict:
+    """Bulk-load ``n`` more pages (``bulk_docs`` per request), then refresh; docs/s and JSON bytes per document."""
     from elasticsearch import helpers
 
     now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
@@ -164,7 +164,7 @@ def load(client, settings: Settings, corpus: Corpus, n: int) -> dict:
     server_before = cpu_seconds(server) if server else None
     bar = tqdm(total=n, desc=f"load to {corpus.size + n} pages", unit="doc")
     ok = 0
-    for success, _item in helpers.streaming_bulk(client, actions(), chunk_size=500, raise_on_error=True):
+    for success, _item in helpers.streaming_bulk(client, actions(), chunk_size=bulk_docs, raise_on_error=True):
         ok += success
         bar.update(1)
     bar.close()
@@ -286,7 +286,8 @@ def report(result: dict) -> str:
         f"newsfold lookup benchmark, {m['date']}, {m['cores']} cores ({m['cpu']}), load average at start "
         f"{m['load_average_at_start']}, commit {m['commit']}; server {result['server']}",
         f"batches of {result['batch']} pages, {result['batches']} timed batches per size, "
-        f"{result['dup_share']:.0%} near-copies among the looked-up pages, body {result['body_words']} words",
+        f"{result['dup_share']:.0%} near-copies among the looked-up pages, body {result['body_words']} words, "
+        f"loaded {result.get('bulk_docs', 500)} documents per bulk request",
         "",
         "pages     clusters  lookup per batch, wall (msearch)        CPU ms/batch client+server  candidates/page"
         "  load docs/s (server CPU ms/doc)  store B/doc  JSON B/doc  distinct band keys (per doc)",
@@ -347,6 +348,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also time simpler query shapes on the stand-in (does the server's cost grow with the corpus?)",
     )
+    parser.add_argument(
+        "--bulk-docs",
+        type=int,
+        default=500,
+        help="documents per bulk request while loading (default 500; the stand-in never merges the segment "
+        "each request makes, so its lookup cost depends on this)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument("--keep-index", action="store_true", help="do not delete the index on an external cluster")
@@ -359,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if not sizes or sizes != sorted(sizes) or sizes[0] < 1 or len(set(sizes)) != len(sizes):
         print(f"lookup_bench: --sizes must be distinct, positive and ascending, got {args.sizes!r}", file=sys.stderr)
+        return 2
+    if args.bulk_docs < 1:
+        print(f"lookup_bench: --bulk-docs must be >= 1, got {args.bulk_docs}", file=sys.stderr)
         return 2
     if not 0.0 <= args.dup_share <= 1.0:
         print(f"lookup_bench: --dup-share must be in [0, 1], got {args.dup_share}", file=sys.stderr)
@@ -380,6 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         "batches": args.batches,
         "dup_share": args.dup_share,
         "body_words": args.body_words,
+        "bulk_docs": args.bulk_docs,
         "sizes": [],
     }
     embedded = None
@@ -395,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         corpus = Corpus(settings, sizes[-1], seed=args.seed, body_words=args.body_words)
         try:
             for size in sizes:
-                loaded = load(client, settings, corpus, size - corpus.size)
+                loaded = load(client, settings, corpus, size - corpus.size, bulk_docs=args.bulk_docs)
                 looked = measure(
                     client, settings, corpus, batches=args.batches, batch=args.batch, dup_share=args.dup_share
                 )

@@ -13,6 +13,7 @@ from elastic_transport import ConnectionTimeout
 from elasticsearch import ApiError
 
 from indexer.celery_app import app
+from indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
 from indexer.reindex import ChunkContext, Reindex, ReindexError, live_target, run_chunk, target_settings
 from plugin.client import build_client
 from plugin.collection import StoryStats
@@ -103,20 +104,35 @@ def page_from_payload(payload: dict) -> Page:
 
 
 def _sign(
-    payloads: list[dict], settings: Settings, *, stats: StoryStats | None
+    payloads: list[dict], settings: Settings, *, stats: StoryStats | None, guard: CrashGuard | None = None
 ) -> tuple[list[SignedPage], list[Outcome], dict[str, dict]]:
-    """Extract and sign each page; also each page id's payload, with the url and site read."""
+    """Extract and sign each page; also each page id's payload, with the url and site read.
+
+    Each page gets ``settings.page_timeout`` seconds; with a ``guard``, a page
+    that took a worker down on an earlier delivery is rejected unread.
+    """
     signed: list[SignedPage] = []
     rejected: list[Outcome] = []
     sources: dict[str, dict] = {}
     for n, payload in enumerate(payloads):
         page_id = str(payload.get("id") or payload.get("url") or f"#{n}")
         source = dict(payload)
+        if guard is not None and page_id in guard.culprits:
+            detail = f"the worker process died while extracting this page (delivery {guard.delivery} of its batch)"
+            rejected.append(Outcome(page_id, "rejected", reason="worker_crashed", detail=detail))
+            sources[page_id] = source
+            continue
         try:
-            page = page_from_payload(payload)
-            page_id = str(page.id or page.url or page_id)
-            source.update(url=page.url, site=page.site)
-            result = sign_page(page, settings, repeated=_repeated(settings), stats=stats)
+            if guard is not None:
+                guard.signing(page_id)
+            with time_limit(settings.page_timeout):
+                page = page_from_payload(payload)
+                page_id = str(page.id or page.url or page_id)
+                source.update(url=page.url, site=page.site)
+                result = sign_page(page, settings, repeated=_repeated(settings), stats=stats)
+        except PageTimeout as exc:
+            log.warning("page %s: extraction stopped, %s", page_id, exc)
+            result = Rejection("timeout", f"extraction and signing {exc} (NEWSFOLD_PAGE_TIMEOUT)")
         except OSError as exc:
             result = Rejection("unreadable", f"cannot read the page: {exc}")
         except Exception as exc:  # the per-page boundary: log the page and go on with the batch
@@ -128,6 +144,8 @@ def _sign(
             signed.append(result)
             page_id = result.page_id
         sources[page_id] = source
+    if guard is not None:
+        guard.signed()
     return signed, rejected, sources
 
 
@@ -138,14 +156,14 @@ def sign_payloads(payloads: list[dict], settings: Settings) -> tuple[list[Signed
 
 
 def ingest_payloads(
-    pages: list[dict], settings: Settings, *, job_id: str | None = None
+    pages: list[dict], settings: Settings, *, job_id: str | None = None, guard: CrashGuard | None = None
 ) -> tuple[list[dict], dict[str, dict]]:
     """Sign and ingest pages into the alias (and into a running reindex's new index); record rejections.
 
     Returns one outcome dict per page (rejected ones carry ``url`` and
     ``site``) and each page's payload by the page id of its outcome.
     """
-    signed, rejected, sources = _sign(pages, settings, stats=_stats(settings))
+    signed, rejected, sources = _sign(pages, settings, stats=_stats(settings), guard=guard)
     client = _client(settings)
     _ensured(settings)
     outcomes = ingest(signed, client=client, settings=settings, stats=_stats(settings))
@@ -217,15 +235,46 @@ def ingest_batch(
     if tracked and store.is_recorded(job_id, key):
         return []  # a late redelivery of a batch already done
     started = time.perf_counter()
-    with store.heartbeat(job_id, key) if tracked else contextlib.nullcontext():
-        try:
-            outcomes, sources = ingest_payloads(pages, settings, job_id=job_id)
-        except (*TRANSIENT, ApiError) as exc:
-            _retry_later(self, exc, settings, f"a batch of {len(pages)} pages")
+    with store.heartbeat(job_id, key) if tracked else contextlib.nullcontext(), _guarded(settings, pages, key) as guard:
+        if guard is not None and guard.exhausted:
+            outcomes, sources = crashed_batch(pages, guard.delivery)
+        else:
+            try:
+                outcomes, sources = ingest_payloads(pages, settings, job_id=job_id, guard=guard)
+            except (*TRANSIENT, ApiError) as exc:
+                _retry_later(self, exc, settings, f"a batch of {len(pages)} pages")
         if tracked:
             store.record(job_id, key, outcomes, payloads=sources)
     log.info("batch of %d pages in %.2f s", len(pages), time.perf_counter() - started)
     return outcomes
+
+
+@contextlib.contextmanager
+def _guarded(settings: Settings, pages: list[dict], key: str | None):
+    """A :class:`CrashGuard` for the batch (None without Redis); a delivery that ends in an error, not a
+    crash (a retry, a failure), is not counted."""
+    if not settings.redis_url:
+        yield None
+        return
+    guard = CrashGuard(_redis(settings), settings.index, key or batch_key(pages))
+    guard.start()
+    try:
+        yield guard
+    except BaseException:
+        guard.released()
+        raise
+    guard.finish()
+
+
+def crashed_batch(pages: list[dict], deliveries: int) -> tuple[list[dict], dict[str, dict]]:
+    """Outcomes for a batch that kept killing its workers: every page rejected (retryable), nothing read."""
+    detail = f"the batch was delivered {deliveries} times and a worker process died each time"
+    outcomes, sources = [], {}
+    for n, p in enumerate(pages):
+        page_id = str(p.get("id") or p.get("url") or f"#{n}")
+        outcomes.append({"page_id": page_id, "status": "rejected", "reason": "worker_crashed", "detail": detail})
+        sources[page_id] = p
+    return outcomes, sources
 
 
 def chunk_context(settings: Settings) -> ChunkContext:

@@ -40,7 +40,7 @@ ACTIVE = ("queued", "running")
 OUTCOMES = ("new", "duplicate", "unchanged", "rejected")
 #: rejection reasons a second attempt can cure (the server or the file was away); content
 #: reasons (empty, too_short, not_html, ...) give the same answer every time
-RETRYABLE_REASONS = frozenset({"failed", "index_failed", "unreadable", "internal_error"})
+RETRYABLE_REASONS = frozenset({"failed", "index_failed", "unreadable", "internal_error", "timeout", "worker_crashed"})
 #: a failed page's task payload is kept for a retry only up to this size (raw HTML travels inline
 #: when there is no archive; a whole outage must not copy the corpus into Redis)
 MAX_RETRY_PAYLOAD = 512 * 1024

@@ -85,6 +85,7 @@ class Settings:
     archive_dir: str | None = None
     batch_size: int = 100
     max_page_bytes: int = 10 * 1024 * 1024
+    page_timeout: float = 60.0
     task_retries: int = 5
     # web
     page_size: int = 10
@@ -140,6 +141,8 @@ class Settings:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.replicas < 0 or self.task_retries < 0 or self.es_max_retries < 0:
             raise ValueError("replicas, task_retries and es_max_retries must be >= 0")
+        if self.page_timeout < 0:
+            raise ValueError(f"page_timeout must be >= 0 (0: no limit), got {self.page_timeout}")
         if self.max_page_bytes < 1024:
             raise ValueError(f"max_page_bytes must be >= 1024, got {self.max_page_bytes}")
         self._check_web()

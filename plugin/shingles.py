@@ -2,13 +2,6 @@
 
 from __future__ import annotations
 
-from plugin.text import is_cjk_text
-
-
-def shingle_size(tokens: list[str], *, word_shingle: int, cjk_shingle: int) -> int:
-    """Shingle length for a token list: characters for CJK text, words otherwise."""
-    return cjk_shingle if is_cjk_text(tokens) else word_shingle
-
 
 def shingles(tokens: list[str], k: int) -> set[bytes]:
     """The set of k-token shingles, as UTF-8 bytes ready for hashing.

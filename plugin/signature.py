@@ -12,7 +12,7 @@ from datasketch import MinHash
 
 from plugin.collection import StoryStats, feature_hashes
 from plugin.settings import HASH_SCHEME, Settings
-from plugin.shingles import STOP_WORDS, shingle_size, shingles, stopword_shingles
+from plugin.shingles import STOP_WORDS, shingles, stopword_shingles
 from plugin.text import cjk_sentences, is_cjk_text, tokenize
 from plugin.weighted import weighted_minhash
 
@@ -97,7 +97,7 @@ def signed_features(text: str, settings: Settings, *, stats: StoryStats | None =
     """
     signed, tokens = _signed_tokens(text, settings)
     cjk = is_cjk_text(tokens)
-    k = shingle_size(tokens, word_shingle=settings.word_shingle, cjk_shingle=settings.cjk_shingle)
+    k = settings.cjk_shingle if cjk else settings.word_shingle  # characters for CJK text, words otherwise
     if settings.shingles == "stopwords" and not cjk:
         shingle_set = stopword_shingles(tokens, settings.word_shingle)
     else:

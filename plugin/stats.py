@@ -20,6 +20,23 @@ MIN_LINE_CHARS = 20  # shorter lines ("Reply", "Share") carry little weight eith
 KEEP_AT_LEAST = 0.5  # never strip more than half a text: that is a same-site copy, not boilerplate
 TTL_SECONDS = 21 * 24 * 3600
 
+# One round trip per page: add the page to this week's set; read each line's count this week and last week;
+# count the lines this week if the page is new to the set (so re-ingesting a page changes nothing).
+_RECORD_SCRIPT = """
+local is_new = redis.call('SADD', KEYS[1], ARGV[1])
+local now, last = {}, {}
+for i = 3, #ARGV do
+  now[#now + 1] = redis.call('HGET', KEYS[2], ARGV[i])
+  last[#last + 1] = redis.call('HGET', KEYS[3], ARGV[i])
+  if is_new == 1 then redis.call('HINCRBY', KEYS[2], ARGV[i], 1) end
+end
+if is_new == 1 then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+end
+return {is_new, now, last}
+"""
+
 
 def _week(date: str | None) -> tuple[str, str]:
     try:
@@ -45,6 +62,7 @@ class RepeatedLines:
     def __init__(self, redis_client, namespace: str) -> None:
         self.redis = redis_client
         self.namespace = namespace
+        self._record = redis_client.register_script(_RECORD_SCRIPT)
 
     def _key(self, site: str, week: str, kind: str) -> str:
         return f"newsfold:{self.namespace}:{kind}:{site}:{week}"
@@ -59,22 +77,13 @@ class RepeatedLines:
         if not wanted:
             return text
         this, last = _week(date)
-        pages_key, lines_key = self._key(site, this, "pages"), self._key(site, this, "lines")
-        is_new = self.redis.sadd(pages_key, page_id) == 1
-        pipe = self.redis.pipeline()
-        pipe.hmget(lines_key, wanted)
-        pipe.hmget(self._key(site, last, "lines"), wanted)
-        now_counts, last_counts = pipe.execute()
-        if is_new:
-            pipe = self.redis.pipeline()
-            for k in wanted:
-                pipe.hincrby(lines_key, k, 1)
-            pipe.expire(lines_key, TTL_SECONDS)
-            pipe.expire(pages_key, TTL_SECONDS)
-            pipe.execute()
-        own = 0 if is_new else 1
+        keys_used = [self._key(site, this, "pages"), self._key(site, this, "lines"), self._key(site, last, "lines")]
+        is_new, now_counts, last_counts = self._record(keys=keys_used, args=[page_id, TTL_SECONDS, *wanted])
+        own = 0 if is_new == 1 else 1
         others = {k: int(a or 0) - own + int(b or 0) for k, a, b in zip(wanted, now_counts, last_counts, strict=True)}
         kept = [line for line, k in zip(lines, keys, strict=True) if not (k and others.get(k, 0) > 0)]
+        if len(kept) == len(lines):
+            return text
         if len(tokenize("\n".join(kept))) < KEEP_AT_LEAST * len(tokenize(text)):
             return text
         return "\n".join(kept)
