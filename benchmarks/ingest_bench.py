@@ -236,6 +236,40 @@ def ingest_phase(live: Settings, payloads: list[dict], *, workers: int, index: s
     }
 
 
+FLOOR_DOCS = 2000
+
+
+def index_floor(client, live: Settings, *, docs: int = FLOOR_DOCS) -> dict | None:
+    """Server CPU to index the stored documents alone (bulks of ``batch_size``, ``refresh=wait_for``, no lookups).
+
+    The documents ingest wrote are read back and written into a scratch index
+    with the same mapping, into which nothing else goes. What the server spends
+    there per document is a floor under its share of every ingest: with the
+    server on the workers' cores, the ratio to extraction cannot exceed
+    extraction / (extraction + floor) whatever newsfold does around the bulk.
+    None on an external cluster (its CPU is not measured here).
+    """
+    from elasticsearch import helpers
+
+    from plugin.index import drop_index, ensure_index
+
+    servers = [p for p in child_processes() if p.name == "osmem-server"]
+    if not servers:
+        return None
+    scratch = live.replace(index=f"{live.index}-floor")
+    ensure_index(client, scratch)
+    hits = client.search(index=live.index, size=docs, query={"match_all": {}}, sort=["_doc"])["hits"]["hits"]
+    actions = [{"_op_type": "index", "_index": scratch.index, "_id": h["_id"], "_source": h["_source"]} for h in hits]
+    before = cpu_seconds(servers[0].pid) or 0.0
+    started = time.perf_counter()
+    for n in range(0, len(actions), live.batch_size):
+        helpers.bulk(client, actions[n : n + live.batch_size], refresh="wait_for")
+    elapsed = time.perf_counter() - started
+    used = (cpu_seconds(servers[0].pid) or 0.0) - before
+    drop_index(client, scratch)
+    return {"docs": len(actions), "server_cpu_ms_per_doc": 1000 * used / max(1, len(actions)), "seconds": elapsed}
+
+
 def index_figures(client, live: Settings, sample_ids: list[str]) -> dict:
     """Documents, store bytes per document, and the mean JSON size of a sample of stored documents by field."""
     client.indices.refresh(index=live.index)
@@ -436,6 +470,14 @@ def report(result: dict) -> str:
         f"ratio of CPU per page, extraction only / end to end: {result['ratio_cpu']:.2f} "
         f"(all our processes), {result['ratio_cpu_workers_only']:.2f} (Celery workers only, server CPU left out)"
     )
+    floor = result.get("index_floor")
+    if floor:
+        best = ext["cpu_ms_per_page"] / (ext["cpu_ms_per_page"] + floor["server_cpu_ms_per_doc"])
+        lines.append(
+            f"server CPU to index {floor['docs']} of the stored documents alone (bulks of {result['batch_size']}, "
+            f"no lookups): {floor['server_cpu_ms_per_doc']:.1f} ms/doc, so with the server on the same cores "
+            f"the ratio cannot exceed {best:.2f} even if everything else cost nothing"
+        )
     lines.append("")
     lines.append(
         f"CPU seconds during the end-to-end phase ({ing['seconds']:.1f} s wall, "
@@ -546,6 +588,7 @@ def main(argv: list[str] | None = None) -> int:
                 result["redis"] = redis_figures(live, before=redis_before, distinct_pages=distinct)
                 sample_ids = [p["id"] for p in payloads[:: max(1, len(payloads) // 200)]][:200]
                 result["index"] = index_figures(client, live, sample_ids)
+                result["index_floor"] = index_floor(client, live)
                 if args.sample:
                     stage_pages = [
                         {**p, "id": f"stage-{i:05d}-{p['id']}"} for i, p in enumerate(payloads[: args.sample])

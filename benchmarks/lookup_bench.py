@@ -217,9 +217,8 @@ def query_shapes(client, settings: Settings, corpus: Corpus, *, batches: int, ba
     exclusion, fetching ``_source``) or from how the server evaluates any
     query with many terms (a plain ``terms`` query).
     """
-    server = _server_pid()
-    if not server:
-        return {}
+    server = _server_pid()  # None on an external cluster: the queries still run, unmeasured
+    ids_rng = np.random.default_rng(corpus.size)  # not the corpus' own generator: the corpus stays the same
     shapes = {
         "band lookup as plugin.dedup sends it": lambda p: queries.band_lookup(
             p.band_keys, size=50, exclude_ids=[p.page_id], min_bands=settings.min_bands
@@ -229,18 +228,31 @@ def query_shapes(client, settings: Settings, corpus: Corpus, *, batches: int, ba
             "size": 50,
             "_source": False,
         },
+        "terms query, first 32 keys, no _source": lambda p: {
+            "query": {"terms": {"band_keys": p.band_keys[:32]}},
+            "size": 50,
+            "_source": False,
+        },
         "one term query": lambda p: {"query": {"term": {"band_keys": p.band_keys[0]}}, "size": 50, "_source": False},
+        "ids query, 128 random ids (no band keys)": lambda p: {
+            "query": {"ids": {"values": [corpus.page_id(int(i)) for i in ids_rng.integers(0, corpus.size, 128)]}},
+            "size": 50,
+            "_source": False,
+        },
     }
     pages = [corpus.queries(batch, 0.5, f"shape-{corpus.size}-{b}") for b in range(batches)]
     out = {}
     for name, build in shapes.items():
-        before = cpu_seconds(server) or 0.0
+        before = cpu_seconds(server) if server else None
         for group in pages:
             searches: list[dict] = []
             for p in group:
                 searches += [{"index": settings.index}, build(p)]
-            client.msearch(searches=searches)
-        out[name] = 1000 * ((cpu_seconds(server) or 0.0) - before) / batches
+            responses = client.msearch(searches=searches)["responses"]
+            failed = [r["error"] for r in responses if "error" in r]
+            if failed:
+                raise RuntimeError(f"query shape {name!r} failed: {failed[0]}")
+        out[name] = 1000 * ((cpu_seconds(server) or 0.0) - before) / batches if before is not None else None
     return out
 
 
@@ -310,7 +322,7 @@ def report(result: dict) -> str:
                 f"stand-in RSS at {st['docs']} pages: {st['standin_rss_mb']:.0f} MB "
                 f"({st['standin_rss_kb_per_doc']:.1f} KB per page)"
             )
-    if any(row.get("shapes") for row in result["sizes"]):
+    if any(v is not None for row in result["sizes"] for v in (row.get("shapes") or {}).values()):
         lines.append("stand-in CPU ms per msearch of the same pages, by query shape:")
         for name in result["sizes"][0].get("shapes", {}):
             cells = ", ".join(f"{row['index']['docs']} pages {row['shapes'][name]:.1f}" for row in result["sizes"])

@@ -60,8 +60,11 @@ def test_lookup_bench_reports_every_size(bench, es_url, monkeypatch, tmp_path, c
     _, lookup_bench = bench
     monkeypatch.setenv("ELASTICSEARCH_URL", es_url)
     out = tmp_path / "lookup.json"
-    assert lookup_bench.main(["--sizes", "40,80", "--batches", "3", "--batch", "5", "--json", str(out)]) == 0
+    args = ["--sizes", "40,80", "--batches", "3", "--batch", "5", "--bulk-docs", "7", "--compare-shapes"]
+    assert lookup_bench.main([*args, "--json", str(out)]) == 0
     result = json.loads(out.read_text())
+    assert result["bulk_docs"] == 7
+    assert len(result["sizes"][0]["shapes"]) == 5  # every query shape ran (unmeasured on an external server)
     assert [row["index"]["docs"] for row in result["sizes"]] == [40, 80]
     for row in result["sizes"]:
         assert row["lookup"]["batch_ms"]["n"] == 3
@@ -84,3 +87,9 @@ def test_stage_timings_follow_the_worker_path(bench, settings, es, redis_url, tm
     assert batches["index (bulk, refresh=wait_for)"]["n"] == 1  # the even batch, step by step
     assert batches["ingest() whole (odd batches)"]["n"] == 1
     assert result["per_page_ms"]["extract"]["n"] == 8
+    floor = ingest_bench.index_floor(es, live, docs=5)
+    scratch = f"{live.index}-floor"
+    assert not es.indices.exists(index=scratch) and not es.indices.exists_alias(name=scratch)
+    if floor is not None:  # measured on the embedded stand-in only
+        assert floor["docs"] == min(5, es.count(index=live.index)["count"]) > 0
+        assert floor["server_cpu_ms_per_doc"] >= 0
