@@ -60,8 +60,9 @@ LOCK_TTL = 30.0
 #: ``ingested`` time being taken before its bulk request was sent and retried (es_timeout x retries)
 #: and clock differences between machines
 CATCH_UP_MARGIN = 300.0
-#: a chunk is about this many ingest batches
-CHUNK_BATCHES = 20
+#: a chunk is about this many ingest batches (500 pages at the default batch size: small enough that
+#: every worker gets chunks of a modest index, large enough that the coordinator's bookkeeping is negligible)
+CHUNK_BATCHES = 5
 #: fields re-signing needs from a stored page
 STORED_FIELDS = ["title", "body", "url", "site", "lang", "published", "ingested"]
 SCROLL = "10m"
