@@ -24,6 +24,36 @@ def bench(monkeypatch):
     return ingest_bench, lookup_bench
 
 
+def test_server_cost_attributes_the_stand_ins_cpu_to_requests(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import server_cost
+
+    generate(tmp_path, seed=4, stories=8)
+    out, cache = tmp_path / "cost.json", tmp_path / "signed.pkl"
+    assert (
+        server_cost.main(
+            [str(tmp_path), "--pages", "30", "--batch", "10,30", "--cache", str(cache), "--json", str(out)]
+        )
+        == 0
+    )
+    replay = json.loads(out.read_text())["replay"]
+    assert [r["batch"] for r in replay] == [10, 30] and cache.exists()
+    calls = replay[0]["server_cpu_ms_per_page_by_call"]
+    assert calls["bulk"]["calls"] >= 3 and calls["msearch"]["calls"] >= 6  # 3 batches: lookup + reconcile each
+    assert (
+        server_cost.main(
+            [str(tmp_path), "--pages", "12", "--batch", "6", "--bulk", "--cache", str(cache), "--json", str(out)]
+        )
+        == 0
+    )
+    bulk = json.loads(out.read_text())["bulk"]
+    assert bulk["docs"] == 12 and set(bulk["server_cpu_ms_per_doc"]) == {
+        "all fields",
+        "without band_keys",
+        "without body",
+    }
+
+
 def test_distinct_band_keys_are_counted_exactly(bench):
     _, lookup_bench = bench
     settings = Settings()

@@ -1,0 +1,205 @@
+"""What the search server spends per ingested page, by request and by document field.
+
+    python benchmarks/server_cost.py DEV_DIR [--pages 4000] [--batch 25,100] [--bulk]
+
+Signs the dev pages once (cached with ``--cache FILE``), replicates the signed
+pages with new ids (as ``ingest_bench.py`` replicates raw pages) and then:
+
+- **replay** (default): for each batch size, ``plugin.dedup.ingest`` in this
+  process on a fresh stand-in, batch after batch, with the stand-in's CPU
+  read around every request, so it is attributed by request type (``msearch``
+  lookups, ``bulk`` writes, ``mget``, ``search``). No extraction and no Celery:
+  only the server's share of an ingest and the client's own work on it.
+- **bulk** (``--bulk``): the documents of the first 2,000 pages indexed alone,
+  in bulks of the first ``--batch`` size, into fresh indices: all fields, then
+  without ``band_keys``, then without ``body``; the difference is what each
+  costs the server to index.
+
+The embedded stand-in only (the CPU of a remote cluster is not measured here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import copy
+import dataclasses
+import json
+import pickle
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from benchlib import child_processes, cpu_seconds, machine
+from elasticsearch import helpers
+
+from indexer.sources import iter_jsonl
+from plugin.client import build_client
+from plugin.dedup import Page, SignedPage, ingest, sign_page
+from plugin.index import ensure_index
+from plugin.settings import Settings
+
+MAPPING = Path(__file__).resolve().parent.parent / "mappings" / "articles.json"
+BULK_DOCS = 2000
+
+
+def signed_dev_pages(dev_dir: Path, settings: Settings, cache: Path | None) -> list[SignedPage]:
+    """The dev pages extracted and signed once (the cache is a pickle written by this script)."""
+    if cache and cache.exists():
+        return pickle.loads(cache.read_bytes())
+    signed = []
+    for rec in iter_jsonl(dev_dir / "pages.jsonl"):
+        if rec.html is None:
+            continue
+        page = Page(html=rec.html, url=rec.url, id=rec.id, site=rec.site, lang=rec.lang, published=rec.published)
+        result = sign_page(page, settings)
+        if isinstance(result, SignedPage):
+            signed.append(result)
+    if cache:
+        cache.write_bytes(pickle.dumps(signed))
+    return signed
+
+
+def replicate(signed: list[SignedPage], n: int) -> list[SignedPage]:
+    """``n`` pages: copy k of a page gets the id ``r<k>-<id>`` and its own url."""
+    out: list[SignedPage] = []
+    k = 0
+    while len(out) < n:
+        for p in signed[: n - len(out)]:
+            out.append(dataclasses.replace(p, page_id=f"r{k}-{p.page_id}", url=f"{p.url or ''}#copy{k}"))
+        k += 1
+    return out
+
+
+class ServerMeter:
+    """Stand-in CPU seconds, attributed to the client calls made while they ran."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.by_call: dict[str, list[float]] = defaultdict(lambda: [0, 0.0])
+
+    def now(self) -> float:
+        return cpu_seconds(self.pid) or 0.0
+
+    def wrap(self, client, names=("msearch", "bulk", "mget", "search")) -> None:
+        """Meter calls on ``client`` and on the clients ``client.options()`` derives (the bulk helpers use those)."""
+        meter = self
+        for name in names:
+            original = getattr(client, name)
+
+            def metered(*args, _original=original, _name=name, **kwargs):
+                before = meter.now()
+                try:
+                    return _original(*args, **kwargs)
+                finally:
+                    entry = meter.by_call[_name]
+                    entry[0] += 1
+                    entry[1] += meter.now() - before
+
+            setattr(client, name, metered)
+        options = client.options
+
+        def metered_options(*args, **kwargs):
+            derived = options(*args, **kwargs)
+            meter.wrap(derived, names)
+            return derived
+
+        client.options = metered_options
+
+
+def replay(pages: list[SignedPage], settings: Settings, batch: int) -> dict:
+    from newsfold.embedded import EmbeddedElasticsearch
+
+    with contextlib.closing(EmbeddedElasticsearch()) as server:
+        pid = next(p.pid for p in child_processes() if p.name == "osmem-server")
+        live = settings.replace(elasticsearch_url=server.url, index="server-cost", batch_size=batch)
+        client = build_client(live)
+        ensure_index(client, live)
+        meter = ServerMeter(pid)
+        meter.wrap(client)
+        before, own, started = meter.now(), time.process_time(), time.perf_counter()
+        for n in range(0, len(pages), batch):
+            ingest(pages[n : n + batch], client=client, settings=live)
+        used, own = meter.now() - before, time.process_time() - own
+        return {
+            "batch": batch,
+            "pages": len(pages),
+            "seconds": time.perf_counter() - started,
+            "server_cpu_ms_per_page": 1000 * used / len(pages),
+            "client_cpu_ms_per_page": 1000 * own / len(pages),
+            "server_cpu_ms_per_page_by_call": {
+                name: {"calls": int(c), "ms_per_page": 1000 * s / len(pages)} for name, (c, s) in meter.by_call.items()
+            },
+        }
+
+
+def bulk_variants(pages: list[SignedPage], settings: Settings, batch: int) -> dict:
+    from newsfold.embedded import EmbeddedElasticsearch
+
+    mapping = json.loads(MAPPING.read_text())
+    docs = [
+        (p.page_id, p.document(cluster_id=p.page_id, match=None, ingested="2026-01-01T00:00:00.000Z")) for p in pages
+    ]
+    out = {}
+    with contextlib.closing(EmbeddedElasticsearch()) as server:
+        pid = next(p.pid for p in child_processes() if p.name == "osmem-server")
+        client = build_client(settings.replace(elasticsearch_url=server.url))
+        for label, drop in (("all fields", ()), ("without band_keys", ("band_keys",)), ("without body", ("body",))):
+            index = "bulk-" + label.replace(" ", "-")
+            m = copy.deepcopy(mapping)
+            client.indices.create(index=index, mappings=m["mappings"], settings=m["settings"])
+            actions = [
+                {"_index": index, "_id": i, "_source": {k: v for k, v in d.items() if k not in drop}} for i, d in docs
+            ]
+            before = cpu_seconds(pid) or 0.0
+            for n in range(0, len(actions), batch):
+                helpers.bulk(client, actions[n : n + batch], refresh="wait_for")
+            out[label] = 1000 * ((cpu_seconds(pid) or 0.0) - before) / len(actions)
+            client.indices.delete(index=index)
+    return {"docs": len(docs), "batch": batch, "server_cpu_ms_per_doc": out}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dev_dir", type=Path, help="folder holding pages.jsonl (the dev set)")
+    parser.add_argument("--pages", type=int, default=4000, help="pages after replication (default 4000)")
+    parser.add_argument("--batch", default="25,100", help="comma-separated batch sizes (default 25,100)")
+    parser.add_argument("--bulk", action="store_true", help="index-only cost by field instead of the replay")
+    parser.add_argument("--cache", type=Path, help="keep the signed dev pages in this file between runs")
+    parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    args = parser.parse_args(argv)
+    try:
+        batches = [int(b) for b in args.batch.split(",") if b.strip()]
+    except ValueError:
+        print(f"server_cost: --batch must be comma-separated integers, got {args.batch!r}", file=sys.stderr)
+        return 2
+    if not batches or min(batches) < 1 or args.pages < 1:
+        print("server_cost: --batch sizes and --pages must be >= 1", file=sys.stderr)
+        return 2
+    if not (args.dev_dir / "pages.jsonl").exists():
+        print(f"server_cost: no pages.jsonl in {args.dev_dir}", file=sys.stderr)
+        return 2
+    settings = Settings.from_env().replace(elasticsearch_url=None, redis_url=None)
+    signed = signed_dev_pages(args.dev_dir, settings, args.cache)
+    result: dict = {"machine": machine(), "signed_dev_pages": len(signed)}
+    if args.bulk:
+        result["bulk"] = bulk_variants(replicate(signed, min(args.pages, BULK_DOCS)), settings, batches[0])
+        for label, ms in result["bulk"]["server_cpu_ms_per_doc"].items():
+            print(f"index only, {label:20s} {ms:6.2f} ms of server CPU per document (bulks of {batches[0]})")
+    else:
+        pages = replicate(signed, args.pages)
+        result["replay"] = [replay(pages, settings, b) for b in batches]
+        for r in result["replay"]:
+            calls = ", ".join(f"{k} {v['ms_per_page']:.2f}" for k, v in r["server_cpu_ms_per_page_by_call"].items())
+            print(
+                f"batches of {r['batch']:4d}: server {r['server_cpu_ms_per_page']:6.2f} ms CPU per page ({calls}); "
+                f"client {r['client_cpu_ms_per_page']:.2f} ms; {r['pages'] / r['seconds']:.1f} pages/s"
+            )
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
