@@ -106,6 +106,13 @@ def test_a_batch_that_keeps_killing_workers_is_rejected_whole(worker_env, es):
 CRASHING_APP = Path(__file__).with_name("crashing_worker.py")
 
 
+def _own_database(redis_url: str, db: int) -> str:
+    """A Redis database of the test's own (emptied): no other test's worker takes its batches."""
+    url = redis_url.rsplit("/", 1)[0] + f"/{db}"
+    redis.Redis.from_url(url).flushdb()
+    return url
+
+
 @pytest.mark.slow
 def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, redis_url, es):
     """A prefork worker whose child dies on one page (os._exit): the batch comes back, the page is named."""
@@ -114,7 +121,7 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
     from newsfold.workers import run_batches
     from plugin.settings import settings_env
 
-    live = settings.replace(redis_url=redis_url)
+    live = settings.replace(redis_url=_own_database(redis_url, 5))
     env = {**os.environ, **settings_env(live), "PYTHONPATH": str(CRASHING_APP.parent.parent)}
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "tests.crashing_worker", "worker", "--pool=prefork",
@@ -123,7 +130,7 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
         env=env,
     )  # fmt: skip
     try:
-        app = Celery("newsfold", broker=redis_url, backend=redis_url)
+        app = Celery("newsfold", broker=live.redis_url, backend=live.redis_url)
         payloads = _payloads()
         payloads[1]["html"] = page("Poison", story(399)) + "<!-- CRASH-WORKER -->"
         started = time.monotonic()
@@ -135,3 +142,28 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
     finally:
         worker.terminate()
         worker.wait(20)
+
+
+@pytest.mark.slow
+def test_a_crashing_page_does_not_stall_a_job_on_local_solo_workers(settings, redis_url, es, monkeypatch):
+    """``newsfold ingest``'s setup: solo workers (restarted when one dies) and a job whose heartbeats are watched."""
+    from indexer.celery_app import make_celery
+    from newsfold.workers import LocalWorkers, run_batches
+    from plugin.jobs import JobStore
+
+    monkeypatch.setenv("PYTHONPATH", str(CRASHING_APP.parent.parent))
+    live = settings.replace(redis_url=_own_database(redis_url, 6))
+    store = JobStore(redis.Redis.from_url(live.redis_url))
+    job = store.create("ingest", params={"index": live.index})
+    app = make_celery(live)
+    payloads = _payloads()
+    payloads[1]["html"] = page("Poison", story(399)) + "<!-- CRASH-WORKER -->"
+    with LocalWorkers(live, 1, app_module="tests.crashing_worker") as workers:
+        workers.wait_ready(app)
+        got = {o["page_id"]: o for o in run_batches(app, [payloads], index=live.index, store=store, job_id=job.id)}
+        assert workers.restarts >= 2  # the first two deliveries each took a worker down
+    assert got["g1"]["reason"] == "worker_crashed"
+    assert got["g0"]["status"] == got["g2"]["status"] == "new"
+    assert store.get(job.id).done == 3
+    total, failures = store.failures(job.id)
+    assert total == 1 and failures[0]["reason"] == "worker_crashed" and failures[0]["retryable"]
