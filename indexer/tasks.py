@@ -235,7 +235,11 @@ def ingest_batch(
     if tracked and store.is_recorded(job_id, key):
         return []  # a late redelivery of a batch already done
     started = time.perf_counter()
-    with store.heartbeat(job_id, key) if tracked else contextlib.nullcontext(), _guarded(settings, pages, key) as guard:
+    guard_key = f"{job_id}:{key}" if tracked else None  # a job's batch keys repeat across jobs: qualify them
+    with (
+        store.heartbeat(job_id, key) if tracked else contextlib.nullcontext(),
+        _guarded(settings, pages, guard_key) as guard,
+    ):
         if guard is not None and guard.exhausted:
             outcomes, sources = crashed_batch(pages, guard.delivery)
         else:
