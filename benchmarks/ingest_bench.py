@@ -57,7 +57,7 @@ from benchlib import (
 )
 from tqdm import tqdm
 
-from plugin.settings import Settings
+from newsfold.plugin.settings import Settings
 
 TARGET_RATIO = 0.8
 TARGET_RSS_MB = 300.0
@@ -115,7 +115,7 @@ def _settings() -> Settings:
 
 def _extract_only(payload: dict) -> str:
     """Extraction as the workers run it (same arguments as ``sign_page``); returns the outcome kind."""
-    from plugin.extract import Rejection, extract_article
+    from newsfold.plugin.extract import Rejection, extract_article
 
     settings = _settings()
     try:
@@ -136,8 +136,8 @@ def _extract_only(payload: dict) -> str:
 
 def _extract_and_sign(payload: dict) -> str:
     """``sign_page`` without Redis (no repeated-lines filter), Elasticsearch or Celery."""
-    from plugin.dedup import Page, sign_page
-    from plugin.extract import Rejection
+    from newsfold.plugin.dedup import Page, sign_page
+    from newsfold.plugin.extract import Rejection
 
     try:
         with open(payload["html_path"], "rb") as fh:
@@ -182,7 +182,7 @@ def pool_phase(name: str, func, payloads: list[dict], workers: int) -> dict:
 # ---------------------------------------------------------------- end to end
 def ingest_phase(live: Settings, payloads: list[dict], *, workers: int, index: str) -> dict:
     """Every page through real Celery workers; throughput, outcomes, CPU per process, worker memory."""
-    from indexer.celery_app import make_celery
+    from newsfold.indexer.celery_app import make_celery
     from newsfold.workers import LocalWorkers, in_flight_batches, run_batches
 
     app = make_celery(live)
@@ -251,7 +251,7 @@ def index_floor(client, live: Settings, *, docs: int = FLOOR_DOCS) -> dict | Non
     """
     from elasticsearch import helpers
 
-    from plugin.index import drop_index, ensure_index
+    from newsfold.plugin.index import drop_index, ensure_index
 
     servers = [p for p in child_processes() if p.name == "osmem-server"]
     if not servers:
@@ -339,10 +339,10 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     odd batches go through ``ingest`` whole, which checks that the steps
     still add up to it.
     """
-    from indexer.tasks import sign_payloads
-    from plugin import dedup
-    from plugin.client import build_client
-    from plugin.extract import extract_article
+    from newsfold.indexer.tasks import sign_payloads
+    from newsfold.plugin import dedup
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.extract import extract_article
 
     client = build_client(live)
     per_page: dict[str, list[float]] = defaultdict(list)
@@ -561,8 +561,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from newsfold.embedded import services
     from newsfold.errors import check_servers, describe
-    from plugin.client import build_client
-    from plugin.index import drop_index, ensure_index
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.index import drop_index, ensure_index
 
     result: dict = {"machine": machine(), "workers": args.workers, "batch_size": settings.batch_size}
     payloads = replicate(args.dev_dir, args.pages)

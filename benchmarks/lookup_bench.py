@@ -42,11 +42,11 @@ import numpy as np
 from benchlib import child_processes, cpu_seconds, fmt_ms, machine, percentiles, rss_mb
 from tqdm import tqdm
 
-from plugin import queries
-from plugin.dedup import SignedPage, lookup
-from plugin.extract import Article
-from plugin.settings import Settings
-from plugin.signature import Signature, band_keys, content_hash
+from newsfold.plugin import queries
+from newsfold.plugin.dedup import SignedPage, lookup
+from newsfold.plugin.extract import Article
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import Signature, band_keys, content_hash
 
 TARGET_RATIO = 1.5
 MAX_STORY = 50
@@ -394,8 +394,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from newsfold.embedded import EmbeddedElasticsearch
     from newsfold.errors import describe
-    from plugin.client import build_client
-    from plugin.index import drop_index, ensure_index
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.index import drop_index, ensure_index
 
     result: dict = {
         "machine": machine(),

@@ -34,11 +34,11 @@ from pathlib import Path
 from benchlib import child_processes, cpu_seconds, machine
 from elasticsearch import helpers
 
-from indexer.sources import iter_jsonl
-from plugin.client import build_client
-from plugin.dedup import Page, SignedPage, ingest, sign_page
-from plugin.index import ensure_index
-from plugin.settings import Settings
+from newsfold.indexer.sources import iter_jsonl
+from newsfold.plugin.client import build_client
+from newsfold.plugin.dedup import Page, SignedPage, ingest, sign_page
+from newsfold.plugin.index import ensure_index
+from newsfold.plugin.settings import Settings
 
 MAPPING = Path(__file__).resolve().parent.parent / "mappings" / "articles.json"
 BULK_DOCS = 2000

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from warcio.warcwriter import WARCWriter
 
-from indexer.sources import (
+from newsfold.indexer.sources import (
     MAX_HTML_BYTES,
     NEWSFOLD_HEADERS,
     NO_URL,

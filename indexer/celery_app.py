@@ -1,17 +1,17 @@
-"""The Celery app. Start a worker with ``celery -A indexer.celery_app worker``
+"""The Celery app. Start a worker with ``celery -A newsfold.indexer.celery_app worker``
 (or ``newsfold worker``); broker and result backend are ``REDIS_URL``."""
 
 from __future__ import annotations
 
 from celery import Celery
 
-from plugin.settings import Settings
+from newsfold.plugin.settings import Settings
 
 
 def make_celery(settings: Settings | None = None) -> Celery:
     """A Celery app on the settings' Redis, with at-least-once delivery."""
     settings = settings or Settings.from_env()
-    app = Celery("newsfold", broker=settings.redis_url, backend=settings.redis_url, include=["indexer.tasks"])
+    app = Celery("newsfold", broker=settings.redis_url, backend=settings.redis_url, include=["newsfold.indexer.tasks"])
     app.conf.update(
         task_serializer="json",
         result_serializer="json",

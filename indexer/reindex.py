@@ -40,16 +40,16 @@ from dataclasses import dataclass
 
 from elasticsearch import Elasticsearch, NotFoundError, helpers
 
-from indexer.queue import drive
-from plugin.collection import StoryStats
-from plugin.corrections import reapply_corrections
-from plugin.dedup import Outcome, SignedPage, ingest, sign_article
-from plugin.extract import Article
-from plugin.index import corrections_index, current_index, index_body, new_index_name
-from plugin.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock
-from plugin.rejections import record_rejections, rejections_index
-from plugin.settings import Settings
-from plugin.stats import RepeatedLines
+from newsfold.indexer.queue import drive
+from newsfold.plugin.collection import StoryStats
+from newsfold.plugin.corrections import reapply_corrections
+from newsfold.plugin.dedup import Outcome, SignedPage, ingest, sign_article
+from newsfold.plugin.extract import Article
+from newsfold.plugin.index import corrections_index, current_index, index_body, new_index_name
+from newsfold.plugin.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock
+from newsfold.plugin.rejections import record_rejections, rejections_index
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.stats import RepeatedLines
 
 log = logging.getLogger(__name__)
 
@@ -637,8 +637,8 @@ class Reindex:
         """Bucket every archived page record by page id (once; stored in Redis)."""
         if state.get("planned"):
             return int(state["buckets"]), int(state["records"])
-        from indexer.archive import archive_files
-        from indexer.sources import page_from_item, scan_warc
+        from newsfold.indexer.archive import archive_files
+        from newsfold.indexer.sources import page_from_item, scan_warc
 
         root = self.settings.archive_dir
         if not root:

@@ -12,19 +12,19 @@ from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout
 from elasticsearch import ApiError
 
-from indexer.celery_app import app
-from indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
-from indexer.reindex import ChunkContext, Reindex, ReindexError, live_target, run_chunk, target_settings
-from plugin.client import build_client
-from plugin.collection import StoryStats
-from plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
-from plugin.extract import Rejection
-from plugin.index import ensure_index
-from plugin.jobs import JobStore, failed_batch
-from plugin.rejections import record_rejections
-from plugin.settings import Settings
-from plugin.signature import uses_stats
-from plugin.stats import RepeatedLines
+from newsfold.indexer.celery_app import app
+from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
+from newsfold.indexer.reindex import ChunkContext, Reindex, ReindexError, live_target, run_chunk, target_settings
+from newsfold.plugin.client import build_client
+from newsfold.plugin.collection import StoryStats
+from newsfold.plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
+from newsfold.plugin.extract import Rejection
+from newsfold.plugin.index import ensure_index
+from newsfold.plugin.jobs import JobStore, failed_batch
+from newsfold.plugin.rejections import record_rejections
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import uses_stats
+from newsfold.plugin.stats import RepeatedLines
 
 log = logging.getLogger(__name__)
 logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems become rejection reasons
@@ -88,7 +88,7 @@ def page_from_payload(payload: dict) -> Page:
     """
     meta = {key: payload.get(key) for key in ("id", "url", "site", "lang", "published")}
     if payload.get("archive"):
-        from indexer.archive import ArchiveRef, read_ref
+        from newsfold.indexer.archive import ArchiveRef, read_ref
 
         record = read_ref(ArchiveRef.from_dict(payload["archive"]))
         html: bytes | str = record.html or b""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from plugin.settings import Settings
+from newsfold.plugin.settings import Settings
 
 log = logging.getLogger("newsfold")
 
@@ -36,7 +36,7 @@ def _chunks(items: list, size: int):
 
 # ---------------------------------------------------------------- extract
 def _extract_one(payload: dict) -> dict:
-    from plugin.extract import Rejection, extract_article
+    from newsfold.plugin.extract import Rejection, extract_article
 
     settings = Settings.from_env()
     try:
@@ -61,7 +61,7 @@ def _extract_one(payload: dict) -> dict:
 
 
 def cmd_extract(args) -> int:
-    from indexer.sources import iter_jsonl
+    from newsfold.indexer.sources import iter_jsonl
 
     rows = list(iter_jsonl(Path(args.pages), read_html=False))
     jobs = [r.path_payload() for r in rows if not r.error]
@@ -89,9 +89,9 @@ def cmd_extract(args) -> int:
 @contextlib.contextmanager
 def _pipeline(settings: Settings, workers: int):
     """Servers (embedded when no URL is set) and local Celery workers."""
-    from indexer.celery_app import make_celery
     from newsfold.embedded import services
     from newsfold.errors import check_servers
+    from newsfold.indexer.celery_app import make_celery
     from newsfold.workers import LocalWorkers
 
     with services(settings, announce=lambda m: print(m, file=sys.stderr)) as live:
@@ -131,10 +131,10 @@ def _summary(outcomes: list[dict]) -> str:
 
 
 def cmd_cluster(args) -> int:
-    from indexer.sources import iter_jsonl
-    from plugin.client import build_client
-    from plugin.dedup import current_clusters
-    from plugin.index import drop_index, ensure_index
+    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.dedup import current_clusters
+    from newsfold.plugin.index import drop_index, ensure_index
 
     settings = _settings(args)
     index = args.index or f"newsfold-cluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
@@ -175,7 +175,7 @@ def cmd_cluster(args) -> int:
 def _job_store(live: Settings):
     import redis
 
-    from plugin.jobs import JobStore
+    from newsfold.plugin.jobs import JobStore
 
     return JobStore(redis.Redis.from_url(live.redis_url))
 
@@ -211,10 +211,10 @@ def cmd_ingest(args) -> int:
     import getpass
     from collections import Counter
 
-    from indexer.archive import WarcArchive
-    from indexer.sources import SourceStats, count_hint, iter_source
-    from plugin.client import build_client
-    from plugin.index import ensure_index
+    from newsfold.indexer.archive import WarcArchive
+    from newsfold.indexer.sources import SourceStats, count_hint, iter_source
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.index import ensure_index
 
     settings = _settings(args)
     if not args.sources and not args.resume:
@@ -354,8 +354,8 @@ def cmd_reindex(args) -> int:
     """Build a new index behind the alias (from the stored text or the raw-page archive) and swap it in."""
     import getpass
 
-    from indexer.reindex import Reindex, ReindexError
-    from indexer.tasks import chunk_context
+    from newsfold.indexer.reindex import Reindex, ReindexError
+    from newsfold.indexer.tasks import chunk_context
 
     settings = _settings(args)
     started = time.perf_counter()
@@ -406,9 +406,9 @@ def cmd_reindex(args) -> int:
 
 # ---------------------------------------------------------------- demo
 def cmd_demo(args) -> int:
-    from indexer.sources import iter_jsonl
+    from newsfold.indexer.sources import iter_jsonl
     from newsfold.samples import generate
-    from web import create_app
+    from newsfold.web import create_app
 
     settings = _settings(args)
     with tempfile.TemporaryDirectory(prefix="newsfold-demo-") as tmp:
@@ -416,8 +416,8 @@ def cmd_demo(args) -> int:
         payloads = [r.path_payload() for r in iter_jsonl(pages_file, read_html=False) if not r.error]
         print(f"sample corpus: {len(payloads)} generated pages in {tmp}", file=sys.stderr)
         with _pipeline(settings, args.workers) as (live, app):
-            from plugin.client import build_client
-            from plugin.index import ensure_index
+            from newsfold.plugin.client import build_client
+            from newsfold.plugin.index import ensure_index
 
             ensure_index(build_client(live), live)
             outcomes = _ingest(app, live, payloads, index=live.index, quiet=args.quiet)
@@ -448,8 +448,8 @@ def _demo_web_settings(settings: Settings) -> tuple[Settings, str | None]:
 
     from werkzeug.security import generate_password_hash
 
-    from plugin.settings import DEV_SECRET_KEY
-    from web.auth import MIN_SECRET_KEY_CHARS
+    from newsfold.plugin.settings import DEV_SECRET_KEY
+    from newsfold.web.auth import MIN_SECRET_KEY_CHARS
 
     changes: dict = {"cookie_secure": False}
     if settings.secret_key == DEV_SECRET_KEY or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:
@@ -490,7 +490,7 @@ def cmd_hash_password(args) -> int:
 
 def cmd_api_token(args) -> int:
     """Print a new random API token and its NEWSFOLD_API_TOKEN_HASHES entry."""
-    from web.auth import new_api_token
+    from newsfold.web.auth import new_api_token
 
     try:
         token, entry = new_api_token(args.name)
@@ -523,7 +523,7 @@ def cmd_evaluate(args) -> int:
 
 
 def cmd_worker(args) -> int:
-    from indexer.celery_app import app
+    from newsfold.indexer.celery_app import app
 
     argv = ["worker", f"--loglevel={args.loglevel}", f"--concurrency={args.concurrency}"]
     app.worker_main(argv)
@@ -533,15 +533,15 @@ def cmd_worker(args) -> int:
 def cmd_web(args) -> int:
     from werkzeug.serving import run_simple
 
-    from web import create_app
+    from newsfold.web import create_app
 
     run_simple(args.host, args.port, create_app(), threaded=True)
     return 0
 
 
 def cmd_init_index(args) -> int:
-    from plugin.client import build_client
-    from plugin.index import ensure_index
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.index import ensure_index
 
     settings = _settings(args)
     name = ensure_index(build_client(settings), settings)

@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 
-from plugin.settings import Settings
+from newsfold.plugin.settings import Settings
 
 log = logging.getLogger(__name__)
 

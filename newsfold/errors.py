@@ -24,7 +24,7 @@ def check_servers(settings) -> None:
     import redis
     from elasticsearch import Elasticsearch
 
-    from plugin.client import build_client
+    from newsfold.plugin.client import build_client
 
     client: Elasticsearch = build_client(settings.replace(es_max_retries=0, es_timeout=10))
     try:

@@ -38,7 +38,7 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from plugin.text import tokenize
+from newsfold.plugin.text import tokenize
 
 CJK_LANGS = ("zh", "ja", "ko")
 LANG_GROUPS = ("zh", "ja", "ko", "cjk", "other")

@@ -13,10 +13,10 @@ from functools import partial
 
 from celery import Celery
 
-from indexer.queue import drive
 from newsfold.embedded import die_with_parent
-from plugin.jobs import JobStore, failed_batch
-from plugin.settings import Settings, settings_env
+from newsfold.indexer.queue import drive
+from newsfold.plugin.jobs import JobStore, failed_batch
+from newsfold.plugin.settings import Settings, settings_env
 
 INGEST_TASK = "indexer.tasks.ingest_batch"
 
@@ -38,7 +38,7 @@ class LocalWorkers:
         n: int = 2,
         *,
         loglevel: str = "WARNING",
-        app_module: str = "indexer.celery_app",
+        app_module: str = "newsfold.indexer.celery_app",
         max_restarts: int = 20,
     ) -> None:
         self.env = {**os.environ, **settings_env(settings)}

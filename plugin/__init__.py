@@ -1,6 +1,6 @@
 """newsfold's core: the public API an Elasticsearch-backed news search embeds.
 
-    from plugin import Settings, Page, build_client, ensure_index, sign_page, ingest, collapsed_search
+    from newsfold.plugin import Settings, Page, build_client, ensure_index, sign_page, ingest, collapsed_search
 
     settings = Settings.from_env()
     client = build_client(settings)
@@ -13,9 +13,9 @@
 Everything here is pure except the functions that take ``client=``.
 """
 
-from plugin.client import build_client
-from plugin.cluster import Constraints, Match, decide, verify
-from plugin.corrections import (
+from newsfold.plugin.client import build_client
+from newsfold.plugin.cluster import Constraints, Match, decide, verify
+from newsfold.plugin.corrections import (
     Correction,
     CorrectionError,
     corrections_index,
@@ -27,12 +27,12 @@ from plugin.corrections import (
     set_representative,
     split_page,
 )
-from plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
-from plugin.extract import Article, Rejection, extract_article
-from plugin.index import ensure_index, index_body
-from plugin.queries import collapsed_search, versions_of
-from plugin.settings import Settings
-from plugin.signature import Signature, band_keys, sign_text
+from newsfold.plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
+from newsfold.plugin.extract import Article, Rejection, extract_article
+from newsfold.plugin.index import ensure_index, index_body
+from newsfold.plugin.queries import collapsed_search, versions_of
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import Signature, band_keys, sign_text
 
 __all__ = [
     "Article",

@@ -13,7 +13,7 @@ import re
 from elastic_transport import HttpHeaders, Urllib3HttpNode
 from elasticsearch import Elasticsearch
 
-from plugin.settings import Settings
+from newsfold.plugin.settings import Settings
 
 _COMPAT = re.compile(r"application/vnd\.elasticsearch\+([\w-]+);\s*compatible-with=\d+")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from plugin.settings import Settings
-from plugin.signature import Signature, containment, jaccard
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import Signature, containment, jaccard
 
 
 @dataclass(frozen=True)

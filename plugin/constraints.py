@@ -17,10 +17,10 @@ from collections.abc import Iterable, Mapping
 
 from elasticsearch import Elasticsearch
 
-from plugin import queries
-from plugin.cluster import NO_CONSTRAINTS, Constraints, pair
-from plugin.index import corrections_index
-from plugin.settings import Settings
+from newsfold.plugin import queries
+from newsfold.plugin.cluster import NO_CONSTRAINTS, Constraints, pair
+from newsfold.plugin.index import corrections_index
+from newsfold.plugin.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 
 from elasticsearch import BadRequestError, ConflictError, Elasticsearch, NotFoundError, helpers
 
-from plugin import queries
-from plugin.cluster import pair
-from plugin.constraints import current_labels, decisions, fetch_corrections, load_constraints
-from plugin.dedup import MAX_RECLUSTER_PAGES, cluster_page_ids, recluster, relabel
-from plugin.index import corrections_index, corrections_index_body
-from plugin.settings import Settings
+from newsfold.plugin import queries
+from newsfold.plugin.cluster import pair
+from newsfold.plugin.constraints import current_labels, decisions, fetch_corrections, load_constraints
+from newsfold.plugin.dedup import MAX_RECLUSTER_PAGES, cluster_page_ids, recluster, relabel
+from newsfold.plugin.index import corrections_index, corrections_index_body
+from newsfold.plugin.settings import Settings
 
 __all__ = [
     "Correction",

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from elasticsearch import Elasticsearch, helpers
 
-from plugin import queries
-from plugin.cluster import (
+from newsfold.plugin import queries
+from newsfold.plugin.cluster import (
     NO_CONSTRAINTS,
     NO_EVIDENCE,
     Constraints,
@@ -39,13 +39,13 @@ from plugin.cluster import (
     recluster_labels,
     verify,
 )
-from plugin.collection import StoryStats
-from plugin.constraints import load_constraints
-from plugin.extract import Article, Rejection, extract_article
-from plugin.settings import Settings
-from plugin.signature import Signature, band_keys, content_hash, signed_features, uses_stats
-from plugin.stats import RepeatedLines
-from plugin.urls import normalize_title, normalize_url, site_of
+from newsfold.plugin.collection import StoryStats
+from newsfold.plugin.constraints import load_constraints
+from newsfold.plugin.extract import Article, Rejection, extract_article
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import Signature, band_keys, content_hash, signed_features, uses_stats
+from newsfold.plugin.stats import RepeatedLines
+from newsfold.plugin.urls import normalize_title, normalize_url, site_of
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from plugin.settings import Settings
-from plugin.signature import Signature, containment, jaccard
-from plugin.text import normalize
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import Signature, containment, jaccard
+from newsfold.plugin.text import normalize
 
 #: a passage must be at least this many words to count as shared (shorter runs are common phrases)
 PASSAGE_MIN_WORDS = 8

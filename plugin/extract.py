@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from lxml import etree
 
-from plugin.text import cjk_share, tokenize
+from newsfold.plugin.text import cjk_share, tokenize
 
 log = logging.getLogger(__name__)
 

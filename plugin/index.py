@@ -15,17 +15,17 @@ from importlib import resources
 
 from elasticsearch import BadRequestError, Elasticsearch, NotFoundError
 
-from plugin.settings import Settings
+from newsfold.plugin.settings import Settings
 
 
 @lru_cache(maxsize=1)
 def _mapping_file() -> dict:
-    return json.loads(resources.files("mappings").joinpath("articles.json").read_text("utf-8"))
+    return json.loads(resources.files("newsfold.mappings").joinpath("articles.json").read_text("utf-8"))
 
 
 @lru_cache(maxsize=1)
 def _corrections_mapping_file() -> dict:
-    return json.loads(resources.files("mappings").joinpath("corrections.json").read_text("utf-8"))
+    return json.loads(resources.files("newsfold.mappings").joinpath("corrections.json").read_text("utf-8"))
 
 
 def corrections_index(settings: Settings) -> str:

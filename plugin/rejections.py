@@ -19,8 +19,8 @@ from importlib import resources
 
 from elasticsearch import BadRequestError, Elasticsearch, helpers
 
-from plugin.dedup import Outcome
-from plugin.settings import Settings
+from newsfold.plugin.dedup import Outcome
+from newsfold.plugin.settings import Settings
 
 #: outcomes of a page written now: an earlier rejection record of it is stale
 WRITTEN = ("new", "duplicate")
@@ -28,7 +28,7 @@ WRITTEN = ("new", "duplicate")
 
 @lru_cache(maxsize=1)
 def _mapping_file() -> dict:
-    return json.loads(resources.files("mappings").joinpath("rejected.json").read_text("utf-8"))
+    return json.loads(resources.files("newsfold.mappings").joinpath("rejected.json").read_text("utf-8"))
 
 
 def rejections_index(settings: Settings) -> str:

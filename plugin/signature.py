@@ -10,11 +10,11 @@ from functools import lru_cache
 import numpy as np
 from datasketch import MinHash
 
-from plugin.collection import StoryStats, feature_hashes
-from plugin.settings import HASH_SCHEME, Settings
-from plugin.shingles import STOP_WORDS, shingles, stopword_shingles
-from plugin.text import cjk_sentences, is_cjk_text, tokenize
-from plugin.weighted import weighted_minhash
+from newsfold.plugin.collection import StoryStats, feature_hashes
+from newsfold.plugin.settings import HASH_SCHEME, Settings
+from newsfold.plugin.shingles import STOP_WORDS, shingles, stopword_shingles
+from newsfold.plugin.text import cjk_sentences, is_cjk_text, tokenize
+from newsfold.plugin.weighted import weighted_minhash
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def signing_text(text: str, settings: Settings) -> str:
     return _signed_tokens(text, settings)[0]
 
 
-def sign_text(text: str, settings: Settings, *, stats: StoryStats | None = None) -> Signature:
+def signature_of(text: str, settings: Settings, *, stats: StoryStats | None = None) -> Signature:
     """Tokenise, shingle and MinHash a text (see :func:`signing_text` for what is signed).
 
     Args:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 
-from plugin.text import normalize, tokenize
+from newsfold.plugin.text import normalize, tokenize
 
 MIN_LINE_CHARS = 20  # shorter lines ("Reply", "Share") carry little weight either way
 KEEP_AT_LEAST = 0.5  # never strip more than half a text: that is a same-site copy, not boilerplate

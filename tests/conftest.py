@@ -13,9 +13,9 @@ import uuid
 import pytest
 
 from newsfold.embedded import EmbeddedElasticsearch, EmbeddedRedis
-from plugin.client import build_client
-from plugin.index import drop_index, ensure_index
-from plugin.settings import Settings
+from newsfold.plugin.client import build_client
+from newsfold.plugin.index import drop_index, ensure_index
+from newsfold.plugin.settings import Settings
 
 REAL_ES = bool(os.environ.get("ELASTICSEARCH_URL"))
 

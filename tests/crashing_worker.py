@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 
-from indexer import tasks
-from indexer.celery_app import app
+from newsfold.indexer import tasks
+from newsfold.indexer.celery_app import app
 
 _sign_page = tasks.sign_page
 

@@ -16,10 +16,9 @@ import pytest
 import redis
 from werkzeug.security import generate_password_hash
 
-import web.clusters
-from plugin import queries
-from plugin.dedup import Page, ingest, sign_page
-from plugin.evidence import (
+from newsfold.plugin import queries
+from newsfold.plugin.dedup import Page, ingest, sign_page
+from newsfold.plugin.evidence import (
     choose_representative,
     least_similar_pairs,
     membership_evidence,
@@ -27,15 +26,16 @@ from plugin.evidence import (
     similarity_matrix,
     word_diff,
 )
-from plugin.jobs import JobStore
-from plugin.rejections import record_rejections
-from plugin.signature import sign_text
+from newsfold.plugin.jobs import JobStore
+from newsfold.plugin.rejections import record_rejections
+from newsfold.plugin.signature import signature_of
+from newsfold.web import clusters as web_clusters
+from newsfold.web import create_app
+from newsfold.web.auth import token_digest
+from newsfold.web.clusters import select_buckets
+from newsfold.web.jobs_web import REINDEX_TASK, RETRY_TASK, close_job_store
+from newsfold.web.resources import close_resources
 from tests.pages import page, story
-from web import create_app
-from web.auth import token_digest
-from web.clusters import select_buckets
-from web.jobs_web import REINDEX_TASK, RETRY_TASK, close_job_store
-from web.resources import close_resources
 
 PASSWORD = "correct horse battery staple"
 PASSWORD_HASH = generate_password_hash(PASSWORD)
@@ -184,7 +184,7 @@ def test_shared_passages_and_word_diff():
 def test_matrix_pairs_representative_and_signals(settings):
     base = " ".join(story(11, 20))
     edited = base.replace(base.split(". ")[3], MARKER)
-    sigs = [sign_text(base, settings), sign_text(base, settings), sign_text(edited, settings), None]
+    sigs = [signature_of(base, settings), signature_of(base, settings), signature_of(edited, settings), None]
     matrix = similarity_matrix(sigs)
     assert matrix[0][1] == 1.0 and matrix[0][2] < 1.0 and matrix[0][3] is None and matrix[3][3] == 1.0
     pairs = least_similar_pairs(matrix)
@@ -351,15 +351,15 @@ def test_cluster_list_sorts_filters_and_pages(make_app, admin_settings, corpus):
 
 
 def test_broad_page_filters_are_matched_inside_the_aggregation(make_app, admin_settings, corpus, monkeypatch, es):
-    monkeypatch.setattr(web.clusters, "MAX_CLUSTERS_BY_ID", 0)  # every filter counts as broad here
+    monkeypatch.setattr(web_clusters, "MAX_CLUSTERS_BY_ID", 0)  # every filter counts as broad here
     client = make_app(admin_settings).test_client()
     assert _rows(_html(client.get("/admin/clusters?q=zephyrton", headers=BEARER))) == [corpus["a"]]
     by_site = _html(client.get("/admin/clusters?site=five.test&sort=size&order=asc", headers=BEARER))
     assert _rows(by_site) == [corpus["b"]] and "2 clusters" not in by_site
-    everything = web.clusters.ClusterListParams()
-    capped = web.clusters.load_cluster_list(es, admin_settings, everything, page_size=10, max_clusters=1)
+    everything = web_clusters.ClusterListParams()
+    capped = web_clusters.load_cluster_list(es, admin_settings, everything, page_size=10, max_clusters=1)
     assert capped.truncated and capped.total == 1 and capped.rows[0]["cluster_id"] == corpus["a"]
-    assert not web.clusters.load_cluster_list(es, admin_settings, everything, page_size=10).truncated
+    assert not web_clusters.load_cluster_list(es, admin_settings, everything, page_size=10).truncated
 
 
 @pytest.mark.parametrize(

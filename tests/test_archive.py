@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from indexer.archive import ArchiveError, ArchiveRef, WarcArchive, archive_files, iter_archive, read_ref
-from indexer.sources import PageRecord, SourceStats, iter_warc
+from newsfold.indexer.archive import ArchiveError, ArchiveRef, WarcArchive, archive_files, iter_archive, read_ref
+from newsfold.indexer.sources import PageRecord, SourceStats, iter_warc
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -177,8 +177,8 @@ def test_iter_archive_reports_a_torn_tail_and_goes_on(tmp_path):
 WRITER = textwrap.dedent(
     """
     import json, sys
-    from indexer.archive import WarcArchive
-    from indexer.sources import PageRecord
+    from newsfold.indexer.archive import WarcArchive
+    from newsfold.indexer.sources import PageRecord
 
     root, count = sys.argv[1], int(sys.argv[2])
     archive = WarcArchive(root)

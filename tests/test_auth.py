@@ -12,10 +12,10 @@ import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from newsfold import cli
-from plugin.settings import DEV_SECRET_KEY, Settings, api_token_digests
-from web import auth, create_app
-from web.auth import LoginLimiter, current_user, safe_next, token_digest
-from web.resources import close_resources
+from newsfold.plugin.settings import DEV_SECRET_KEY, Settings, api_token_digests
+from newsfold.web import auth, create_app
+from newsfold.web.auth import LoginLimiter, current_user, safe_next, token_digest
+from newsfold.web.resources import close_resources
 
 PASSWORD = "correct horse battery staple"
 TOKEN = "test-auth-token-fedcba9876543210"
@@ -352,7 +352,7 @@ def test_security_headers(app, path):
 def test_templates_have_no_inline_script_or_style(app):
     from pathlib import Path
 
-    import web
+    import newsfold.web as web
 
     for template in (Path(web.__file__).parent / "templates").rglob("*.html"):
         text = template.read_text()

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import band_keys
 from newsfold.samples import generate
-from plugin.settings import Settings
-from plugin.signature import band_keys
 
 BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
 

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from web.charts import axis_top, bar_chart, fmt_number, heat_colour, heatmap, histogram, line_chart, nice_max
+from newsfold.web.charts import axis_top, bar_chart, fmt_number, heat_colour, heatmap, histogram, line_chart, nice_max
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -8,15 +8,15 @@ import numpy as np
 import pytest
 from datasketch import MinHashLSH
 
-from plugin import queries
-from plugin.client import plain_media_type
-from plugin.cluster import Match, decide, verify
-from plugin.extract import Article, Rejection, decode_html, extract_article
-from plugin.settings import Settings, settings_env
-from plugin.shingles import shingles
-from plugin.signature import Signature, band_keys, containment, jaccard, minhash, sign_text
-from plugin.text import is_cjk_text, tokenize
-from plugin.urls import normalize_url, site_of
+from newsfold.plugin import queries
+from newsfold.plugin.client import plain_media_type
+from newsfold.plugin.cluster import Match, decide, verify
+from newsfold.plugin.extract import Article, Rejection, decode_html, extract_article
+from newsfold.plugin.settings import Settings, settings_env
+from newsfold.plugin.shingles import shingles
+from newsfold.plugin.signature import Signature, band_keys, containment, jaccard, minhash, signature_of
+from newsfold.plugin.text import is_cjk_text, tokenize
+from newsfold.plugin.urls import normalize_url, site_of
 from tests.pages import page, story
 
 S = Settings()
@@ -61,7 +61,7 @@ def test_shingles_of_short_and_long_texts():
 
 # ------------------------------------------------------------------ signatures and band keys
 def test_signature_encode_round_trip():
-    sig = sign_text("the council approved the budget for the new bridge", S)
+    sig = signature_of("the council approved the budget for the new bridge", S)
     back = Signature.decode(sig.encode(), shingle_count=sig.shingle_count)
     assert np.array_equal(back.hashvalues, sig.hashvalues)
     assert len(sig.encode()) == 4 * -(-4 * S.num_perm // 3)  # base64 of num_perm uint32 values
@@ -82,7 +82,7 @@ def test_band_keys_equal_datasketch_lsh_buckets():
 def test_jaccard_estimate_tracks_exact_resemblance():
     words = " ".join(story(1))
     other = " ".join(story(2))
-    a, b = sign_text(words, S), sign_text(words + " " + other, S)
+    a, b = signature_of(words, S), signature_of(words + " " + other, S)
     exact = len(shingles(tokenize(words), 2)) / len(shingles(tokenize(words + " " + other), 2))
     assert abs(jaccard(a, b) - exact) < 0.12
     assert containment(a, b) > 0.85  # all of a is in b
@@ -92,10 +92,10 @@ def test_verify_accepts_truncated_copy_but_not_teaser():
     full = " ".join(story(3, sentences=30))
     half = full[: len(full) // 2]
     teaser = full[: len(full) // 12]
-    a, h, t = sign_text(full, S), sign_text(half, S), sign_text(teaser, S)
+    a, h, t = signature_of(full, S), signature_of(half, S), signature_of(teaser, S)
     assert verify(a, h, S)[0]
     assert not verify(a, t, S)[0]
-    assert not verify(a, sign_text(" ".join(story(4, sentences=30)), S), S)[0]
+    assert not verify(a, signature_of(" ".join(story(4, sentences=30)), S), S)[0]
 
 
 # ------------------------------------------------------------------ cluster decision
@@ -218,7 +218,7 @@ def test_plain_media_type():
 def test_every_setting_is_documented_in_the_readme():
     from pathlib import Path
 
-    from plugin.settings import ENV_NAMES
+    from newsfold.plugin.settings import ENV_NAMES
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     missing = [name for name in ENV_NAMES.values() if f"`{name}`" not in readme]
@@ -258,7 +258,7 @@ def test_cleanup_heading_rule_removes_unclassed_link_boxes_only():
 
 
 def test_stopword_shingles_anchor_on_function_words():
-    from plugin.shingles import stopword_shingles
+    from newsfold.plugin.shingles import stopword_shingles
 
     tokens = tokenize("the council said that the bridge over the river will open in the spring " * 2)
     got = stopword_shingles(tokens, 2)
@@ -268,7 +268,7 @@ def test_stopword_shingles_anchor_on_function_words():
 
 
 def test_cjk_signing_keeps_sentences_ending_with_full_stops():
-    from plugin.signature import signing_text
+    from newsfold.plugin.signature import signing_text
 
     prose = "北京市政府今天发布了新的城市规划方案。方案提出将在五年内建设更多公园和绿地。市民对此表示欢迎并提出了建议。"
     text = "首页 新闻 体育 财经\n" + prose + "\n相关链接 热门推荐"
@@ -279,8 +279,8 @@ def test_cjk_signing_keeps_sentences_ending_with_full_stops():
 
 
 def test_ensure_index_adds_fields_of_a_newer_mapping(es, settings):
-    from plugin.index import ensure_index as ensure
-    from plugin.index import index_body
+    from newsfold.plugin.index import ensure_index as ensure
+    from newsfold.plugin.index import index_body
 
     name = ensure(es, settings)
     # an index made by an older mapping: the newest field is missing

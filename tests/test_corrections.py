@@ -6,10 +6,10 @@ import datetime as dt
 
 import pytest
 
-from plugin import queries
-from plugin.cluster import Constraints, Match, decide, pair, recluster_labels
-from plugin.constraints import resolve
-from plugin.corrections import (
+from newsfold.plugin import queries
+from newsfold.plugin.cluster import Constraints, Match, decide, pair, recluster_labels
+from newsfold.plugin.constraints import resolve
+from newsfold.plugin.corrections import (
     CorrectionError,
     corrections_index,
     list_corrections,
@@ -19,9 +19,9 @@ from plugin.corrections import (
     set_representative,
     split_page,
 )
-from plugin.dedup import Page, enforce_constraints, ingest, prepare, reconcile, relabel, sign_page, write
-from plugin.index import drop_index, ensure_index
-from plugin.settings import Settings
+from newsfold.plugin.dedup import Page, enforce_constraints, ingest, prepare, reconcile, relabel, sign_page, write
+from newsfold.plugin.index import drop_index, ensure_index
+from newsfold.plugin.settings import Settings
 from tests.pages import page, story
 
 ED = "editor@example.test"

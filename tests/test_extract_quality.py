@@ -11,7 +11,7 @@ import trafilatura
 from lxml import html as lxml_html
 from trafilatura.utils import load_html
 
-from plugin.extract import (
+from newsfold.plugin.extract import (
     Article,
     clean_tree,
     decode_html,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from indexer import tasks
-from indexer.guard import MAX_DELIVERIES, CrashGuard, PageTimeout, batch_key, time_limit
+from newsfold.indexer import tasks
+from newsfold.indexer.guard import MAX_DELIVERIES, CrashGuard, PageTimeout, batch_key, time_limit
 from tests.pages import page, story
 
 
@@ -118,8 +118,8 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
     """A prefork worker whose child dies on one page (os._exit): the batch comes back, the page is named."""
     from celery import Celery
 
+    from newsfold.plugin.settings import settings_env
     from newsfold.workers import run_batches
-    from plugin.settings import settings_env
 
     live = settings.replace(redis_url=_own_database(redis_url, 5))
     env = {**os.environ, **settings_env(live), "PYTHONPATH": str(CRASHING_APP.parent.parent)}
@@ -147,9 +147,9 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
 @pytest.mark.slow
 def test_a_crashing_page_does_not_stall_a_job_on_local_solo_workers(settings, redis_url, es, monkeypatch):
     """``newsfold ingest``'s setup: solo workers (restarted when one dies) and a job whose heartbeats are watched."""
-    from indexer.celery_app import make_celery
+    from newsfold.indexer.celery_app import make_celery
+    from newsfold.plugin.jobs import JobStore
     from newsfold.workers import LocalWorkers, run_batches
-    from plugin.jobs import JobStore
 
     monkeypatch.setenv("PYTHONPATH", str(CRASHING_APP.parent.parent))
     live = settings.replace(redis_url=_own_database(redis_url, 6))

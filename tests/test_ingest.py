@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from plugin import queries
-from plugin.dedup import Page, finish, ingest, lookup, prepare, reconcile, sign_page, write
+from newsfold.plugin import queries
+from newsfold.plugin.dedup import Page, finish, ingest, lookup, prepare, reconcile, sign_page, write
 from tests.pages import page, story
 
 
@@ -114,7 +114,7 @@ def test_three_way_race_with_merge_in_flight(es, settings):
 
 
 def test_bad_pages_are_rejected_and_the_batch_goes_on(es, settings):
-    from indexer.tasks import sign_payloads
+    from newsfold.indexer.tasks import sign_payloads
 
     good = page("Fine page", story(60))
     payloads = [
@@ -138,7 +138,7 @@ def test_bad_pages_are_rejected_and_the_batch_goes_on(es, settings):
 
 
 def test_index_meta_records_signature_parameters(es, settings):
-    from plugin.index import ensure_index
+    from newsfold.plugin.index import ensure_index
 
     name = ensure_index(es, settings)
     assert ensure_index(es, settings) == name  # idempotent; concurrent creators get "already exists"
@@ -151,7 +151,7 @@ def test_index_meta_records_signature_parameters(es, settings):
 def test_index_built_with_other_parameters_is_refused(es, settings):
     import pytest
 
-    from plugin.index import ensure_index
+    from newsfold.plugin.index import ensure_index
 
     with pytest.raises(RuntimeError, match="seed: index has 1, settings say 2"):
         ensure_index(es, settings.replace(seed=2))

@@ -10,9 +10,9 @@ import redis
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from indexer.archive import iter_archive
 from newsfold.cli import main
-from plugin.jobs import JobStore
+from newsfold.indexer.archive import iter_archive
+from newsfold.plugin.jobs import JobStore
 from tests.pages import page, story
 
 pytestmark = pytest.mark.slow

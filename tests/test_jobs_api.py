@@ -8,9 +8,9 @@ import json
 import pytest
 import redis
 
-from plugin.jobs import JobStore
-from web import create_app
-from web.auth import new_api_token
+from newsfold.plugin.jobs import JobStore
+from newsfold.web import create_app
+from newsfold.web.auth import new_api_token
 
 TOKEN, TOKEN_ENTRY = new_api_token("tests")
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -7,8 +7,8 @@ import re
 import pytest
 from openapi_spec_validator import validate
 
-from plugin.settings import Settings
-from web import create_app
+from newsfold.plugin.settings import Settings
+from newsfold.web import create_app
 
 METHODS = {"get", "put", "post", "delete", "patch"}
 WRITE_SECURITY = [{"bearerAuth": []}, {"sessionCookie": [], "csrfHeader": []}]

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import redis
 
-from plugin.cluster import NO_EVIDENCE, Evidence, lcc_duplicate, verify
-from plugin.collection import StoryStats, feature_hashes
-from plugin.dedup import Page, ingest, sign_page
-from plugin.signature import Signature, cjk_feature_string, jaccard, sign_text, signed_features
-from plugin.urls import normalize_title
-from plugin.weighted import EMPTY, weighted_minhash
+from newsfold.plugin.cluster import NO_EVIDENCE, Evidence, lcc_duplicate, verify
+from newsfold.plugin.collection import StoryStats, feature_hashes
+from newsfold.plugin.dedup import Page, ingest, sign_page
+from newsfold.plugin.signature import Signature, cjk_feature_string, jaccard, signature_of, signed_features
+from newsfold.plugin.urls import normalize_title
+from newsfold.plugin.weighted import EMPTY, weighted_minhash
 from tests.pages import page, story
 
 RNG = np.random.default_rng(7)
@@ -106,10 +106,10 @@ def test_weighted_signature_zeroes_phrases_common_to_many_stories(story_stats, s
     a = _story("alpha", BOILERPLATE)
     b = _story("beta", BOILERPLATE)
     plain = settings.replace(shingles="words")
-    assert jaccard(sign_text(a, plain), sign_text(b, plain)) > 0.4  # the boilerplate dominates plain shingles
-    wa, wb = sign_text(a, weighted, stats=story_stats), sign_text(b, weighted, stats=story_stats)
+    assert jaccard(signature_of(a, plain), signature_of(b, plain)) > 0.4  # the boilerplate dominates plain shingles
+    wa, wb = signature_of(a, weighted, stats=story_stats), signature_of(b, weighted, stats=story_stats)
     assert jaccard(wa, wb) < 0.1
-    assert jaccard(wa, sign_text(a, weighted, stats=story_stats)) == 1.0
+    assert jaccard(wa, signature_of(a, weighted, stats=story_stats)) == 1.0
 
 
 def test_frequent_shingle_filter_drops_collection_boilerplate(story_stats, settings):
@@ -118,8 +118,8 @@ def test_frequent_shingle_filter_drops_collection_boilerplate(story_stats, setti
         _, features = signed_features(_story(f"s{n}", BOILERPLATE), cedar, stats=story_stats)
         story_stats.add(features)
     a, b = _story("alpha", BOILERPLATE), _story("beta", BOILERPLATE)
-    unfiltered = jaccard(sign_text(a, cedar), sign_text(b, cedar))  # no stats: nothing dropped
-    filtered = jaccard(sign_text(a, cedar, stats=story_stats), sign_text(b, cedar, stats=story_stats))
+    unfiltered = jaccard(signature_of(a, cedar), signature_of(b, cedar))  # no stats: nothing dropped
+    filtered = jaccard(signature_of(a, cedar, stats=story_stats), signature_of(b, cedar, stats=story_stats))
     assert unfiltered > 0.4
     assert filtered < 0.1
 

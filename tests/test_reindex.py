@@ -11,14 +11,14 @@ import uuid
 import pytest
 import redis
 
-from indexer.celery_app import make_celery
-from indexer.reindex import Reindex, ReindexError, lock_key, prefix_length
-from indexer.tasks import chunk_context
+from newsfold.indexer.celery_app import make_celery
+from newsfold.indexer.reindex import Reindex, ReindexError, lock_key, prefix_length
+from newsfold.indexer.tasks import chunk_context
+from newsfold.plugin.dedup import Page, current_clusters, ingest, sign_page
+from newsfold.plugin.index import current_index
+from newsfold.plugin.jobs import JobStore, RedisLock
+from newsfold.plugin.rejections import rejection_actions, rejections_index
 from newsfold.workers import LocalWorkers, run_batches
-from plugin.dedup import Page, current_clusters, ingest, sign_page
-from plugin.index import current_index
-from plugin.jobs import JobStore, RedisLock
-from plugin.rejections import rejection_actions, rejections_index
 from tests.pages import page, story
 
 pytestmark = pytest.mark.slow
@@ -54,7 +54,7 @@ def apart(live):
 @pytest.fixture(scope="module")
 def pool(es_url, redis_url):
     """Two worker processes shared by the tests that do not kill one (the index comes with each task)."""
-    from plugin.settings import Settings
+    from newsfold.plugin.settings import Settings
 
     base = Settings.from_env().replace(elasticsearch_url=es_url, redis_url=redis_url, es_timeout=5.0)
     app = make_celery(base)
@@ -186,7 +186,7 @@ def test_reindex_swaps_the_alias_while_search_keeps_answering(es, live, store, p
 
 
 def test_editor_decisions_survive_a_reindex(es, live, store, pool):
-    from plugin.corrections import corrections_index, split_page
+    from newsfold.plugin.corrections import corrections_index, split_page
 
     payloads = _pages("e", range(2))
     _load(es, live, payloads)
@@ -247,7 +247,7 @@ def test_killed_worker_and_killed_coordinator_lose_nothing(es, apart, caplog):
     ids = [p["id"] for p in payloads]
     before = _partition(es, live, ids)
     app = make_celery(live)
-    caplog.set_level(logging.WARNING, logger="indexer.queue")
+    caplog.set_level(logging.WARNING, logger="newsfold.indexer.queue")
     # 1. a worker killed in the middle of a chunk: the coordinator sees its heartbeat stop and sends the chunk again
     with LocalWorkers(live, 3) as workers:
         workers.wait_ready(app)

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from newsfold.plugin.cluster import verify
+from newsfold.plugin.dedup import Page, SignedPage, sign_page
+from newsfold.plugin.extract import Rejection
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.text import is_cjk_text, tokenize
+from newsfold.plugin.urls import site_of
 from newsfold.samples import generate
-from plugin.cluster import verify
-from plugin.dedup import Page, SignedPage, sign_page
-from plugin.extract import Rejection
-from plugin.settings import Settings
-from plugin.text import is_cjk_text, tokenize
-from plugin.urls import site_of
 
 SETTINGS = Settings()
 FIELDS = {"id", "url", "site", "lang", "html", "published"}

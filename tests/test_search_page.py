@@ -9,11 +9,11 @@ from html.parser import HTMLParser
 import pytest
 from werkzeug.security import generate_password_hash
 
-from plugin import queries
-from plugin.dedup import Page, ingest, sign_page
+from newsfold.plugin import queries
+from newsfold.plugin.dedup import Page, ingest, sign_page
+from newsfold.web import create_app
+from newsfold.web.resources import close_resources
 from tests.pages import page, story
-from web import create_app
-from web.resources import close_resources
 
 HOSTILE_TITLE = "<script>alert(1)</script>"
 HOSTILE_BODY = '<img src=x onerror="alert(2)">'

@@ -12,7 +12,7 @@ import pytest
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from indexer.sources import (
+from newsfold.indexer.sources import (
     PageRecord,
     SourceStats,
     count_hint,

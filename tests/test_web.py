@@ -15,14 +15,14 @@ import pytest
 import redis
 from celery import Celery
 
-from plugin.dedup import Page, ingest, sign_page
+from newsfold.plugin.dedup import Page, ingest, sign_page
+from newsfold.web import create_app
+from newsfold.web.auth import token_digest
+from newsfold.web.formatting import page_links, redact_url, safe_fragment, safe_url
+from newsfold.web.resources import close_resources, web_client_settings
+from newsfold.web.tasks import INGEST_TASK, chunked
+from newsfold.web.validation import InvalidPages, parse_pages
 from tests.pages import page, story
-from web import create_app
-from web.auth import token_digest
-from web.formatting import page_links, redact_url, safe_fragment, safe_url
-from web.resources import close_resources, web_client_settings
-from web.tasks import INGEST_TASK, chunked
-from web.validation import InvalidPages, parse_pages
 
 DOWN_ES = "http://127.0.0.1:9"
 DOWN_REDIS = "redis://127.0.0.1:9/0"
@@ -453,8 +453,8 @@ def test_parse_pages_reports_every_problem():
 
 
 def test_healthz_answers_without_servers():
-    from plugin.settings import Settings
-    from web import create_app
+    from newsfold.plugin.settings import Settings
+    from newsfold.web import create_app
 
     app = create_app(settings=Settings(elasticsearch_url="http://127.0.0.1:9"))
     assert app.test_client().get("/healthz").get_json() == {"status": "ok"}

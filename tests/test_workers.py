@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from indexer.celery_app import make_celery
 from newsfold.cli import main
+from newsfold.indexer.celery_app import make_celery
 from newsfold.workers import LocalWorkers, run_batches
 from tests.pages import page, story
 
@@ -64,7 +64,7 @@ def test_a_batch_whose_worker_is_killed_is_sent_again(settings, redis_url, es, c
 
     import redis
 
-    from plugin.jobs import JobStore
+    from newsfold.plugin.jobs import JobStore
 
     url = redis_url.rsplit("/", 1)[0] + "/4"  # a database of its own: no other worker takes these batches
     redis.Redis.from_url(url).flushdb()
@@ -76,7 +76,7 @@ def test_a_batch_whose_worker_is_killed_is_sent_again(settings, redis_url, es, c
         [{"id": f"b{b}-{i}", "html": page(f"Story {b} {i}", story(700 + 10 * b + i))} for i in range(4)]
         for b in range(24)  # enough work that the workers are busy at the first checks
     ]
-    caplog.set_level(logging.WARNING, logger="indexer.queue")
+    caplog.set_level(logging.WARNING, logger="newsfold.indexer.queue")
     with LocalWorkers(live, 2) as workers:
         workers.wait_ready(app)
         pids = {p.pid: p for p in workers.processes}

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 from flask import Flask
 
-from plugin.settings import Settings
-from web import admin, admin_api, api, auth, errors, formatting, resources, search
+from newsfold.plugin.settings import Settings
+from newsfold.web import admin, admin_api, api, auth, errors, formatting, resources, search
 
 
 def create_app(test_config: Mapping | None = None, *, settings: Settings | None = None) -> Flask:

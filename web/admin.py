@@ -20,21 +20,21 @@ from flask import (
     url_for,
 )
 
-from plugin import queries
-from web import adminstats
-from web.auth import current_user
-from web.charts import heatmap
-from web.clusters import ClusterListParams, load_cluster_detail, load_cluster_list, load_comparison
-from web.corrections_web import CorrectionFailed, apply_correction, corrections_page
-from web.formatting import page_links
-from web.jobs_web import (
+from newsfold.plugin import queries
+from newsfold.web import adminstats
+from newsfold.web.auth import current_user
+from newsfold.web.charts import heatmap
+from newsfold.web.clusters import ClusterListParams, load_cluster_detail, load_cluster_list, load_comparison
+from newsfold.web.corrections_web import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.formatting import page_links
+from newsfold.web.jobs_web import (
     JobRequestError,
     get_job_store,
     job_failures_page,
     retry_job,
     start_reindex,
 )
-from web.resources import get_es, get_settings
+from newsfold.web.resources import get_es, get_settings
 
 bp = Blueprint("admin", __name__)
 

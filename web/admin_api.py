@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, jsonify, request
 
-from web.auth import current_user
-from web.corrections_web import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.auth import current_user
+from newsfold.web.corrections_web import CorrectionFailed, apply_correction, corrections_page
 
 bp = Blueprint("admin_api", __name__)
 

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from plugin import queries
-from plugin.settings import Settings
-from web.charts import bar_chart, histogram, line_chart
-from web.formatting import format_datetime, percent
+from newsfold.plugin import queries
+from newsfold.plugin.settings import Settings
+from newsfold.web.charts import bar_chart, histogram, line_chart
+from newsfold.web.formatting import format_datetime, percent
 
 SIMILARITY_STEP = 0.05
 #: the ingest-rate intervals in words
@@ -45,7 +45,7 @@ SIZE_BINS = (
 def rejections_index(settings: Settings) -> str:
     """The rejected-pages index (``plugin.rejections.rejections_index`` when that module is installed)."""
     try:
-        module = importlib.import_module("plugin.rejections")
+        module = importlib.import_module("newsfold.plugin.rejections")
     except ModuleNotFoundError:
         return f"{settings.index}-rejected"
     return module.rejections_index(settings)

@@ -7,13 +7,13 @@ from pathlib import Path
 
 from flask import Blueprint, abort, current_app, jsonify, request
 
-from web.auth import current_user
-from web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
-from web.jobs_web import REINDEX_SOURCES, JobRequestError, get_job_store, retry_job, start_reindex
-from web.resources import get_celery, get_es, get_settings
-from web.stories import SearchParams, load_cluster, run_search, search_body
-from web.tasks import INGEST_TASK, chunked, task_status
-from web.validation import InvalidPages, parse_pages
+from newsfold.web.auth import current_user
+from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
+from newsfold.web.jobs_web import REINDEX_SOURCES, JobRequestError, get_job_store, retry_job, start_reindex
+from newsfold.web.resources import get_celery, get_es, get_settings
+from newsfold.web.stories import SearchParams, load_cluster, run_search, search_body
+from newsfold.web.tasks import INGEST_TASK, chunked, task_status
+from newsfold.web.validation import InvalidPages, parse_pages
 
 bp = Blueprint("api", __name__)
 

@@ -42,8 +42,8 @@ from flask import (
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.security import check_password_hash
 
-from plugin.settings import DEV_SECRET_KEY, Settings, api_token_digests
-from web.resources import get_settings
+from newsfold.plugin.settings import DEV_SECRET_KEY, Settings, api_token_digests
+from newsfold.web.resources import get_settings
 
 log = logging.getLogger(__name__)
 

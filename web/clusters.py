@@ -14,16 +14,16 @@ from dataclasses import dataclass, field, fields
 
 from elasticsearch import Elasticsearch
 
-from plugin import queries
-from plugin.evidence import (
+from newsfold.plugin import queries
+from newsfold.plugin.evidence import (
     choose_representative,
     least_similar_pairs,
     membership_evidence,
     pair_scores,
     similarity_matrix,
 )
-from plugin.settings import Settings
-from web.stories import decode_signature
+from newsfold.plugin.settings import Settings
+from newsfold.web.stories import decode_signature
 
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 MAX_FILTER_CHARS = 200
@@ -397,7 +397,7 @@ def load_comparison(
         ValueError: both ids are the same, or one is missing.
         LookupError: a page is not in the cluster.
     """
-    from plugin.evidence import MAX_TEXT_WORDS, word_diff, words
+    from newsfold.plugin.evidence import MAX_TEXT_WORDS, word_diff, words
 
     max_words = max_words or MAX_TEXT_WORDS
     if not a_id or not b_id:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from elasticsearch import NotFoundError
 
-from plugin import queries
-from web.resources import ServiceUnavailable, get_es, get_settings
+from newsfold.plugin import queries
+from newsfold.web.resources import ServiceUnavailable, get_es, get_settings
 
 KINDS = ("split", "merge", "not_duplicates", "representative")
 MAX_ID_CHARS = 512
@@ -36,9 +36,9 @@ def corrections_module():
         ServiceUnavailable: the module is not installed in this build.
     """
     try:
-        return importlib.import_module("plugin.corrections")
+        return importlib.import_module("newsfold.plugin.corrections")
     except ModuleNotFoundError as exc:
-        if exc.name != "plugin.corrections":
+        if exc.name != "newsfold.plugin.corrections":
             raise
         raise ServiceUnavailable("Corrections are not available: plugin.corrections is not installed.") from None
 

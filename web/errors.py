@@ -14,8 +14,8 @@ from flask import Flask, current_app, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from web.formatting import redact_url
-from web.resources import ServiceUnavailable, get_settings
+from newsfold.web.formatting import redact_url
+from newsfold.web.resources import ServiceUnavailable, get_settings
 
 #: errors meaning Elasticsearch could not be reached or did not answer properly
 ES_ERRORS = (

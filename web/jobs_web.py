@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import redis
 from flask import current_app
 
-from web.resources import ServiceUnavailable, get_celery, get_settings
+from newsfold.web.resources import ServiceUnavailable, get_celery, get_settings
 
 REINDEX_TASK = "indexer.tasks.reindex"
 RETRY_TASK = "indexer.tasks.retry_failures"
@@ -36,9 +36,9 @@ def jobs_module():
         ServiceUnavailable: the module is not installed in this build.
     """
     try:
-        return importlib.import_module("plugin.jobs")
+        return importlib.import_module("newsfold.plugin.jobs")
     except ModuleNotFoundError as exc:
-        if exc.name != "plugin.jobs":
+        if exc.name != "newsfold.plugin.jobs":
             raise
         raise ServiceUnavailable("Jobs are not available: plugin.jobs is not installed.") from None
 

@@ -14,9 +14,9 @@ from celery import Celery
 from elasticsearch import Elasticsearch
 from flask import Flask, current_app
 
-from plugin.client import build_client
-from plugin.settings import Settings
-from web.tasks import make_celery
+from newsfold.plugin.client import build_client
+from newsfold.plugin.settings import Settings
+from newsfold.web.tasks import make_celery
 
 SETTINGS_KEY = "newsfold"
 RESOURCES_KEY = "newsfold.resources"

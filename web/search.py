@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
-from web.formatting import page_links
-from web.resources import get_es, get_settings
-from web.stories import FilterChoices, SearchParams, filter_choices, run_search, search_body
+from newsfold.web.formatting import page_links
+from newsfold.web.resources import get_es, get_settings
+from newsfold.web.stories import FilterChoices, SearchParams, filter_choices, run_search, search_body
 
 bp = Blueprint("search", __name__)
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from elasticsearch import Elasticsearch
 
-from plugin import queries
-from plugin.settings import Settings
-from plugin.signature import Signature, jaccard
+from newsfold.plugin import queries
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import Signature, jaccard
 
 MAX_PAGE_DIGITS = 6
 MAX_FILTER_CHARS = 200

@@ -16,12 +16,12 @@ from collections.abc import Iterable, Iterator
 from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
-from plugin.dedup import Outcome, Page, ingest, sign_page
-from plugin.extract import Rejection
-from plugin.settings import Settings
-from web import auth, create_app
-from web.jobs_web import close_job_store
-from web.resources import close_resources
+from newsfold.plugin.dedup import Outcome, Page, ingest, sign_page
+from newsfold.plugin.extract import Rejection
+from newsfold.plugin.settings import Settings
+from newsfold.web import auth, create_app
+from newsfold.web.jobs_web import close_job_store
+from newsfold.web.resources import close_resources
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
