@@ -136,8 +136,9 @@ def _extract_only(payload: dict) -> str:
 
 def _extract_and_sign(payload: dict) -> str:
     """``sign_page`` without Redis (no repeated-lines filter), Elasticsearch or Celery."""
-    from newsfold.plugin.dedup import Page, sign_page
+    from newsfold.plugin.document import Page
     from newsfold.plugin.extract import Rejection
+    from newsfold.plugin.signing import sign_page
 
     try:
         with open(payload["html_path"], "rb") as fh:

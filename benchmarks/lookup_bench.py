@@ -43,7 +43,8 @@ from benchlib import child_processes, cpu_seconds, fmt_ms, machine, percentiles,
 from tqdm import tqdm
 
 from newsfold.plugin import queries
-from newsfold.plugin.dedup import SignedPage, lookup
+from newsfold.plugin.dedup import lookup
+from newsfold.plugin.document import SignedPage
 from newsfold.plugin.extract import Article
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, band_keys, content_hash
@@ -155,7 +156,7 @@ def load(client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs: int =
         nonlocal json_bytes
         for i, body in corpus.grow(n):
             page = corpus.signed_page(corpus.page_id(i), corpus.signatures[i], corpus.shingles[i], body)
-            doc = page.document(cluster_id=corpus.page_id(int(corpus.root[i])), match=None, ingested=now)
+            doc = page.own_document(cluster_id=corpus.page_id(int(corpus.root[i])), match=None, ingested=now)
             json_bytes += len(json.dumps(doc).encode("utf-8"))
             yield {"_op_type": "index", "_index": settings.index, "_id": page.page_id, "_source": doc}
 

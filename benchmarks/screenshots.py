@@ -30,12 +30,14 @@ import redis  # noqa: E402
 
 from newsfold.embedded import services  # noqa: E402
 from newsfold.plugin.client import build_client  # noqa: E402
-from newsfold.plugin.dedup import Outcome, Page, ingest, sign_page  # noqa: E402
+from newsfold.plugin.dedup import ingest  # noqa: E402
+from newsfold.plugin.document import Outcome, Page  # noqa: E402
 from newsfold.plugin.extract import Rejection  # noqa: E402
 from newsfold.plugin.index import drop_index, ensure_index  # noqa: E402
 from newsfold.plugin.jobs import JobStore  # noqa: E402
 from newsfold.plugin.rejections import record_rejections  # noqa: E402
 from newsfold.plugin.settings import Settings  # noqa: E402
+from newsfold.plugin.signing import sign_page  # noqa: E402
 from newsfold.samples import generate  # noqa: E402
 from tests.browser.live import (  # noqa: E402
     DESKTOP,

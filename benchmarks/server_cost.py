@@ -36,11 +36,12 @@ from elasticsearch import helpers
 
 from newsfold.indexer.sources import iter_jsonl
 from newsfold.plugin.client import build_client
-from newsfold.plugin.dedup import Page, SignedPage, ingest, sign_page
-from newsfold.plugin.index import ensure_index
+from newsfold.plugin.dedup import ingest
+from newsfold.plugin.document import Page, SignedPage
+from newsfold.plugin.index import ensure_index, index_body
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.signing import sign_page
 
-MAPPING = Path(__file__).resolve().parent.parent / "mappings" / "articles.json"
 BULK_DOCS = 2000
 
 
@@ -137,9 +138,10 @@ def replay(pages: list[SignedPage], settings: Settings, batch: int) -> dict:
 def bulk_variants(pages: list[SignedPage], settings: Settings, batch: int) -> dict:
     from newsfold.embedded import EmbeddedElasticsearch
 
-    mapping = json.loads(MAPPING.read_text())
+    mapping = index_body(settings)
     docs = [
-        (p.page_id, p.document(cluster_id=p.page_id, match=None, ingested="2026-01-01T00:00:00.000Z")) for p in pages
+        (p.page_id, p.own_document(cluster_id=p.page_id, match=None, ingested="2026-01-01T00:00:00.000Z"))
+        for p in pages
     ]
     out = {}
     with contextlib.closing(EmbeddedElasticsearch()) as server:

@@ -17,13 +17,15 @@ from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limi
 from newsfold.indexer.reindex import ChunkContext, Reindex, ReindexError, live_target, run_chunk, target_settings
 from newsfold.plugin.client import build_client
 from newsfold.plugin.collection import StoryStats
-from newsfold.plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
+from newsfold.plugin.dedup import ingest
+from newsfold.plugin.document import Outcome, Page, SignedPage
 from newsfold.plugin.extract import Rejection
 from newsfold.plugin.index import ensure_index
 from newsfold.plugin.jobs import JobStore, failed_batch
 from newsfold.plugin.rejections import record_rejections
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import uses_stats
+from newsfold.plugin.signing import sign_page
 from newsfold.plugin.stats import RepeatedLines
 
 log = logging.getLogger(__name__)

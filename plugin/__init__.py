@@ -1,69 +1,79 @@
-"""newsfold's core: the public API an Elasticsearch-backed news search embeds.
+"""newsfold's core: the public API a host search embeds (docs/embedding.md).
 
-    from newsfold.plugin import Settings, Page, build_client, ensure_index, sign_page, ingest, collapsed_search
+    from newsfold.plugin import Settings, build_client, component_template, sign_page, sign_text, ingest, fold_query
 
     settings = Settings.from_env()
     client = build_client(settings)
-    ensure_index(client, settings)                      # mapping from index_body(settings)
-    signed = sign_page(Page(html=raw_bytes, url=url), settings)
-    outcomes = ingest([signed], client=client, settings=settings)   # finds/assigns the cluster
-    body = collapsed_search("election", page=1)          # one hit per story, for your own search
-    split_page(page_id, user="ed", client=client, settings=settings)  # editor corrections (docs/corrections.md)
+    client.cluster.put_component_template(name="newsfold", **component_template(settings))
+    signed = sign_text(text, title=title, url=url, page_id=doc_id, settings=settings)   # or sign_page(Page(html=...))
+    outcomes = ingest([signed], client=client, settings=settings, index="my-news")      # finds/assigns the cluster
+    body = fold_query({"query": {...}, "size": 10}, versions=3)                          # one hit per story
 
-Everything here is pure except the functions that take ``client=``.
+Names resolve lazily (PEP 562), so ``import newsfold.plugin.text`` (or any
+pure module: text, shingles, signature, band keys, cluster decision, query
+builders, URL and title normalisation, the document format) needs neither
+``elasticsearch`` nor ``redis`` installed. Everything is pure except the
+functions that take ``client=``.
 """
 
-from newsfold.plugin.client import build_client
-from newsfold.plugin.cluster import Constraints, Match, decide, verify
-from newsfold.plugin.corrections import (
-    Correction,
-    CorrectionError,
-    corrections_index,
-    ensure_corrections_index,
-    list_corrections,
-    mark_not_duplicates,
-    merge_clusters,
-    reapply_corrections,
-    set_representative,
-    split_page,
-)
-from newsfold.plugin.dedup import Outcome, Page, SignedPage, ingest, sign_page
-from newsfold.plugin.extract import Article, Rejection, extract_article
-from newsfold.plugin.index import ensure_index, index_body
-from newsfold.plugin.queries import collapsed_search, versions_of
-from newsfold.plugin.settings import Settings
-from newsfold.plugin.signature import Signature, band_keys, sign_text
+from __future__ import annotations
 
-__all__ = [
-    "Article",
-    "Constraints",
-    "Correction",
-    "CorrectionError",
-    "Match",
-    "Outcome",
-    "Page",
-    "Rejection",
-    "Settings",
-    "Signature",
-    "SignedPage",
-    "band_keys",
-    "build_client",
-    "collapsed_search",
-    "corrections_index",
-    "decide",
-    "ensure_corrections_index",
-    "ensure_index",
-    "extract_article",
-    "index_body",
-    "ingest",
-    "list_corrections",
-    "mark_not_duplicates",
-    "merge_clusters",
-    "reapply_corrections",
-    "set_representative",
-    "sign_page",
-    "sign_text",
-    "split_page",
-    "verify",
-    "versions_of",
-]
+import importlib
+
+#: public name -> module of newsfold.plugin that defines it
+_EXPORTS = {
+    "Article": "extract",
+    "Rejection": "extract",
+    "extract_article": "extract",
+    "Settings": "settings",
+    "Signature": "signature",
+    "band_keys": "signature",
+    "Constraints": "cluster",
+    "Match": "cluster",
+    "decide": "cluster",
+    "verify": "cluster",
+    "Page": "document",
+    "SignedPage": "document",
+    "Outcome": "document",
+    "FOLD_FIELDS": "document",
+    "sign_page": "signing",
+    "sign_text": "signing",
+    "fold_query": "queries",
+    "story_count": "queries",
+    "folded_hits": "queries",
+    "collapsed_search": "queries",
+    "versions_of": "queries",
+    "component_template": "index",
+    "index_body": "index",
+    "build_client": "client",
+    "ensure_index": "index",
+    "ensure_fold_fields": "index",
+    "ingest": "dedup",
+    "fold_search": "search",
+    "Correction": "corrections",
+    "CorrectionError": "corrections",
+    "corrections_index": "corrections",
+    "ensure_corrections_index": "corrections",
+    "list_corrections": "corrections",
+    "mark_not_duplicates": "corrections",
+    "merge_clusters": "corrections",
+    "reapply_corrections": "corrections",
+    "set_representative": "corrections",
+    "split_page": "corrections",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'newsfold.plugin' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"newsfold.plugin.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+

@@ -19,12 +19,10 @@ concurrency under near-real-time search is in ``docs/concurrency.md``:
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import numpy as np
 from elasticsearch import Elasticsearch, helpers
 
 from newsfold.plugin import queries
@@ -41,11 +39,17 @@ from newsfold.plugin.cluster import (
 )
 from newsfold.plugin.collection import StoryStats
 from newsfold.plugin.constraints import load_constraints
-from newsfold.plugin.extract import Article, Rejection, extract_article
+from newsfold.plugin.document import (
+    LOOKUP_SOURCE,
+    UNCHANGED_SOURCE,
+    Candidate,
+    Outcome,
+    SignedPage,
+    read_candidate,
+)
+from newsfold.plugin.index import check_meta_cached
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signature import Signature, band_keys, content_hash, signed_features, uses_stats
-from newsfold.plugin.stats import RepeatedLines
-from newsfold.plugin.urls import normalize_title, normalize_url, site_of
+from newsfold.plugin.signature import uses_stats
 
 log = logging.getLogger(__name__)
 
@@ -53,94 +57,6 @@ MAX_CANDIDATES = 50
 MAX_RECONCILE_ROUNDS = 10
 MAX_CLUSTER_PAGES = 10_000  # pages read when checking a merge against the corrections
 MAX_RECLUSTER_PAGES = 1_000  # every pair is verified: ~13 s at 1,000 identical copies on the stand-in
-
-
-@dataclass(frozen=True)
-class Page:
-    """One page to ingest: raw bytes (or decoded HTML) and what is known about it."""
-
-    html: bytes | str
-    url: str | None = None
-    id: str | None = None
-    site: str | None = None
-    lang: str | None = None
-    published: str | None = None
-
-
-@dataclass
-class SignedPage:
-    """A page ready to index: the article, its signature and its band keys."""
-
-    page_id: str
-    url: str | None
-    url_key: str | None
-    site: str | None
-    article: Article
-    signature: Signature
-    band_keys: list[str]
-    content_hash: str
-    published: str | None = None
-    title_key: str | None = None
-    features: np.ndarray | None = None  # feature hashes counted by StoryStats when the page starts a story
-    nearest_rejected: float | None = None  # best Jaccard among candidates that failed verification
-
-    def document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
-        return {
-            "title": self.article.title,
-            "body": self.article.text,
-            "url": self.url,
-            "url_key": self.url_key,
-            "site": self.site,
-            "lang": self.article.lang,
-            # a date the page states wins over one given from outside (often a crawl date)
-            "published": self.article.published or self.published,
-            "ingested": ingested,
-            "band_keys": self.band_keys,
-            "cluster_id": cluster_id,
-            "signature": self.signature.encode(),
-            "shingle_count": self.signature.shingle_count,
-            "token_count": self.signature.token_count,
-            "content_hash": self.content_hash,
-            "similarity": round(match.similarity, 4) if match else None,
-            "matched_id": match.page_id if match else None,
-            "nearest_rejected": round(self.nearest_rejected, 4) if self.nearest_rejected is not None else None,
-            "title_key": self.title_key,
-            "cjk_features": self.signature.cjk_features or None,
-        }
-
-    def day(self) -> str | None:
-        """The page's publication day (YYYY-MM-DD) when known."""
-        published = self.article.published or self.published
-        return published[:10] if published else None
-
-
-@dataclass
-class Outcome:
-    """What happened to one page."""
-
-    page_id: str
-    status: str  # "new", "duplicate", "unchanged" or "rejected"
-    cluster_id: str | None = None
-    similarity: float | None = None
-    matched_id: str | None = None
-    reason: str | None = None
-    detail: str | None = None
-
-    def as_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-
-@dataclass
-class Candidate:
-    """An indexed page found by the band lookup."""
-
-    page_id: str
-    cluster_id: str
-    signature: Signature
-    site: str | None = None
-    title_key: str | None = None
-    url_key: str | None = None
-    day: str | None = None
 
 
 @dataclass
@@ -152,120 +68,7 @@ class BatchState:
     candidates: dict[str, list[Candidate]] = field(default_factory=dict)
     decision: Decision | None = None
     constraints: Constraints = NO_CONSTRAINTS  # editor corrections touching the batch (plugin.corrections)
-
-
-def page_id_for(page: Page, text: str | None = None) -> str:
-    """The document id: the caller's id, else a hash of the normalised URL, else of the text."""
-    if page.id:
-        return str(page.id)
-    key = normalize_url(page.url) or text or ""
-    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
-
-
-def sign_page(
-    page: Page, settings: Settings, *, repeated: RepeatedLines | None = None, stats: StoryStats | None = None
-) -> SignedPage | Rejection:
-    """Extract and sign one page (the public "sign a page" call).
-
-    Args:
-        page: the raw page and its metadata.
-        settings: signature and extraction settings.
-        repeated: the site statistics; when given, lines other pages of the
-            same site carried this week are left out of the signature.
-        stats: the collection's story frequencies, read by the weighted
-            signature and the frequent-shingle filter (see ``plugin.collection``).
-
-    Returns:
-        A ``SignedPage`` ready for :func:`ingest`, or the ``Rejection``.
-    """
-    article = extract_article(
-        page.html,
-        url=page.url,
-        lang=page.lang,
-        min_tokens=settings.min_tokens,
-        max_bytes=settings.max_page_bytes,
-        cleanup=settings.cleanup,
-    )
-    if isinstance(article, Rejection):
-        return article
-    return sign_article(
-        article,
-        page_id=page_id_for(page, article.text),
-        url=page.url,
-        site=page.site,
-        published=page.published,
-        settings=settings,
-        repeated=repeated,
-        stats=stats,
-    )
-
-
-def sign_article(
-    article: Article,
-    *,
-    page_id: str,
-    url: str | None,
-    site: str | None,
-    published: str | None,
-    settings: Settings,
-    repeated: RepeatedLines | None = None,
-    stats: StoryStats | None = None,
-) -> SignedPage:
-    """Sign an extracted article (the second half of :func:`sign_page`; a text reindex starts here).
-
-    Args:
-        article: the extracted title and text.
-        page_id: the document id.
-        url: the page URL, if known.
-        site: the site; the URL's host when None.
-        published: a publication date given from outside (the article's own date wins).
-        settings: signature settings.
-        repeated: see :func:`sign_page`.
-        stats: see :func:`sign_page`.
-
-    Returns:
-        The signed page.
-    """
-    site = site or site_of(url)
-    text = article.text
-    if repeated is not None:
-        text = repeated.strip(text, site=site, page_id=page_id, date=article.published or published)
-    signature, features = signed_features(text, settings, stats=stats)
-    return SignedPage(
-        page_id=page_id,
-        url=url,
-        url_key=normalize_url(url),
-        site=site,
-        article=article,
-        signature=signature,
-        band_keys=band_keys(signature.hashvalues, bands=settings.bands, rows=settings.rows),
-        content_hash=content_hash(article.title + "\n" + article.text),
-        published=published,
-        title_key=normalize_title(article.title, site),
-        features=features,
-    )
-
-
-def _candidate(hit: dict) -> Candidate | None:
-    src = hit.get("_source") or {}
-    if not src.get("signature") or not src.get("cluster_id"):
-        return None
-    sig = Signature.decode(
-        src["signature"],
-        shingle_count=int(src.get("shingle_count") or 0),
-        token_count=int(src.get("token_count") or 0),
-        cjk_features=src.get("cjk_features") or "",
-    )
-    published = src.get("published")
-    return Candidate(
-        hit["_id"],
-        src["cluster_id"],
-        sig,
-        site=src.get("site"),
-        title_key=src.get("title_key"),
-        url_key=src.get("url_key"),
-        day=published[:10] if isinstance(published, str) else None,
-    )
+    content: bool = True  # also write the article fields (newsfold's own index); a host index keeps its own
 
 
 def _day(x: SignedPage | Candidate) -> str | None:
@@ -317,7 +120,7 @@ def lookup(
     for p, res in zip(pages, responses, strict=True):
         if "error" in res:
             raise RuntimeError(f"band lookup failed for {p.page_id}: {res['error']}")
-        out[p.page_id] = [c for c in map(_candidate, res["hits"]["hits"]) if c is not None]
+        out[p.page_id] = [c for c in map(read_candidate, res["hits"]["hits"]) if c is not None]
     return out
 
 
@@ -357,14 +160,16 @@ def verified_edges(
     return edges
 
 
-def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings) -> BatchState:
+def prepare(
+    pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True
+) -> BatchState:
     """Drop unchanged re-ingests (realtime GET), then look up and decide."""
     unique: dict[str, SignedPage] = {}
     for p in pages:
         unique[p.page_id] = p  # the last version of an id within a batch wins
-    state = BatchState(pages=[])
+    state = BatchState(pages=[], content=content)
     if unique:
-        docs = client.mget(index=settings.index, ids=list(unique), source=["content_hash", "cluster_id"])["docs"]
+        docs = client.mget(index=settings.index, ids=list(unique), source=UNCHANGED_SOURCE)["docs"]
         for doc in docs:
             p = unique[doc["_id"]]
             src = doc.get("_source") if doc.get("found") else None
@@ -406,8 +211,8 @@ def must_link_edges(
     known = {c.page_id: c for found in state.candidates.values() for c in found}
     missing = sorted({b for _, b in wanted if b not in known})
     if missing:
-        for doc in client.mget(index=settings.index, ids=missing, source=queries.LOOKUP_SOURCE)["docs"]:
-            c = _candidate(doc) if doc.get("found") else None
+        for doc in client.mget(index=settings.index, ids=missing, source=LOOKUP_SOURCE)["docs"]:
+            c = read_candidate(doc) if doc.get("found") else None
             if c is not None:
                 known[c.page_id] = c
     out = []
@@ -426,24 +231,31 @@ def _copy_of(p: SignedPage, decision: Decision) -> Match | None:
 
 
 def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
-    """Bulk-index the batch with ``refresh=wait_for`` and apply its merges."""
+    """Write the batch's fold fields with ``refresh=wait_for`` and apply its merges.
+
+    Partial updates (``doc`` with ``doc_as_upsert``): a document that exists
+    keeps every field newsfold does not own (a host's fields), one that does
+    not exist yet is created with newsfold's fields.
+    """
     if not state.pages:
         return
     decision = state.decision
     assert decision is not None
     now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-    actions = [
-        {
-            "_op_type": "index",
-            "_index": settings.index,
-            "_id": p.page_id,
-            "_source": p.document(cluster_id=decision.cluster_of[p.page_id], match=_copy_of(p, decision), ingested=now),
-        }
-        for p in state.pages
-    ]
-    for action in actions:  # an editor's choice survives a re-ingest and a reindex
-        if state.constraints.representative.get(action["_id"]):
-            action["_source"]["representative"] = True
+    actions = []
+    for p in state.pages:
+        doc = p.fold_fields(
+            cluster_id=decision.cluster_of[p.page_id],
+            match=_copy_of(p, decision),
+            # an editor's choice survives a re-ingest and a reindex
+            representative=bool(state.constraints.representative.get(p.page_id)),
+            folded=now,
+        )
+        if state.content:
+            doc.update(p.content_fields(ingested=now))
+        actions.append(
+            {"_op_type": "update", "_index": settings.index, "_id": p.page_id, "doc": doc, "doc_as_upsert": True}
+        )
     _, errors = helpers.bulk(
         client,
         actions,
@@ -566,17 +378,32 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
 
 
 def ingest(
-    pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, stats: StoryStats | None = None
+    pages: list[SignedPage],
+    *,
+    client: Elasticsearch,
+    settings: Settings,
+    index: str | None = None,
+    content: bool | None = None,
+    stats: StoryStats | None = None,
 ) -> list[Outcome]:
-    """Find the cluster of every signed page and index it (the public "find its cluster" call).
+    """Find the cluster of every signed page and write it (the public "find its cluster" call).
 
-    Safe to run concurrently from many workers against one index; see the
-    module docstring. Re-ingesting an unchanged page changes nothing.
+    Safe to run concurrently from many workers and processes against one
+    index; see the module docstring. Re-ingesting an unchanged page changes
+    nothing.
 
     Args:
-        pages: pages from :func:`sign_page`.
-        client: an Elasticsearch client (``plugin.client.build_client``).
+        pages: pages from ``sign_page`` or ``sign_text``; ``page_id`` is the document id.
+        client: an Elasticsearch client (``newsfold.plugin.build_client``).
         settings: the settings the index was created with.
+        index: a host's index or alias to fold in (default ``settings.index``,
+            newsfold's own). Its mapping must hold the fold fields
+            (``component_template``); its ``_meta`` must match the settings.
+            Editor corrections for it live in ``<index>-corrections``.
+        content: also write the article fields (title, body, url, site, lang,
+            published, ingested). Default: True for newsfold's own index,
+            False when ``index`` names a host index, where newsfold writes
+            only its fold fields and never touches a host field.
         stats: the collection's story frequencies; each page that starts a
             new story adds its features (used by weighted signatures and the
             frequent-shingle filter).
@@ -584,7 +411,12 @@ def ingest(
     Returns:
         One outcome per distinct page id.
     """
-    state = prepare(pages, client=client, settings=settings)
+    if content is None:
+        content = index is None
+    if index is not None and index != settings.index:
+        settings = settings.replace(index=index)
+    check_meta_cached(client, settings, settings.index)
+    state = prepare(pages, client=client, settings=settings, content=content)
     write(state, client=client, settings=settings)
     reconcile(state, client=client, settings=settings)
     enforce_constraints(state, client=client, settings=settings)
@@ -627,11 +459,11 @@ def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> 
     Raises:
         ValueError: the cluster has more than ``MAX_RECLUSTER_PAGES`` pages.
     """
-    body = queries.cluster_pages([cluster_id], size=MAX_RECLUSTER_PAGES + 1, source=queries.LOOKUP_SOURCE)
+    body = queries.cluster_pages([cluster_id], size=MAX_RECLUSTER_PAGES + 1, source=LOOKUP_SOURCE)
     hits = client.search(index=settings.index, **body)["hits"]["hits"]
     if len(hits) > MAX_RECLUSTER_PAGES:
         raise ValueError(f"cluster {cluster_id} has more than {MAX_RECLUSTER_PAGES} pages; too large to recluster")
-    members = [c for c in map(_candidate, hits) if c is not None]
+    members = [c for c in map(read_candidate, hits) if c is not None]
     rules = load_constraints([m.page_id for m in members], client=client, settings=settings, labels=False)
     edges: list[tuple[str, Match]] = []
     for i, a in enumerate(members):

@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import re
 
-LOOKUP_SOURCE = [
-    "cluster_id",
-    "signature",
-    "shingle_count",
-    "token_count",
-    "cjk_features",
-    "site",
-    "title_key",
-    "url_key",
-    "published",
-]
-VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "cluster_id", "signature", "shingle_count"]
+from newsfold.plugin.document import LOOKUP_SOURCE, VERSION_SOURCE
+
 MAX_QUERY_CHARS = 500
 REPRESENTATIVE_BOOST = 2.0  # added to the relevance score of an editor-chosen representative
 SORTS = ("relevance", "date")
@@ -688,3 +679,93 @@ def corrections_log(
 def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict:
     """Search body: the pages of some clusters (ids, and ``source`` fields when asked)."""
     return {"query": {"terms": {"cluster_id": list(cluster_ids)}}, "size": size, "_source": source}
+
+
+FOLD_FIELD = "cluster_id"
+VERSIONS_NAME = "newsfold_versions"
+STORIES_AGG = "newsfold_stories"
+UNFOLDED_AGG = "newsfold_unfolded"
+_NOT_WITH_COLLAPSE = ("collapse", "search_after", "scroll", "rescore")
+
+
+def fold_query(body: dict, *, versions: int = 3, precision_threshold: int = 40000) -> dict:
+    """Turn a host's own search body into a folded one: one hit per story.
+
+    Everything of the host's body is kept (query, filters, ``post_filter``,
+    sort, from/size, highlight, ``_source``, aggregations). Added:
+
+    - ``collapse`` on ``cluster_id``, with inner hits named
+      ``newsfold_versions``: up to ``versions`` other versions of each story,
+      in the host's sort order (the hit itself is among them and is left out
+      by :func:`folded_hits`), with the same ``_source`` and highlight;
+    - aggregation ``newsfold_stories`` (the number of folded stories
+      matching) and ``newsfold_unfolded`` (matching documents newsfold has not
+      folded yet); :func:`story_count` adds them up.
+
+    Elasticsearch puts every document without the collapse field into one
+    shared group, so a document the host indexed but newsfold has not folded
+    yet would hide the others of its kind. ``fold_search`` (``plugin.search``)
+    runs this body and, only when ``newsfold_unfolded`` is not zero, a second
+    search for those documents, each its own story.
+
+    Args:
+        body: the host's search body (not changed).
+        versions: how many other versions per story to return (0: none).
+        precision_threshold: of the ``newsfold_stories`` cardinality (exact up to this many stories).
+
+    Returns:
+        A new body for ``client.search``.
+
+    Raises:
+        ValueError: the body uses what collapse cannot be combined with
+            (``collapse``, ``search_after``, ``scroll``, ``rescore``), or ``versions`` is negative.
+    """
+    if not isinstance(body, dict):
+        raise ValueError("the search body must be a JSON object")
+    clash = [k for k in _NOT_WITH_COLLAPSE if k in body]
+    if clash:
+        raise ValueError(f"a folded search cannot use {', '.join(clash)} (Elasticsearch's collapse does not allow it)")
+    if versions < 0:
+        raise ValueError(f"versions must be >= 0, got {versions}")
+    out = copy.deepcopy(body)
+    collapse: dict = {"field": FOLD_FIELD}
+    if versions:
+        inner: dict = {"name": VERSIONS_NAME, "size": versions + 1}
+        for key in ("sort", "_source", "highlight"):
+            if key in body:
+                inner[key] = copy.deepcopy(body[key])
+        collapse["inner_hits"] = inner
+    out["collapse"] = collapse
+    aggs = out.setdefault("aggs", out.pop("aggregations", {}))
+    aggs[STORIES_AGG] = {"cardinality": {"field": FOLD_FIELD, "precision_threshold": precision_threshold}}
+    aggs[UNFOLDED_AGG] = {"missing": {"field": FOLD_FIELD}}
+    return out
+
+
+def story_count(response: dict) -> int:
+    """The number of stories matching a folded search: folded stories plus documents not folded yet."""
+    aggs = response.get("aggregations") or {}
+    folded = int((aggs.get(STORIES_AGG) or {}).get("value") or 0)
+    unfolded = int((aggs.get(UNFOLDED_AGG) or {}).get("doc_count") or 0)
+    return folded + unfolded
+
+
+def folded_hits(response: dict) -> list[dict]:
+    """The stories of a folded response: ``{"hit", "versions", "other_versions"}`` per story.
+
+    ``versions`` are the other versions returned (the hit itself left out);
+    ``other_versions`` counts every other matching version of the story.
+    """
+    out = []
+    for hit in response.get("hits", {}).get("hits", []):
+        inner = (hit.get("inner_hits") or {}).get(VERSIONS_NAME, {}).get("hits", {})
+        others = [h for h in inner.get("hits", []) if h.get("_id") != hit.get("_id")]
+        total = inner.get("total", {})
+        count = total.get("value", 0) if isinstance(total, dict) else int(total or 0)
+        in_group = bool((hit.get("fields") or {}).get(FOLD_FIELD)) or bool((hit.get("_source") or {}).get(FOLD_FIELD))
+        other_count = max(0, count - 1) if in_group else 0
+        if not in_group:  # a document not folded yet: its own story, no versions
+            others = []
+        others = others[: max(0, len(inner.get("hits", [])) - 1)]
+        out.append({"hit": hit, "versions": others, "other_versions": other_count})
+    return out

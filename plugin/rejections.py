@@ -19,7 +19,7 @@ from importlib import resources
 
 from elasticsearch import BadRequestError, Elasticsearch, helpers
 
-from newsfold.plugin.dedup import Outcome
+from newsfold.plugin.document import Outcome
 from newsfold.plugin.settings import Settings
 
 #: outcomes of a page written now: an earlier rejection record of it is stale

@@ -17,7 +17,8 @@ import redis
 from werkzeug.security import generate_password_hash
 
 from newsfold.plugin import queries
-from newsfold.plugin.dedup import Page, ingest, sign_page
+from newsfold.plugin.dedup import ingest
+from newsfold.plugin.document import Page
 from newsfold.plugin.evidence import (
     choose_representative,
     least_similar_pairs,
@@ -29,6 +30,7 @@ from newsfold.plugin.evidence import (
 from newsfold.plugin.jobs import JobStore
 from newsfold.plugin.rejections import record_rejections
 from newsfold.plugin.signature import signature_of
+from newsfold.plugin.signing import sign_page
 from newsfold.web import clusters as web_clusters
 from newsfold.web import create_app
 from newsfold.web.auth import token_digest

@@ -19,9 +19,11 @@ from newsfold.plugin.corrections import (
     set_representative,
     split_page,
 )
-from newsfold.plugin.dedup import Page, enforce_constraints, ingest, prepare, reconcile, relabel, sign_page, write
+from newsfold.plugin.dedup import enforce_constraints, ingest, prepare, reconcile, relabel, write
+from newsfold.plugin.document import Page
 from newsfold.plugin.index import drop_index, ensure_index
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.signing import sign_page
 from tests.pages import page, story
 
 ED = "editor@example.test"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from newsfold.plugin import queries
-from newsfold.plugin.dedup import Page, finish, ingest, lookup, prepare, reconcile, sign_page, write
+from newsfold.plugin.dedup import finish, ingest, lookup, prepare, reconcile, write
+from newsfold.plugin.document import Page
+from newsfold.plugin.signing import sign_page
 from tests.pages import page, story
 
 
@@ -143,7 +145,7 @@ def test_index_meta_records_signature_parameters(es, settings):
     name = ensure_index(es, settings)
     assert ensure_index(es, settings) == name  # idempotent; concurrent creators get "already exists"
     es.options(ignore_status=400).indices.create(index=f"{settings.index}-000001")
-    meta = es.indices.get_mapping(index=settings.index)[name]["mappings"]["_meta"]
+    meta = es.indices.get_mapping(index=settings.index)[name]["mappings"]["_meta"]["newsfold"]
     assert meta["hash_scheme"] == "affine32" and meta["datasketch"] == "2.0.0"
     assert (meta["num_perm"], meta["bands"], meta["rows"]) == (settings.num_perm, settings.bands, settings.rows)
 

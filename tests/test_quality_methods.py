@@ -9,8 +9,11 @@ import redis
 
 from newsfold.plugin.cluster import NO_EVIDENCE, Evidence, lcc_duplicate, verify
 from newsfold.plugin.collection import StoryStats, feature_hashes
-from newsfold.plugin.dedup import Page, ingest, sign_page
+from newsfold.plugin.dedup import ingest
+from newsfold.plugin.document import Page
+from newsfold.plugin.index import drop_index, ensure_index
 from newsfold.plugin.signature import Signature, cjk_feature_string, jaccard, signature_of, signed_features
+from newsfold.plugin.signing import sign_page
 from newsfold.plugin.urls import normalize_title
 from newsfold.plugin.weighted import EMPTY, weighted_minhash
 from tests.pages import page, story
@@ -125,12 +128,16 @@ def test_frequent_shingle_filter_drops_collection_boilerplate(story_stats, setti
 
 
 def test_ingest_counts_only_pages_that_start_a_story(es, settings, story_stats):
-    weighted = settings.replace(signature="weighted")
-    html = page("Bridge opens", story(11))
-    pages = [sign_page(Page(html=html, url=f"https://site{n}.example/a"), weighted) for n in range(3)]
-    outcomes = ingest(pages, client=es, settings=weighted, stats=story_stats)
-    assert sorted(o.status for o in outcomes) == ["duplicate", "duplicate", "new"]
-    assert story_stats.stories() == 1
+    weighted = settings.replace(signature="weighted", index=f"{settings.index}-weighted")
+    ensure_index(es, weighted)  # an index records its signature kind: weighted pages need an index of their own
+    try:
+        html = page("Bridge opens", story(11))
+        pages = [sign_page(Page(html=html, url=f"https://site{n}.example/a"), weighted) for n in range(3)]
+        outcomes = ingest(pages, client=es, settings=weighted, stats=story_stats)
+        assert sorted(o.status for o in outcomes) == ["duplicate", "duplicate", "new"]
+        assert story_stats.stories() == 1
+    finally:
+        drop_index(es, weighted)
 
 
 def test_normalize_title_strips_site_names_and_punctuation():

@@ -14,10 +14,12 @@ import redis
 from newsfold.indexer.celery_app import make_celery
 from newsfold.indexer.reindex import Reindex, ReindexError, lock_key, prefix_length
 from newsfold.indexer.tasks import chunk_context
-from newsfold.plugin.dedup import Page, current_clusters, ingest, sign_page
+from newsfold.plugin.dedup import current_clusters, ingest
+from newsfold.plugin.document import Page
 from newsfold.plugin.index import current_index
 from newsfold.plugin.jobs import JobStore, RedisLock
 from newsfold.plugin.rejections import rejection_actions, rejections_index
+from newsfold.plugin.signing import sign_page
 from newsfold.workers import LocalWorkers, run_batches
 from tests.pages import page, story
 

@@ -10,7 +10,9 @@ import pytest
 from werkzeug.security import generate_password_hash
 
 from newsfold.plugin import queries
-from newsfold.plugin.dedup import Page, ingest, sign_page
+from newsfold.plugin.dedup import ingest
+from newsfold.plugin.document import Page
+from newsfold.plugin.signing import sign_page
 from newsfold.web import create_app
 from newsfold.web.resources import close_resources
 from tests.pages import page, story

@@ -15,7 +15,9 @@ import pytest
 import redis
 from celery import Celery
 
-from newsfold.plugin.dedup import Page, ingest, sign_page
+from newsfold.plugin.dedup import ingest
+from newsfold.plugin.document import Page
+from newsfold.plugin.signing import sign_page
 from newsfold.web import create_app
 from newsfold.web.auth import token_digest
 from newsfold.web.formatting import page_links, redact_url, safe_fragment, safe_url

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
+from newsfold.plugin.document import read_signature
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
 
@@ -252,11 +253,8 @@ def run_search(
 
 def decode_signature(source: Mapping) -> Signature | None:
     """The stored signature of a document, or None when it is missing or unreadable."""
-    data = source.get("signature")
-    if not data:
-        return None
     try:
-        return Signature.decode(data, shingle_count=int(source.get("shingle_count") or 0))
+        return read_signature(dict(source))
     except (binascii.Error, ValueError, TypeError):
         return None
 

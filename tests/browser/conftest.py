@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from newsfold.plugin.dedup import Page
+from newsfold.plugin.document import Page
 from tests.browser.live import (
     DESKTOP,
     LiveServer,

@@ -16,9 +16,11 @@ from collections.abc import Iterable, Iterator
 from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
-from newsfold.plugin.dedup import Outcome, Page, ingest, sign_page
+from newsfold.plugin.dedup import ingest
+from newsfold.plugin.document import Outcome, Page
 from newsfold.plugin.extract import Rejection
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.signing import sign_page
 from newsfold.web import auth, create_app
 from newsfold.web.jobs_web import close_job_store
 from newsfold.web.resources import close_resources

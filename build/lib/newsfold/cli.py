@@ -1,0 +1,668 @@
+"""The ``newsfold`` command line: demo, extract, cluster, ingest, reindex, evaluate, worker, web, init-index."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from tqdm import tqdm
+
+from newsfold.plugin.settings import Settings
+
+log = logging.getLogger("newsfold")
+
+
+def _settings(args) -> Settings:
+    try:
+        return Settings.from_env()
+    except ValueError as exc:
+        raise SystemExit(f"newsfold: configuration error: {exc}") from None
+
+
+def _chunks(items: list, size: int):
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+# ---------------------------------------------------------------- extract
+def _extract_one(payload: dict) -> dict:
+    from newsfold.plugin.extract import Rejection, extract_article
+
+    settings = Settings.from_env()
+    try:
+        with open(payload["html_path"], "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return {"id": payload["id"], "error": f"unreadable: cannot read {payload['html_path']}: {exc.strerror}"}
+    try:
+        art = extract_article(
+            data,
+            url=payload.get("url"),
+            lang=payload.get("lang"),
+            min_tokens=1,
+            max_bytes=settings.max_page_bytes,
+            cleanup=settings.cleanup,
+        )
+    except Exception as exc:  # per-page boundary
+        return {"id": payload["id"], "error": f"internal_error: {type(exc).__name__}: {exc}"}
+    if isinstance(art, Rejection):
+        return {"id": payload["id"], "error": art.message()}
+    return {"id": payload["id"], "title": art.title, "text": art.text, "lang": art.lang}
+
+
+def cmd_extract(args) -> int:
+    from newsfold.indexer.sources import iter_jsonl
+
+    rows = list(iter_jsonl(Path(args.pages), read_html=False))
+    jobs = [r.path_payload() for r in rows if not r.error]
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        results = iter(
+            tqdm(
+                pool.map(_extract_one, jobs, chunksize=4),
+                total=len(jobs),
+                desc="extract",
+                unit="page",
+                disable=args.quiet,
+            )
+        )
+        errors = 0
+        with open(args.out, "w", encoding="utf-8") as out:
+            for row in rows:
+                rec = next(results) if not row.error else {"id": row.id, "error": row.error}
+                errors += "error" in rec
+                out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    print(f"extracted {len(rows) - errors} of {len(rows)} pages ({errors} errors) -> {args.out}", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------- ingest through workers
+@contextlib.contextmanager
+def _pipeline(settings: Settings, workers: int):
+    """Servers (embedded when no URL is set) and local Celery workers."""
+    from newsfold.embedded import services
+    from newsfold.errors import check_servers
+    from newsfold.indexer.celery_app import make_celery
+    from newsfold.workers import LocalWorkers
+
+    with services(settings, announce=lambda m: print(m, file=sys.stderr)) as live:
+        check_servers(live)
+        app = make_celery(live)
+        with LocalWorkers(live, workers) as pool:
+            pool.wait_ready(app)
+            yield live, app
+
+
+def _ingest(app, live: Settings, payloads: list[dict], *, index: str, quiet: bool) -> list[dict]:
+    from newsfold.workers import in_flight_batches, run_batches
+
+    bar = tqdm(total=len(payloads), desc="ingest", unit="page", disable=quiet)
+    try:
+        return run_batches(
+            app,
+            _chunks(payloads, live.batch_size),
+            index=index,
+            on_done=lambda got: bar.update(len(got)),
+            max_in_flight=in_flight_batches(live.batch_size),
+        )
+    finally:
+        bar.close()
+
+
+def _summary(outcomes: list[dict]) -> str:
+    from collections import Counter
+
+    status = Counter(o["status"] for o in outcomes)
+    reasons = Counter(o.get("reason") for o in outcomes if o["status"] == "rejected")
+    parts = [f"{status.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected")]
+    text = ", ".join(parts)
+    if reasons:
+        text += " (" + ", ".join(f"{r}: {n}" for r, n in reasons.most_common()) + ")"
+    return text
+
+
+def cmd_cluster(args) -> int:
+    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.dedup import current_clusters
+    from newsfold.plugin.index import drop_index, ensure_index
+
+    settings = _settings(args)
+    index = args.index or f"newsfold-cluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+    rows = list(iter_jsonl(Path(args.pages), read_html=False))
+    payloads = [r.path_payload() for r in rows if not r.error]
+    started = time.perf_counter()
+    with _pipeline(settings, args.workers) as (live, app):
+        live = live.replace(index=index)
+        client = build_client(live)
+        drop_index(client, live)  # a fresh index every run
+        ensure_index(client, live)
+        outcomes = _ingest(app, live, payloads, index=index, quiet=args.quiet)
+        by_id = {o["page_id"]: o for o in outcomes}
+        final = {}
+        for chunk in _chunks([r.id for r in rows if not r.error], 1000):
+            final.update(current_clusters(chunk, client=client, settings=live))
+    elapsed = time.perf_counter() - started
+    with open(args.out, "w", encoding="utf-8") as out:
+        for row in rows:
+            rec: dict = {"id": row.id, "cluster": None}
+            if row.error:
+                rec["error"] = row.error
+            elif final.get(row.id):
+                rec["cluster"] = final[row.id]
+            else:
+                o = by_id.get(row.id, {})
+                rec["error"] = f"{o.get('reason', 'missing')}: {o.get('detail', 'no outcome recorded')}"
+            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    print(
+        f"{len(rows)} pages in {elapsed:.1f} s ({len(rows) / max(elapsed, 1e-9):.1f} pages/s): "
+        f"{_summary(outcomes)}; index {index}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+# ---------------------------------------------------------------- jobs
+def _job_store(live: Settings):
+    import redis
+
+    from newsfold.plugin.jobs import JobStore
+
+    return JobStore(redis.Redis.from_url(live.redis_url))
+
+
+def _resumable(store, job_id: str, kind: str):
+    """The job ``--resume`` names, or a readable exit."""
+    job = store.get(job_id)
+    if job is None:
+        raise SystemExit(f"newsfold: there is no job {job_id!r} (finished jobs are kept 30 days)")
+    if job.kind != kind:
+        raise SystemExit(f"newsfold: job {job_id} is an {job.kind} job; resume it with `newsfold {job.kind}`")
+    if job.status == "done":
+        raise SystemExit(f"newsfold: job {job_id} is already done")
+    return job
+
+
+def _counts_text(counts: dict, reasons: dict) -> str:
+    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected"))
+    if reasons:
+        text += " (" + ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])) + ")"
+    return text
+
+
+# ---------------------------------------------------------------- ingest
+def cmd_ingest(args) -> int:
+    """Stream a JSONL page list, a directory tree or WARC files into the index through the workers.
+
+    The run is a job (``plugin.jobs``): the workers count every batch into it
+    once, and ``--resume JOB`` reads the same sources again, skipping the
+    batches the job has counted (batches are numbered in input order).
+    """
+    import base64
+    import getpass
+    from collections import Counter
+
+    from newsfold.indexer.archive import WarcArchive
+    from newsfold.indexer.sources import SourceStats, count_hint, iter_source
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.index import ensure_index
+
+    settings = _settings(args)
+    if not args.sources and not args.resume:
+        raise SystemExit("newsfold: name the sources to ingest, or --resume JOB")
+    totals: Counter = Counter()
+    reasons: Counter = Counter()
+    stats = SourceStats()
+    out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 (closed below)
+    started = time.perf_counter()
+    bar = tqdm(desc="ingest", unit="page", disable=args.quiet)
+    job = store = None
+
+    def record(outcome: dict) -> None:
+        totals[outcome["status"]] += 1
+        if outcome["status"] == "rejected":
+            reasons[outcome.get("reason") or "unknown"] += 1
+        if out:
+            out.write(json.dumps(outcome, ensure_ascii=False) + "\n")
+        bar.update(1)
+
+    try:
+        with _pipeline(settings, args.workers) as (live, app):
+            store = _job_store(live)
+            sources = [str(Path(p).resolve()) for p in args.sources]
+            if args.resume:
+                job = _resumable(store, args.resume, "ingest")
+                if sources and sources != job.params.get("sources"):
+                    raise SystemExit(f"newsfold: job {job.id} ingests {job.params.get('sources')}; resume it alone")
+            else:
+                archive_dir = args.archive or settings.archive_dir
+                params = {
+                    "sources": sources,
+                    "index": args.index or live.index,
+                    "archive": str(Path(archive_dir).resolve()) if archive_dir else None,
+                    "batch_size": live.batch_size,
+                    "user": getpass.getuser(),
+                }
+                total = sum(count_hint(Path(p)) or 0 for p in sources) or None
+                job = store.create("ingest", params=params, total=total)
+            params = job.params
+            index, batch_size = params["index"], int(params["batch_size"])
+            done = store.recorded(job.id)
+            store.start(job.id)
+            bar.reset(total=job.total)
+            resumed = f"; resuming: {len(done)} batches already done" if done else ""
+            print(f"ingest job {job.id}{resumed}", file=sys.stderr)
+            ensure_index(build_client(live), live.replace(index=index))
+            archive = WarcArchive(Path(params["archive"])) if params.get("archive") else None
+
+            def payload(rec) -> dict:
+                item = rec.meta()
+                if archive is not None:
+                    item["archive"] = archive.append(rec).as_dict()
+                else:
+                    item["html_b64"] = base64.b64encode(rec.html or b"").decode("ascii")
+                return item
+
+            def batches():
+                pending: list = []
+                number = 0
+                for s, source in enumerate(params["sources"]):
+                    for rec in iter_source(Path(source), stats=stats):
+                        if rec.error:
+                            key = f"e{s}:{rec.origin}"
+                            if key not in done:
+                                outcome = {
+                                    "page_id": rec.id,
+                                    "origin": rec.origin,
+                                    "status": "rejected",
+                                    "reason": "unreadable",
+                                    "detail": rec.error,
+                                }
+                                store.record(job.id, key, [outcome])
+                                record(outcome)
+                            continue
+                        pending.append(rec)
+                        if len(pending) >= batch_size:
+                            yield from _numbered(number, pending)
+                            number, pending = number + 1, []
+                if pending:
+                    yield from _numbered(number, pending)
+
+            def _numbered(number: int, recs: list):
+                if str(number) in done:  # counted before the interruption: not archived or sent again
+                    bar.update(len(recs))
+                else:
+                    yield str(number), [payload(rec) for rec in recs]
+
+            from newsfold.workers import in_flight_batches, run_batches
+
+            try:
+                run_batches(
+                    app,
+                    batches(),
+                    index=index,
+                    max_in_flight=in_flight_batches(batch_size),
+                    collect=False,
+                    on_done=lambda got: [record(o) for o in got],
+                    store=store,
+                    job_id=job.id,
+                )
+            finally:
+                if archive is not None:
+                    archive.close()
+            final = store.get(job.id)
+            store.finish(job.id, "done", message=_counts_text(final.counts, final.rejected))
+    except KeyboardInterrupt:
+        if job is not None:
+            message = f"interrupted; `newsfold ingest --resume {job.id}` continues from the checkpoint"
+            store.finish(job.id, "cancelled", message=message)
+            print(f"newsfold: {message}", file=sys.stderr)
+        raise
+    except BaseException as exc:
+        if job is not None and store is not None and not isinstance(exc, SystemExit):
+            with contextlib.suppress(Exception):
+                store.finish(job.id, "failed", message=f"{type(exc).__name__}: {exc}")
+        raise
+    finally:
+        bar.close()
+        if out:
+            out.close()
+    elapsed = time.perf_counter() - started
+    pages = sum(totals.values())
+    skipped = f"; skipped {stats.skipped_total} non-page records" if stats.skipped_total else ""
+    print(
+        f"{pages} pages in {elapsed:.1f} s ({pages / max(elapsed, 1e-9):.1f} pages/s): "
+        f"{_counts_text(totals, reasons)}{skipped}",
+        file=sys.stderr,
+    )
+    if done:
+        print(f"job {job.id} in all: {_counts_text(final.counts, final.rejected)}", file=sys.stderr)
+    return 0
+
+
+# ---------------------------------------------------------------- reindex
+def cmd_reindex(args) -> int:
+    """Build a new index behind the alias (from the stored text or the raw-page archive) and swap it in."""
+    import getpass
+
+    from newsfold.indexer.reindex import Reindex, ReindexError
+    from newsfold.indexer.tasks import chunk_context
+
+    settings = _settings(args)
+    started = time.perf_counter()
+    with _pipeline(settings, args.workers) as (live, app):
+        store = _job_store(live)
+        if args.resume:
+            job = _resumable(store, args.resume, "reindex")
+        else:
+            running = store.active("reindex", index=live.index)
+            if running is not None:
+                raise SystemExit(
+                    f"newsfold: a reindex of {live.index} is already {running.status} (job {running.id}); "
+                    f"if its coordinator died, continue it with `newsfold reindex --resume {running.id}`"
+                )
+            params = {"source": args.source, "user": getpass.getuser(), "index": live.index}
+            job = store.create("reindex", params=params)
+        print(f"reindex job {job.id}: {job.params.get('source')} -> a new index behind {live.index}", file=sys.stderr)
+        bar = tqdm(desc="reindex", unit="page", disable=args.quiet)
+
+        def progress(current, phase: str) -> None:
+            if current.total is not None and bar.total != current.total:
+                bar.total = current.total
+            if current.done > bar.n:
+                bar.update(current.done - bar.n)
+            bar.set_postfix_str(phase)
+
+        try:
+            ctx = chunk_context(live.replace(index=job.params.get("index") or live.index))
+            job = Reindex(job.id, app=app, store=store, ctx=ctx, progress=progress).run()
+        except ReindexError as exc:
+            bar.close()
+            print(f"newsfold: reindex job {job.id} failed: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            bar.close()
+            print(f"newsfold: `newsfold reindex --resume {job.id}` continues from the checkpoint", file=sys.stderr)
+            raise
+        finally:
+            bar.close()
+    elapsed = time.perf_counter() - started
+    print(
+        f"reindex job {job.id} {job.status} in {elapsed:.1f} s ({job.done / max(elapsed, 1e-9):.1f} pages/s): "
+        f"{job.message}",
+        file=sys.stderr,
+    )
+    return 0 if job.status == "done" else 1
+
+
+# ---------------------------------------------------------------- demo
+def cmd_demo(args) -> int:
+    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.samples import generate
+    from newsfold.web import create_app
+
+    settings = _settings(args)
+    with tempfile.TemporaryDirectory(prefix="newsfold-demo-") as tmp:
+        pages_file = generate(Path(tmp), seed=args.seed, stories=args.stories)
+        payloads = [r.path_payload() for r in iter_jsonl(pages_file, read_html=False) if not r.error]
+        print(f"sample corpus: {len(payloads)} generated pages in {tmp}", file=sys.stderr)
+        with _pipeline(settings, args.workers) as (live, app):
+            from newsfold.plugin.client import build_client
+            from newsfold.plugin.index import ensure_index
+
+            ensure_index(build_client(live), live)
+            outcomes = _ingest(app, live, payloads, index=live.index, quiet=args.quiet)
+            print(f"ingested: {_summary(outcomes)}", file=sys.stderr)
+            web_settings, password = _demo_web_settings(live)
+            web = create_app(settings=web_settings)
+            print(f"newsfold is serving on http://{args.host}:{args.port}/  (Ctrl-C to stop)", file=sys.stderr)
+            if password:
+                print(
+                    f"admin login: http://{args.host}:{args.port}/login  user {web_settings.admin_user}  "
+                    f"password {password}  (made for this run)",
+                    file=sys.stderr,
+                )
+            from werkzeug.serving import run_simple
+
+            with contextlib.suppress(KeyboardInterrupt):
+                run_simple(args.host, args.port, web, threaded=True, use_reloader=False)
+    return 0
+
+
+def _demo_web_settings(settings: Settings) -> tuple[Settings, str | None]:
+    """The demo web's settings and the admin password made for this run (None when one is configured).
+
+    The demo serves plain http, so the session cookie may not be HTTPS-only;
+    a development secret key is replaced by a random one so sessions cannot be forged.
+    """
+    import secrets
+
+    from werkzeug.security import generate_password_hash
+
+    from newsfold.plugin.settings import DEV_SECRET_KEY
+    from newsfold.web.auth import MIN_SECRET_KEY_CHARS
+
+    changes: dict = {"cookie_secure": False}
+    if settings.secret_key == DEV_SECRET_KEY or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:
+        changes["secret_key"] = secrets.token_hex(32)
+    password = None
+    if not settings.admin_password_hash:
+        password = secrets.token_urlsafe(12)
+        changes["admin_password_hash"] = generate_password_hash(password)
+    return settings.replace(**changes), password
+
+
+# ---------------------------------------------------------------- credentials
+MIN_PASSWORD_CHARS = 8
+MAX_PASSWORD_CHARS = 1024  # the login form refuses longer ones
+
+
+def cmd_hash_password(args) -> int:
+    """Print the hash of a password (asked for twice on a terminal, else the first line of stdin)."""
+    import getpass
+
+    from werkzeug.security import generate_password_hash
+
+    if sys.stdin.isatty():
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Password again: ") != password:
+            raise SystemExit("newsfold: the two passwords differ; nothing was printed")
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not MIN_PASSWORD_CHARS <= len(password) <= MAX_PASSWORD_CHARS:
+        raise SystemExit(
+            f"newsfold: the password must have {MIN_PASSWORD_CHARS} to {MAX_PASSWORD_CHARS} characters, "
+            f"got {len(password)}"
+        )
+    print(generate_password_hash(password))
+    print("set NEWSFOLD_ADMIN_PASSWORD_HASH to the line above", file=sys.stderr)
+    return 0
+
+
+def cmd_api_token(args) -> int:
+    """Print a new random API token and its NEWSFOLD_API_TOKEN_HASHES entry."""
+    from newsfold.web.auth import new_api_token
+
+    try:
+        token, entry = new_api_token(args.name)
+    except ValueError:
+        raise SystemExit(
+            f"newsfold: a token name is 1-64 letters, digits, '.', '_' or '-'; got {args.name!r}"
+        ) from None
+    print(f"token: {token}")
+    print(f"entry: {entry}")
+    print(
+        "Give the token to the client (Authorization: Bearer <token>); it is shown only now. "
+        "Add the entry to NEWSFOLD_API_TOKEN_HASHES (comma-separated).",
+        file=sys.stderr,
+    )
+    return 0
+
+
+# ---------------------------------------------------------------- others
+def cmd_evaluate(args) -> int:
+    from newsfold.evaluate import evaluate, format_report
+
+    report = evaluate(
+        Path(args.truth), Path(args.pred) if args.pred else None, Path(args.extraction) if args.extraction else None
+    )
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(format_report(report))
+    return 0
+
+
+def cmd_worker(args) -> int:
+    from newsfold.indexer.celery_app import app
+
+    argv = ["worker", f"--loglevel={args.loglevel}", f"--concurrency={args.concurrency}"]
+    app.worker_main(argv)
+    return 0
+
+
+def cmd_web(args) -> int:
+    from werkzeug.serving import run_simple
+
+    from newsfold.web import create_app
+
+    run_simple(args.host, args.port, create_app(), threaded=True)
+    return 0
+
+
+def cmd_init_index(args) -> int:
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.index import ensure_index
+
+    settings = _settings(args)
+    name = ensure_index(build_client(settings), settings)
+    print(f"index {name} behind alias {settings.index} is ready")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="newsfold", description=__doc__)
+    parser.add_argument("-v", "--verbose", action="store_true", help="log more")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("demo", help="embedded servers + workers + sample corpus + UI")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--workers", type=int, default=2, help="Celery worker processes to start (default 2)")
+    p.add_argument("--stories", type=int, default=40, help="stories in the generated sample corpus")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("extract", help="extract the article of every page of PAGES.jsonl")
+    p.add_argument("pages")
+    p.add_argument("--out", required=True)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="processes (default: CPU count)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_extract)
+
+    p = sub.add_parser("cluster", help="ingest PAGES.jsonl into a fresh index and write each page's cluster")
+    p.add_argument("pages")
+    p.add_argument("--out", required=True)
+    p.add_argument("--index", help="alias of the fresh index (default: a new timestamped name)")
+    p.add_argument("--workers", type=int, default=2, help="local Celery worker processes (default 2)")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_cluster)
+
+    p = sub.add_parser("ingest", help="stream JSONL page lists, directory trees or WARC files into the index")
+    p.add_argument("sources", nargs="*", help="PAGES.jsonl, a folder of .html/.html.gz files, or .warc/.warc.gz files")
+    p.add_argument("--resume", metavar="JOB", help="continue an interrupted ingest job (its done batches are skipped)")
+    p.add_argument("--index", help="alias to write to (default: NEWSFOLD_INDEX)")
+    p.add_argument(
+        "--archive", help="folder of the raw-page WARC archive (default: NEWSFOLD_ARCHIVE_DIR; none: no archive)"
+    )
+    p.add_argument("--out", help="also write one outcome per page as JSONL")
+    p.add_argument(
+        "--workers", type=int, default=2, help="local Celery worker processes (0: only workers already running)"
+    )
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser("reindex", help="rebuild the index behind the alias (zero downtime, resumable)")
+    p.add_argument(
+        "--source",
+        choices=("text", "archive"),
+        default="text",
+        help="text: re-sign the stored article text (default); archive: re-extract the raw pages of the archive",
+    )
+    p.add_argument("--resume", metavar="JOB", help="continue an interrupted reindex job from its checkpoint")
+    p.add_argument(
+        "--workers", type=int, default=2, help="local Celery worker processes (0: only workers already running)"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser("evaluate", help="score predictions against a truth set (dev-set layout)")
+    p.add_argument("--truth", required=True, help="folder with pages.jsonl and truth/")
+    p.add_argument("--pred", help="OUT.jsonl of newsfold cluster")
+    p.add_argument("--extraction", help="OUT.jsonl of newsfold extract")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("worker", help="run a Celery worker (production)")
+    p.add_argument("--concurrency", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--loglevel", default="INFO")
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("web", help="serve the web UI (development server; use gunicorn in production)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1")
+    p.set_defaults(func=cmd_web)
+
+    p = sub.add_parser("hash-password", help="print the hash of an admin password (read from the terminal or stdin)")
+    p.set_defaults(func=cmd_hash_password)
+
+    p = sub.add_parser("api-token", help="make an API token and print it with its NEWSFOLD_API_TOKEN_HASHES entry")
+    p.add_argument("name", help="a name for the token, logged with the changes made with it")
+    p.set_defaults(func=cmd_api_token)
+
+    p = sub.add_parser("init-index", help="create the index and alias if missing")
+    p.set_defaults(func=cmd_init_index)
+    return parser
+
+
+def _terminate(signum, frame):
+    raise KeyboardInterrupt  # SIGTERM stops like Ctrl-C: workers and embedded servers are shut down
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    if not args.verbose:  # its per-page warnings are recorded as rejection reasons instead
+        logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
+    try:
+        return args.func(args) or 0
+    except KeyboardInterrupt:
+        print("newsfold: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        from newsfold.errors import describe
+
+        message = describe(exc)
+        if message is None:
+            raise
+        print(f"newsfold: {message}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""Readable messages for the failures an operator can fix (servers down, bad settings)."""
+
+from __future__ import annotations
+
+
+def describe(exc: BaseException) -> str | None:
+    """A one-line explanation for a known failure, or None for a bug (re-raised)."""
+    from elastic_transport import ConnectionError as TransportConnectionError
+    from elastic_transport import ConnectionTimeout
+    from kombu.exceptions import OperationalError
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    if isinstance(exc, ConnectionTimeout | TransportConnectionError):
+        return f"cannot reach Elasticsearch ({exc}); check ELASTICSEARCH_URL and that the cluster is up"
+    if isinstance(exc, OperationalError | RedisConnectionError):
+        return f"cannot reach Redis ({exc}); check REDIS_URL and that Redis is up"
+    if isinstance(exc, RuntimeError | FileNotFoundError):
+        return str(exc)
+    return None
+
+
+def check_servers(settings) -> None:
+    """Fail fast, with a readable message, when Elasticsearch or Redis cannot be reached."""
+    import redis
+    from elasticsearch import Elasticsearch
+
+    from newsfold.plugin.client import build_client
+
+    client: Elasticsearch = build_client(settings.replace(es_max_retries=0, es_timeout=10))
+    try:
+        client.info()
+    except Exception as exc:
+        message = describe(exc)
+        raise RuntimeError(message or f"Elasticsearch at {settings.elasticsearch_url} failed: {exc}") from exc
+    finally:
+        client.close()
+    try:
+        redis.Redis.from_url(settings.redis_url, socket_connect_timeout=5).ping()
+    except redis.RedisError as exc:
+        raise RuntimeError(f"cannot reach Redis at {settings.redis_url} ({exc}); check REDIS_URL") from exc

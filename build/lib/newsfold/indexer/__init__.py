@@ -1,0 +1,1 @@
+"""newsfold's ingest side: the Celery app and its tasks."""

@@ -1,0 +1,787 @@
+"""Zero-downtime reindex: a new index behind the alias, built in chunks by the workers, resumable.
+
+The coordinator (:class:`Reindex`, run by ``newsfold reindex`` or by the task
+``indexer.tasks.reindex``) takes a lock, creates the new concrete index (no
+replicas while loading), queues chunks (``indexer.tasks.reindex_chunk``),
+catches up with pages ingested meanwhile, restores the replicas, swaps the
+alias in one ``_aliases`` call, catches up once more, and deletes the old
+index. Every step's progress is in Redis (``plugin.jobs.JobStore``), so a
+coordinator or worker that dies is restarted from its checkpoint. The design
+and why no page is lost are in ``docs/ingest.md``.
+
+Chunks are planned once and the plan kept in Redis, so a resumed run works
+on exactly the same chunks:
+
+- ``text`` source: ranges of ``cluster_id`` of about ``chunk_pages`` pages
+  (a composite aggregation), read cluster by cluster: the copies of a story
+  come in one batch and are decided in memory, as at their first ingest.
+  Each page is signed again from its stored text.
+- ``archive`` source: every page record of the raw-page archive, put in a
+  bucket by a hash of the page's cluster in the old index (of its id for a
+  page not there). One worker takes a bucket in archive order, so a page
+  archived several times ends with its last version, as when it was
+  ingested, and the copies of a story are decided one after the other.
+- Then, for both, a last "missing" pass over ``content_hash`` prefixes (a
+  field no merge changes) signs again, from the stored text, every page of
+  the old index the new one lacks: pages ingested without an archive, or
+  moved between cluster ranges by a live merge while the ranges were read.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import math
+import time
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from elasticsearch import Elasticsearch, NotFoundError, helpers
+
+from newsfold.indexer.queue import drive
+from newsfold.plugin.collection import StoryStats
+from newsfold.plugin.corrections import reapply_corrections
+from newsfold.plugin.dedup import ingest
+from newsfold.plugin.document import Outcome, SignedPage
+from newsfold.plugin.extract import Article
+from newsfold.plugin.index import corrections_index, current_index, index_body, new_index_name
+from newsfold.plugin.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock
+from newsfold.plugin.rejections import record_rejections, rejections_index
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signing import sign_article
+from newsfold.plugin.stats import RepeatedLines
+
+log = logging.getLogger(__name__)
+
+CHUNK_TASK = "indexer.tasks.reindex_chunk"
+SOURCES = ("text", "archive")
+LOCK_TTL = 30.0
+#: a catch-up re-reads pages ingested from this long before its pass started: it covers a write's
+#: ``ingested`` time being taken before its bulk request was sent and retried (es_timeout x retries)
+#: and clock differences between machines
+CATCH_UP_MARGIN = 300.0
+#: a chunk is about this many ingest batches (500 pages at the default batch size: small enough that
+#: every worker gets chunks of a modest index, large enough that the coordinator's bookkeeping is negligible)
+CHUNK_BATCHES = 5
+#: fields re-signing needs from a stored page
+STORED_FIELDS = ["title", "body", "url", "site", "lang", "published", "ingested"]
+SCROLL = "10m"
+
+
+class ReindexError(RuntimeError):
+    """A reindex that cannot go on; the message is for the operator."""
+
+
+def lock_key(alias: str) -> str:
+    return f"newsfold:reindex:{alias}:lock"
+
+
+def target_key(alias: str) -> str:
+    """The key announcing a running reindex's new index to live ingest (see :func:`live_target`)."""
+    return f"newsfold:reindex:{alias}:target"
+
+
+def live_target(redis_client, alias: str) -> str | None:
+    """The new index a running reindex of ``alias`` builds, or None."""
+    value = redis_client.get(target_key(alias))
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def target_settings(settings: Settings, target: str) -> Settings:
+    """Settings that write into the concrete ``target`` while corrections stay the alias's."""
+    return settings.replace(index=target, corrections_index=corrections_index(settings))
+
+
+def hex_prefixes(length: int) -> list[str]:
+    """Every hex string of ``length`` characters, in order."""
+    return [format(n, f"0{length}x") for n in range(16**length)] if length else [""]
+
+
+def prefix_length(pages: int, chunk_pages: int) -> int:
+    """Hex digits of ``content_hash`` per "missing" chunk so a chunk holds about ``chunk_pages`` pages (at least 1)."""
+    chunks = max(1, math.ceil(pages / max(1, chunk_pages)))
+    return max(1, math.ceil(math.log(chunks, 16))) if chunks > 1 else 1
+
+
+def resign(page_id: str, source: dict, settings: Settings, *, repeated=None, stats=None) -> SignedPage:
+    """Sign a stored page again from its title and text (no extraction), with today's signature settings."""
+    article = Article(
+        title=source.get("title") or "",
+        text=source.get("body") or "",
+        lang=source.get("lang"),
+        published=source.get("published"),
+    )
+    return sign_article(
+        article,
+        page_id=page_id,
+        url=source.get("url"),
+        site=source.get("site"),
+        published=source.get("published"),
+        settings=settings,
+        repeated=repeated,
+        stats=stats,
+    )
+
+
+def scan(
+    client: Elasticsearch, index: str, query: dict, *, size: int, source=True, sort: str = "_doc"
+) -> Iterator[list[dict]]:
+    """Pages of hits of ``query`` over a whole index (scroll, by ``sort``), ``size`` hits at a time."""
+    res = client.search(index=index, query=query, size=size, sort=[sort], scroll=SCROLL, source=source)
+    scroll_id = res.get("_scroll_id")
+    try:
+        while res["hits"]["hits"]:
+            yield res["hits"]["hits"]
+            res = client.scroll(scroll_id=scroll_id, scroll=SCROLL)
+            scroll_id = res.get("_scroll_id") or scroll_id
+    finally:
+        if scroll_id:
+            client.options(ignore_status=404).clear_scroll(scroll_id=scroll_id)
+
+
+def _time(value: str | None) -> dt.datetime | None:
+    if not value:
+        return None
+    try:
+        return dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def restore_ingested(client: Elasticsearch, index: str, outcomes: list[Outcome], ingested: dict[str, str]) -> None:
+    """Give pages in the new index their first ``ingested`` time (ingest stamps "now").
+
+    ``unchanged`` pages too: a chunk done again after an interruption finds
+    its earlier writes unchanged, maybe before their time was restored.
+    """
+    actions = [
+        {"_op_type": "update", "_index": index, "_id": o.page_id, "doc": {"ingested": ingested[o.page_id]}}
+        for o in outcomes
+        if o.status != "rejected" and ingested.get(o.page_id)
+    ]
+    if actions:
+        helpers.bulk(client, actions, raise_on_error=False)
+
+
+# ----------------------------------------------------------------------------- worker side
+
+
+@dataclass
+class ChunkContext:
+    """What a chunk needs from the worker running it (built by ``indexer.tasks``)."""
+
+    settings: Settings  # on the alias
+    client: Elasticsearch
+    store: JobStore
+    repeated: RepeatedLines | None
+    stats: StoryStats | None  # read while signing; a reindex never adds to it
+    #: payloads -> (signed pages, rejected outcomes, payload by page id)
+    sign: Callable[[list[dict]], tuple[list[SignedPage], list[Outcome], dict[str, dict]]]
+
+
+def plan_key(store: JobStore, job_id: str, bucket: int | str) -> str:
+    return f"{store.namespace}:job:{job_id}:plan:{bucket}"
+
+
+def run_chunk(job_id: str, chunk: dict, ctx: ChunkContext) -> dict:
+    """Build one chunk into the new index and count it into the job (once).
+
+    Returns ``{"key", "pages", "skipped"}``; a chunk already counted, or of a
+    job that is no longer running, is skipped.
+    """
+    key = chunk["key"]
+    store = ctx.store
+    job = store.get(job_id)
+    if job is None or job.status != "running" or store.is_recorded(job_id, key):
+        return {"key": key, "pages": 0, "skipped": True}
+    state = store.state(job_id)
+    target = state.get("target")
+    if not target or not ctx.client.indices.exists(index=target):
+        return {"key": key, "pages": 0, "skipped": True}
+    alias = state.get("alias") or ctx.settings.index
+    work = Work(job_id, state, ctx.settings.replace(index=alias), ctx, target)
+    with store.heartbeat(job_id, key):
+        if chunk["kind"] == "archive":
+            outcomes, payloads, added = work.archive(int(chunk["bucket"]))
+        elif chunk["kind"] == "missing":
+            outcomes, payloads, added = work.missing(chunk["prefix"])
+        else:
+            outcomes, payloads, added = work.text(chunk.get("gte"), chunk.get("lt"))
+        if work.stopped:
+            return {"key": key, "pages": len(outcomes), "skipped": True}
+        store.record(job_id, key, outcomes, payloads=payloads, add_total=added)
+    return {"key": key, "pages": len(outcomes), "skipped": False}
+
+
+class Work:
+    """The ingest of one chunk (or a catch-up) into the new index."""
+
+    def __init__(self, job_id: str, state: dict, settings: Settings, ctx: ChunkContext, target: str) -> None:
+        self.job_id = job_id
+        self.state = state
+        self.settings = settings  # alias
+        self.ctx = ctx
+        self.client = ctx.client
+        self.target = target
+        self.into = target_settings(settings, target)
+        self.stopped = False
+
+    def _still_running(self) -> bool:
+        job = self.ctx.store.get(self.job_id)
+        if job is None or job.status != "running":
+            self.stopped = True  # cancelled or failed meanwhile: stop writing into an index about to go
+        return not self.stopped
+
+    def _ingest(
+        self,
+        signed: list[SignedPage],
+        rejected: list[Outcome],
+        ingested: dict[str, str],
+        sources: dict[str, dict] | None = None,
+    ) -> list[dict]:
+        outcomes = ingest(signed, client=self.client, settings=self.into) if signed else []
+        restore_ingested(self.client, self.target, outcomes, ingested)
+        got = [o.as_dict() for o in rejected + outcomes]
+        for o in got:
+            if o["status"] == "rejected" and sources and o["page_id"] in sources:
+                src = sources[o["page_id"]]
+                o.update(url=src.get("url"), site=src.get("site"))  # shown in the rejection record
+        record_rejections(got, client=self.client, settings=self.settings, job_id=self.job_id)
+        return got
+
+    def text(self, low: str | None, high: str | None) -> tuple[list[dict], dict, int]:
+        """Re-sign the old index's pages whose cluster id is in ``[low, high)``, cluster by cluster.
+
+        The copies of a story come in one batch, as they mostly did when they
+        were first ingested, so the new index decides them in memory.
+        """
+        bounds = {k: v for k, v in (("gte", low), ("lt", high)) if v is not None}
+        query = {"range": {"cluster_id": bounds}} if bounds else {"match_all": {}}
+        outcomes: list[dict] = []
+        size = self.settings.batch_size
+        for hits in scan(self.client, self.state["old"], query, size=size, source=STORED_FIELDS, sort="cluster_id"):
+            if not self._still_running():
+                break
+            outcomes += self.resigned(hits)
+        return outcomes, {}, 0
+
+    def missing(self, prefix: str) -> tuple[list[dict], dict, int]:
+        """Re-sign the old index's pages (content hash starting with ``prefix``) the new index lacks.
+
+        The last pass of every reindex: pages ingested without an archive
+        (archive source), or moved between cluster ranges by a live merge
+        while the ranges were read (text source). Pages this job rejected for
+        their content stay out.
+        """
+        old = self.state["old"]
+        query = {"prefix": {"content_hash": prefix}} if prefix else {"match_all": {}}
+        outcomes: list[dict] = []
+        added = 0
+        for hits in scan(self.client, old, query, size=self.settings.batch_size, source=False):
+            if not self._still_running():
+                break
+            ids = self._missing([h["_id"] for h in hits])
+            if not ids:
+                continue
+            docs = self.client.mget(index=old, ids=ids, source=STORED_FIELDS)["docs"]
+            found = [d for d in docs if d.get("found")]
+            added += len(found)
+            outcomes += self.resigned(found)
+        return outcomes, {}, added
+
+    def resigned(self, hits: list[dict]) -> list[dict]:
+        """Re-sign stored pages and ingest them into the new index."""
+        signed = [
+            resign(h["_id"], h["_source"], self.settings, repeated=self.ctx.repeated, stats=self.ctx.stats)
+            for h in hits
+        ]
+        ingested = {h["_id"]: h["_source"].get("ingested") for h in hits}
+        return self._ingest(signed, [], ingested)
+
+    def _missing(self, ids: list[str]) -> list[str]:
+        there = self.client.mget(index=self.target, ids=ids, source=False)["docs"]
+        have = {d["_id"] for d in there if d.get("found")}
+        wanted = [i for i in ids if i not in have]
+        if not wanted:
+            return []
+        try:
+            docs = self.client.mget(index=rejections_index(self.settings), ids=wanted)["docs"]
+        except NotFoundError:
+            return wanted
+        refused = {d["_id"] for d in docs if self._refused(d)}
+        return [i for i in wanted if i not in refused]
+
+    def _refused(self, record: dict) -> bool:
+        """Whether a rejection record says this job found the page's content unusable.
+
+        A page this job could not read or write (``unreadable``, ``index_failed``,
+        ...) is not refused: it is taken from the old index's stored text instead.
+        """
+        source = record.get("_source") or {}
+        mine = record.get("found") and source.get("job_id") == self.job_id
+        return bool(mine and source.get("reason") not in RETRYABLE_REASONS)
+
+    def archive(self, bucket: int) -> tuple[list[dict], dict, int]:
+        """Re-extract the archive records of one plan bucket, in archive order."""
+        files = json.loads(self.state["files"])
+        entries = [e.decode() if isinstance(e, bytes) else e for e in self._plan(bucket)]
+        outcomes: list[dict] = []
+        kept: dict[str, dict] = {}
+        size = self.settings.batch_size
+        for start in range(0, len(entries), size):
+            if not self._still_running():
+                break
+            payloads = []
+            for entry in entries[start : start + size]:
+                file_no, offset, length = (int(x) for x in entry.split(":"))
+                payloads.append({"archive": {"path": files[file_no], "offset": offset, "length": length}})
+            signed, rejected, sources = self.ctx.sign(payloads)
+            ingested = self._old_ingested([p.page_id for p in signed])
+            got = self._ingest(signed, rejected, ingested, sources)
+            kept.update({o["page_id"]: sources[o["page_id"]] for o in got if o["page_id"] in sources})
+            outcomes += got
+        return outcomes, kept, 0
+
+    def _plan(self, bucket: int) -> list:
+        return self.ctx.store.redis.lrange(plan_key(self.ctx.store, self.job_id, bucket), 0, -1)
+
+    def _old_ingested(self, ids: list[str]) -> dict[str, str]:
+        """The old index's ``ingested`` of versions written before the reindex began.
+
+        Those are the versions the plan's archive records hold; a page written
+        since may be newer than its record, so it keeps "now" and the catch-up
+        (which skips pages whose ``ingested`` equals the old one) takes it from the old index.
+        """
+        if not ids:
+            return {}
+        began = _time(self.state.get("began"))
+        docs = self.client.mget(index=self.state["old"], ids=ids, source=["ingested"])["docs"]
+        out = {}
+        for d in docs:
+            when = (d.get("_source") or {}).get("ingested") if d.get("found") else None
+            if when and began and _time(when) and _time(when) < began:
+                out[d["_id"]] = when
+        return out
+
+    def caught_up(self, hits: list[dict]) -> list[dict]:
+        """The catch-up's share of ``hits``: pages whose version in the old index this job has not handled.
+
+        A page is handled when the new index holds it with the same
+        ``ingested`` (a chunk rewrote exactly that version) or when this job
+        rejected it after that version was written.
+        """
+        ids = [h["_id"] for h in hits]
+        there = self.client.mget(index=self.target, ids=ids, source=["ingested"])["docs"]
+        done = {d["_id"]: d["_source"].get("ingested") for d in there if d.get("found")}
+        try:
+            records = self.client.mget(index=rejections_index(self.settings), ids=ids)["docs"]
+        except NotFoundError:
+            records = []
+        refused = {d["_id"]: d["_source"].get("at") for d in records if self._refused(d)}
+        out = []
+        for h in hits:
+            ingested = h["_source"].get("ingested")
+            if ingested and done.get(h["_id"]) == ingested:
+                continue
+            at, when = _time(refused.get(h["_id"])), _time(ingested)
+            if at and when and at >= when:
+                continue
+            out.append(h)
+        return out
+
+
+# ----------------------------------------------------------------------------- coordinator
+
+
+class Reindex:
+    """The coordinator of one reindex job (see the module docstring).
+
+    Args:
+        job_id: a ``reindex`` job of ``store`` (params ``source``, optional ``index``).
+        app: the Celery app chunks are sent with.
+        store: the job store.
+        ctx: the Elasticsearch client and settings (``index`` is the alias
+            unless the job names one), also used by the catch-up passes the
+            coordinator runs itself.
+        chunk_pages: pages per chunk (default ``CHUNK_BATCHES`` ingest batches).
+        grace: seconds to wait after the swap for writes already sent to the
+            old index (default: the Elasticsearch timeout plus 2 s).
+        progress: called with the job after each chunk and phase.
+    """
+
+    def __init__(
+        self,
+        job_id: str,
+        *,
+        app,
+        store: JobStore,
+        ctx: ChunkContext,
+        chunk_pages: int | None = None,
+        grace: float | None = None,
+        progress: Callable[[Job, str], None] | None = None,
+    ) -> None:
+        self.job_id = job_id
+        self.app = app
+        self.store = store
+        self.ctx = ctx
+        self.client = ctx.client
+        self.redis = store.redis
+        job = store.get(job_id)
+        if job is None:
+            raise ReindexError(f"there is no job {job_id!r}")
+        if job.kind != "reindex":
+            raise ReindexError(f"job {job_id} is an {job.kind} job, not a reindex")
+        self.source = job.params.get("source") or "text"
+        if self.source not in SOURCES:
+            raise ReindexError(f"job {job_id}: unknown source {self.source!r} (text or archive)")
+        self.settings = ctx.settings.replace(index=job.params.get("index") or ctx.settings.index)
+        self.alias = self.settings.index
+        self.chunk_pages = chunk_pages or self.settings.batch_size * CHUNK_BATCHES
+        self.grace = self.settings.es_timeout + 2.0 if grace is None else grace
+        self.progress = progress or (lambda job, phase: None)
+        self.lock = RedisLock(self.redis, lock_key(self.alias), job_id, ttl=LOCK_TTL)
+        self.swapped = False
+
+    # ------------------------------------------------------------------ entry point
+    def run(self) -> Job:
+        """Run (or resume) the job to its end; returns the finished job.
+
+        Raises:
+            ReindexError: the job failed (its message says why; the half-built
+                index is deleted) or another reindex holds the lock.
+            KeyboardInterrupt: interrupted; the job is ``cancelled`` and
+                resumable, the half-built index kept.
+        """
+        job = self.store.get(self.job_id)
+        if job.status == "done":
+            raise ReindexError(f"job {self.job_id} is already done")
+        if not self._take_lock():
+            return self.store.get(self.job_id)
+        try:
+            self.store.start(self.job_id, message=f"reindex of {self.alias} from {self.source}")
+            self._run()
+        except KeyboardInterrupt:
+            self.store.finish(
+                self.job_id,
+                "cancelled",
+                message=f"interrupted; `newsfold reindex --resume {self.job_id}` continues from the checkpoint",
+            )
+            raise
+        except Exception as exc:
+            message = self._fail(exc)
+            raise ReindexError(message) from exc
+        finally:
+            self.redis.delete(target_key(self.alias))  # before the lock goes: the next reindex announces its own
+            self.lock.release()
+        return self.store.get(self.job_id)
+
+    def _take_lock(self) -> bool:
+        try:
+            self.lock.acquire()
+            return True
+        except LockBusy as exc:
+            if exc.holder != self.job_id:
+                message = f"another reindex of {self.alias} is running (job {exc.holder})"
+                self.store.finish(self.job_id, "failed", message=message)
+                raise ReindexError(message) from None
+        # our own job's lock: a coordinator that died (the lock expires) or one still running
+        try:
+            self.lock.acquire(wait=LOCK_TTL + 5)
+            return True
+        except LockBusy:
+            log.warning("job %s is already being run by another coordinator", self.job_id)
+            return False
+
+    def _announce(self, target: str) -> None:
+        self.redis.set(target_key(self.alias), target, px=int(LOCK_TTL * 1000))
+
+    def _beat(self) -> None:
+        """Keep the announcement and the job's ``updated`` fresh (called from every loop)."""
+        state = self.store.state(self.job_id)
+        if state.get("target"):
+            self._announce(state["target"])
+        self.store.touch(self.job_id)
+
+    def _report(self, phase: str) -> None:
+        self._beat()
+        self.progress(self.store.get(self.job_id), phase)
+
+    # ------------------------------------------------------------------ phases
+    def _run(self) -> None:
+        state = self.store.state(self.job_id)
+        current = current_index(self.client, self.settings)
+        target = state.get("target")
+        if target and current == target:
+            self.swapped = True  # the swap happened before an interruption
+            self._after_swap(state)
+            return
+        if current is None:
+            raise ReindexError(f"there is no index behind the alias {self.alias}: nothing to reindex")
+        if target and not self.client.indices.exists(index=target):
+            log.warning("job %s: the new index %s is gone; starting over", self.job_id, target)
+            self._forget_plan(state)
+            self.store.reset_progress(self.job_id)
+            self.store.set_state(
+                self.job_id, target=None, planned=None, buckets=None, records=None, total=None, text_planned=None
+            )
+            target = None
+        if not target:
+            target = new_index_name(self.settings)
+            state = self._create(current, target)
+        elif state.get("old") != current:
+            raise ReindexError(f"the alias {self.alias} moved to {current} while the job was interrupted")
+        self._announce(target)
+        self._report("load")
+        self._load(state)
+        self._catch_up(state["since"], phase="catch-up")
+        self.store.set_state(self.job_id, catch_up=self._since(time.time()))
+        self._finish_load(target)
+        reapply_corrections(client=self.client, settings=target_settings(self.settings, target), since=state["since"])
+        self._swap(current, target)
+        self._after_swap(self.store.state(self.job_id))
+
+    def _create(self, old: str, target: str) -> dict:
+        body = index_body(self.settings)
+        body["settings"]["index"]["number_of_replicas"] = 0  # restored before the swap
+        self.client.indices.create(index=target, settings=body["settings"], mappings=body["mappings"])
+        began = time.time()
+        self.store.set_state(
+            self.job_id,
+            alias=self.alias,
+            source=self.source,
+            old=old,
+            target=target,
+            began=dt.datetime.fromtimestamp(began, dt.UTC).isoformat(timespec="milliseconds"),
+            since=self._since(began),
+        )
+        return self.store.state(self.job_id)
+
+    @staticmethod
+    def _since(moment: float) -> str:
+        return dt.datetime.fromtimestamp(moment - CATCH_UP_MARGIN, dt.UTC).isoformat(timespec="milliseconds")
+
+    def _load(self, state: dict) -> None:
+        old = state["old"]
+        if not state.get("total"):
+            pages = self.client.count(index=old)["count"]
+            self.store.set_state(self.job_id, total=pages, prefix_length=prefix_length(pages, self.chunk_pages))
+            state = self.store.state(self.job_id)
+        missing = [{"key": f"m{p}", "kind": "missing", "prefix": p} for p in hex_prefixes(int(state["prefix_length"]))]
+        if self.source == "archive":
+            buckets, records = self._plan_archive(state)
+            self.store.update(self.job_id, total=records)
+            self._chunks([{"key": f"a{b}", "kind": "archive", "bucket": b} for b in range(buckets)])
+        else:
+            self.store.update(self.job_id, total=int(state["total"]))
+            self._chunks(self._plan_text(state))
+        self._chunks(missing)
+
+    def _plan_text(self, state: dict) -> list[dict]:
+        """Cluster-id ranges of about ``chunk_pages`` pages each (computed once, kept in Redis)."""
+        key = plan_key(self.store, self.job_id, "text")
+        if not state.get("text_planned"):
+            self.redis.delete(key)
+            bounds: list[str] = []
+            pages = 0
+            after = None
+            while True:
+                composite: dict = {"size": 1000, "sources": [{"c": {"terms": {"field": "cluster_id"}}}]}
+                if after:
+                    composite["after"] = after
+                res = self.client.search(index=state["old"], size=0, aggs={"clusters": {"composite": composite}})
+                agg = res["aggregations"]["clusters"]
+                for bucket in agg["buckets"]:
+                    if pages >= self.chunk_pages:
+                        bounds.append(bucket["key"]["c"])
+                        pages = 0
+                    pages += bucket["doc_count"]
+                after = agg.get("after_key")
+                if not agg["buckets"] or not after:
+                    break
+                self._beat()
+            if bounds:
+                self.redis.rpush(key, *bounds)
+            self.store.set_state(self.job_id, text_planned=1)
+        bounds = [b.decode() if isinstance(b, bytes) else b for b in self.redis.lrange(key, 0, -1)]
+        edges = [None, *bounds, None]
+        return [
+            {"key": f"t{n}", "kind": "text", "gte": low, "lt": high}
+            for n, (low, high) in enumerate(zip(edges, edges[1:], strict=False))
+        ]
+
+    def _chunks(self, chunks: list[dict]) -> None:
+        done = self.store.recorded(self.job_id)
+        todo = [(c["key"], c) for c in chunks if c["key"] not in done]
+
+        def send(key: str, chunk: dict):
+            return self.app.send_task(CHUNK_TASK, kwargs={"job_id": self.job_id, "chunk": chunk})
+
+        def on_result(key: str, chunk: dict, value, error) -> None:
+            if error is not None:
+                raise ReindexError(f"chunk {key} failed: {type(error).__name__}: {error}")
+            if not self.store.is_recorded(self.job_id, key):
+                raise ReindexError(f"chunk {key} was not completed (the job stopped meanwhile)")
+            self._report("load")
+
+        drive(
+            todo,
+            send,
+            on_result,
+            max_in_flight=64,
+            poll=0.05,
+            alive=lambda keys: self.store.alive(self.job_id, keys),
+            on_idle=lambda: self._report("load"),
+        )
+
+    def _plan_archive(self, state: dict) -> tuple[int, int]:
+        """Bucket every archived page record by page id (once; stored in Redis)."""
+        if state.get("planned"):
+            return int(state["buckets"]), int(state["records"])
+        from newsfold.indexer.archive import archive_files
+        from newsfold.indexer.sources import page_from_item, scan_warc
+
+        root = self.settings.archive_dir
+        if not root:
+            raise ReindexError("a reindex from the archive needs NEWSFOLD_ARCHIVE_DIR")
+        files = [str(p.resolve()) for p in archive_files(root)]
+        if not files:
+            raise ReindexError(f"the archive {root} holds no page files (pages-*.warc.gz)")
+        self._forget_plan(state)
+        buckets = max(1, math.ceil(max(int(state["total"]), 1) / self.chunk_pages))
+        self.store.set_state(self.job_id, files=json.dumps(files), planning=buckets)
+        records = damaged = 0
+        pending: list[tuple[str, str]] = []  # (page id or url, plan entry)
+
+        def flush() -> None:
+            # copies of a story go to one bucket (by their cluster in the old index), so one worker takes
+            # them in order and decides them as the first ingest did
+            ids = sorted({ident for ident, _ in pending})
+            docs = self.client.mget(index=state["old"], ids=ids, source=["cluster_id"])["docs"] if ids else []
+            cluster = {d["_id"]: d["_source"].get("cluster_id") for d in docs if d.get("found")}
+            pipe = self.redis.pipeline(transaction=False)
+            for ident, entry in pending:
+                bucket = zlib.crc32((cluster.get(ident) or ident).encode("utf-8")) % buckets
+                pipe.rpush(plan_key(self.store, self.job_id, bucket), entry)
+            pipe.execute()
+            pending.clear()
+            self._beat()
+
+        for file_no, path in enumerate(files):
+            for item in scan_warc(path, lambda record: False):  # headers only
+                if item.error:
+                    damaged += 1  # e.g. the tail a live ingest is writing: not part of this plan
+                    continue
+                if item.rec_type not in ("resource", "response"):
+                    continue
+                page = page_from_item(item, "")
+                pending.append(
+                    (page.id or page.url or f"{file_no}:{item.offset}", f"{file_no}:{item.offset}:{item.length}")
+                )
+                records += 1
+                if len(pending) >= 1000:
+                    flush()
+        flush()
+        if damaged:
+            log.warning("job %s: %d damaged archive records left out", self.job_id, damaged)
+        self.store.set_state(self.job_id, planned=1, buckets=buckets, records=records, planning=None)
+        return buckets, records
+
+    def _forget_plan(self, state: dict) -> None:
+        count = int(state.get("buckets") or state.get("planning") or 0)
+        self.redis.delete(
+            plan_key(self.store, self.job_id, "text"), *(plan_key(self.store, self.job_id, b) for b in range(count))
+        )
+
+    def _catch_up(self, since: str, *, phase: str) -> int:
+        """Re-ingest the old index's pages written since ``since`` (live writes during the reindex)."""
+        state = self.store.state(self.job_id)
+        old, target = state["old"], state["target"]
+        self.client.indices.refresh(index=old)  # every acknowledged write becomes visible to the scan
+        work = Work(self.job_id, state, self.settings, self.ctx, target)
+        query = {"range": {"ingested": {"gte": since}}}
+        pages = 0
+        for hits in scan(self.client, old, query, size=self.settings.batch_size, source=STORED_FIELDS):
+            hits = work.caught_up(hits)
+            if hits:
+                work.resigned(hits)
+                pages += len(hits)
+            self._report(phase)
+        caught = int(state.get("caught_up") or 0) + pages
+        self.store.set_state(self.job_id, caught_up=caught)
+        return pages
+
+    def _finish_load(self, target: str) -> None:
+        """Restore the replicas, wait for them (bounded), make everything visible."""
+        if self.settings.replicas:
+            self.client.indices.put_settings(
+                index=target, settings={"index": {"number_of_replicas": self.settings.replicas}}
+            )
+            health = self.client.cluster.health(index=target, wait_for_status="green", timeout="60s")
+            if health.get("timed_out"):
+                log.warning("replicas of %s not all allocated after 60 s; swapping anyway", target)
+        self.client.indices.refresh(index=target)
+
+    def _swap(self, old: str, target: str) -> None:
+        unwritten = self.store.get(self.job_id).rejected.get("index_failed", 0)
+        if unwritten:
+            raise ReindexError(
+                f"{unwritten} pages could not be written into the new index (see the job's failures); "
+                "not swapping, so none of them is lost"
+            )
+        if not self.lock.held():
+            raise ReindexError("the reindex lock was lost (Redis restarted?); not swapping")
+        if current_index(self.client, self.settings) != old:
+            raise ReindexError(f"the alias {self.alias} no longer points to {old}; not swapping")
+        self._report("swap")
+        self.client.indices.update_aliases(
+            actions=[
+                {"remove": {"index": old, "alias": self.alias, "must_exist": True}},
+                {"add": {"index": target, "alias": self.alias, "is_write_index": True}},
+            ]
+        )
+        self.swapped = True
+
+    def _after_swap(self, state: dict) -> None:
+        """Wait out writes already sent to the old index, catch them up, delete the old index."""
+        old = state["old"]
+        if self.client.indices.exists(index=old):
+            deadline = time.monotonic() + self.grace
+            while time.monotonic() < deadline:
+                self._report("grace")
+                time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+            self._catch_up(state["catch_up"], phase="catch-up")
+            # corrections made while the new index was built (its chunks did not see them), also the last moments'
+            reapply_corrections(client=self.client, settings=self.settings, since=state["since"])
+            self.client.indices.delete(index=old)
+        self._forget_plan(state)
+        job = self.store.get(self.job_id)
+        summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected"))
+        caught = self.store.state(self.job_id).get("caught_up") or "0"
+        self.store.finish(
+            self.job_id,
+            "done",
+            message=f"{state['target']} is behind {self.alias}: {summary}; {caught} pages caught up; {old} deleted",
+        )
+        self.progress(self.store.get(self.job_id), "done")
+
+    def _fail(self, exc: Exception) -> str:
+        """Mark the job failed; before the swap, delete the half-built index."""
+        state = self.store.state(self.job_id)
+        target = state.get("target")
+        message = str(exc) if isinstance(exc, ReindexError) else f"{type(exc).__name__}: {exc}"
+        log.error("reindex job %s failed: %s", self.job_id, message)
+        if self.swapped or not target:
+            self.store.finish(self.job_id, "failed", message=message)
+            return message
+        # failed first, so chunks still running stop writing; then the index goes
+        self.store.finish(self.job_id, "failed", message=f"{message}; the half-built index {target} was deleted")
+        self.redis.delete(target_key(self.alias))
+        self._forget_plan(state)
+        for _ in range(3):  # a write in flight when it is deleted could create it again (auto-create)
+            self.client.options(ignore_status=404).indices.delete(index=target)
+            time.sleep(1.0)
+            if not self.client.indices.exists(index=target):
+                break
+        return f"{message}; the half-built index {target} was deleted"

@@ -1,0 +1,70 @@
+"""The one place an Elasticsearch client is built.
+
+The 9.x client sends ``application/vnd.elasticsearch+json; compatible-with=9``,
+which Elasticsearch 8 and the osmem stand-in reject. Plain ``application/json``
+(and ``application/x-ndjson`` for bulk bodies) is accepted by Elasticsearch 8
+and 9 alike, so the node class below rewrites the two headers on the way out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from elastic_transport import HttpHeaders, Urllib3HttpNode
+from elasticsearch import Elasticsearch
+
+from newsfold.plugin.settings import Settings
+
+_COMPAT = re.compile(r"application/vnd\.elasticsearch\+([\w-]+);\s*compatible-with=\d+")
+
+
+def plain_media_type(value: str) -> str:
+    """Turn a compatibility media type back into the plain one."""
+    return _COMPAT.sub(r"application/\1", value)
+
+
+class PlainJsonNode(Urllib3HttpNode):
+    """A urllib3 node that sends plain JSON media types."""
+
+    def perform_request(self, method, target, body=None, headers=None, request_timeout=None, **kwargs):
+        if headers:
+            headers = HttpHeaders(headers)
+            for name in ("accept", "content-type"):
+                if name in headers:
+                    headers[name] = plain_media_type(headers[name])
+        if request_timeout is None:
+            return super().perform_request(method, target, body=body, headers=headers, **kwargs)
+        return super().perform_request(
+            method, target, body=body, headers=headers, request_timeout=request_timeout, **kwargs
+        )
+
+
+def build_client(settings: Settings) -> Elasticsearch:
+    """Build the Elasticsearch client described by ``settings``.
+
+    Args:
+        settings: the newsfold settings; ``elasticsearch_url`` must be set.
+
+    Returns:
+        A client that retries on timeouts and connection errors.
+
+    Raises:
+        ValueError: when no Elasticsearch URL is configured.
+    """
+    if not settings.elasticsearch_url:
+        raise ValueError("no Elasticsearch URL configured (set ELASTICSEARCH_URL)")
+    options = {
+        "node_class": PlainJsonNode,
+        "request_timeout": settings.es_timeout,
+        "max_retries": settings.es_max_retries,
+        "retry_on_timeout": True,
+    }
+    if settings.elasticsearch_api_key:
+        options["api_key"] = settings.elasticsearch_api_key
+    elif settings.elasticsearch_user:
+        options["basic_auth"] = (settings.elasticsearch_user, settings.elasticsearch_password or "")
+    if settings.elasticsearch_ca_certs:
+        options["ca_certs"] = settings.elasticsearch_ca_certs
+    if not settings.elasticsearch_verify_certs:
+        options["verify_certs"] = False
+    return Elasticsearch(settings.elasticsearch_url, **options)

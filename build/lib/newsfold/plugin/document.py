@@ -1,0 +1,193 @@
+"""The stored-document format: what newsfold writes into ``_source``, and reading it back.
+
+A document carries two groups of fields:
+
+- **fold fields** (:data:`FOLD_FIELDS`): what newsfold needs to find and keep a
+  page's cluster (band keys, signature, cluster id, evidence keys, the match
+  that folded it). ``ingest`` writes exactly these into any index, newsfold's
+  own or a host's, with partial updates, so a host's own fields are never
+  touched. Their mapping is the component template (``plugin.index``).
+- **content fields** (:data:`CONTENT_FIELDS`): the article as newsfold's own
+  index shows it (title, body, url, site, language, dates). A host index has
+  its own; newsfold writes them only into its own index.
+
+Everything that builds or reads ``_source`` goes through this module: the
+ingest path, the corrections, the reindex, the web and the admin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from newsfold.plugin.signature import Signature
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from newsfold.plugin.cluster import Match
+    from newsfold.plugin.extract import Article
+
+#: the fold fields and their Elasticsearch mapping (the body of the component template)
+FOLD_FIELDS: dict[str, dict] = {
+    "cluster_id": {"type": "keyword"},
+    "band_keys": {"type": "keyword", "doc_values": False},
+    "signature": {"type": "binary"},
+    "shingle_count": {"type": "integer"},
+    "token_count": {"type": "integer"},
+    "cjk_features": {"type": "keyword", "index": False, "doc_values": False},
+    "content_hash": {"type": "keyword"},
+    "url_key": {"type": "keyword", "ignore_above": 2048},
+    "title_key": {"type": "keyword", "ignore_above": 1024},
+    "site_key": {"type": "keyword"},
+    "day": {"type": "keyword"},
+    "similarity": {"type": "float"},
+    "matched_id": {"type": "keyword"},
+    "nearest_rejected": {"type": "float"},
+    "representative": {"type": "boolean"},
+    "folded": {"type": "date"},
+}
+#: the article fields of newsfold's own index (a host index keeps its own)
+CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested")
+
+#: what the band lookup and the verifier read of a candidate
+LOOKUP_SOURCE = ["cluster_id", "signature", "shingle_count", "token_count", "cjk_features", "site_key", "title_key",
+                 "url_key", "day"]
+#: what a search result shows of a version (newsfold's own index)
+VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "cluster_id", "signature", "shingle_count"]
+#: what the unchanged check reads
+UNCHANGED_SOURCE = ["content_hash", "cluster_id"]
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page to ingest: raw bytes (or decoded HTML) and what is known about it."""
+
+    html: bytes | str
+    url: str | None = None
+    id: str | None = None
+    site: str | None = None
+    lang: str | None = None
+    published: str | None = None
+
+
+@dataclass
+class SignedPage:
+    """A page ready to index: the article, its signature and its band keys."""
+
+    page_id: str
+    url: str | None
+    url_key: str | None
+    site: str | None
+    article: Article
+    signature: Signature
+    band_keys: list[str]
+    content_hash: str
+    published: str | None = None
+    title_key: str | None = None
+    features: np.ndarray | None = None  # feature hashes counted by StoryStats when the page starts a story
+    nearest_rejected: float | None = None  # best Jaccard among candidates that failed verification
+
+    def day(self) -> str | None:
+        """The page's publication day (YYYY-MM-DD) when known."""
+        published = self.article.published or self.published
+        return published[:10] if published else None
+
+    def fold_fields(self, *, cluster_id: str, match: Match | None, representative: bool, folded: str) -> dict:
+        """The fold fields of this page (every one, so a re-ingest leaves nothing stale)."""
+        return {
+            "cluster_id": cluster_id,
+            "band_keys": self.band_keys,
+            "signature": self.signature.encode(),
+            "shingle_count": self.signature.shingle_count,
+            "token_count": self.signature.token_count,
+            "cjk_features": self.signature.cjk_features or None,
+            "content_hash": self.content_hash,
+            "url_key": self.url_key,
+            "title_key": self.title_key,
+            "site_key": self.site,
+            "day": self.day(),
+            "similarity": round(match.similarity, 4) if match else None,
+            "matched_id": match.page_id if match else None,
+            "nearest_rejected": round(self.nearest_rejected, 4) if self.nearest_rejected is not None else None,
+            "representative": True if representative else None,
+            "folded": folded,
+        }
+
+    def own_document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
+        """The whole ``_source`` of this page in newsfold's own index (fold and article fields)."""
+        doc = self.fold_fields(cluster_id=cluster_id, match=match, representative=False, folded=ingested)
+        doc.update(self.content_fields(ingested=ingested))
+        return doc
+
+    def content_fields(self, *, ingested: str) -> dict:
+        """The article fields newsfold's own index stores."""
+        return {
+            "title": self.article.title,
+            "body": self.article.text,
+            "url": self.url,
+            "site": self.site,
+            "lang": self.article.lang,
+            # a date the page states wins over one given from outside (often a crawl date)
+            "published": self.article.published or self.published,
+            "ingested": ingested,
+        }
+
+
+@dataclass
+class Outcome:
+    """What happened to one page."""
+
+    page_id: str
+    status: str  # "new", "duplicate", "unchanged" or "rejected"
+    cluster_id: str | None = None
+    similarity: float | None = None
+    matched_id: str | None = None
+    reason: str | None = None
+    detail: str | None = None
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
+class Candidate:
+    """An indexed page as the verifier sees it (read back from its fold fields)."""
+
+    page_id: str
+    cluster_id: str
+    signature: Signature
+    site: str | None = None
+    title_key: str | None = None
+    url_key: str | None = None
+    day: str | None = None
+
+
+def read_signature(src: dict) -> Signature | None:
+    """The stored signature of a ``_source`` (None when the page has none)."""
+    if not src.get("signature"):
+        return None
+    return Signature.decode(
+        src["signature"],
+        shingle_count=int(src.get("shingle_count") or 0),
+        token_count=int(src.get("token_count") or 0),
+        cjk_features=src.get("cjk_features") or "",
+    )
+
+
+def read_candidate(hit: dict) -> Candidate | None:
+    """A search or mget hit as a :class:`Candidate`; None for a document newsfold has not folded."""
+    src = hit.get("_source") or {}
+    sig = read_signature(src)
+    if sig is None or not src.get("cluster_id"):
+        return None
+    day = src.get("day")
+    return Candidate(
+        hit["_id"],
+        src["cluster_id"],
+        sig,
+        site=src.get("site_key"),
+        title_key=src.get("title_key"),
+        url_key=src.get("url_key"),
+        day=day if isinstance(day, str) else None,
+    )

@@ -1,0 +1,250 @@
+"""Index bodies: the fold fields as a component template, newsfold's own index, and checking an index's ``_meta``.
+
+newsfold's fields (``plugin.document.FOLD_FIELDS``) are one component
+template (:func:`component_template`) that a host composes into its own index
+template; newsfold's own index is the same fields plus the article fields of
+``mappings/articles.json``. Every index records the signature parameters in
+``_meta.newsfold``; newsfold refuses to write into an index whose parameters
+differ (its signatures would not be comparable).
+
+The application reads and writes only through the alias
+(``settings.index``); concrete indices are ``<alias>-<suffix>`` so a reindex
+can build a new one and swap the alias atomically.
+
+Pure except the functions that take a client (which import ``elasticsearch``
+when called).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from newsfold.plugin.document import FOLD_FIELDS
+from newsfold.plugin.settings import Settings
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
+#: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
+FOLD_LAYOUT = 2
+_META_CACHE_SECONDS = 60.0
+_checked: dict[tuple[int, str], float] = {}
+
+
+@lru_cache(maxsize=1)
+def _mapping_file() -> dict:
+    return json.loads(resources.files("newsfold.mappings").joinpath("articles.json").read_text("utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _corrections_mapping_file() -> dict:
+    return json.loads(resources.files("newsfold.mappings").joinpath("corrections.json").read_text("utf-8"))
+
+
+def corrections_index(settings: Settings) -> str:
+    """The corrections index: ``<alias>-corrections`` unless ``settings.corrections_index`` names another.
+
+    It is a side index: never behind the articles alias, and a reindex keeps
+    it (point the new build's settings at the live one's corrections index).
+    """
+    return settings.corrections_index or f"{settings.index}-corrections"
+
+
+def corrections_index_body(settings: Settings) -> dict:
+    """The body for ``indices.create`` of the corrections index (one small shard)."""
+    body = copy.deepcopy(_corrections_mapping_file())
+    body["settings"]["index"]["number_of_replicas"] = settings.replicas
+    return body
+
+
+def fold_meta(settings: Settings) -> dict:
+    """What ``_meta.newsfold`` of an index records: the fold-field layout and every signature parameter."""
+    return {"fold_layout": FOLD_LAYOUT, **settings.signature_meta()}
+
+
+def component_template(settings: Settings) -> dict:
+    """The body of an Elasticsearch component template holding newsfold's fields.
+
+    A host composes it into its own index template::
+
+        client.cluster.put_component_template(name="newsfold", **component_template(settings))
+        client.indices.put_index_template(name="news", index_patterns=["news-*"],
+                                          composed_of=["newsfold"], template={"mappings": {...}})
+
+    Returns:
+        ``{"template": {"mappings": {"_meta": {"newsfold": ...}, "properties": ...}}, "_meta": ...}``;
+        the fold fields are top-level properties (``plugin.document.FOLD_FIELDS``).
+    """
+    meta = fold_meta(settings)
+    return {
+        "template": {"mappings": {"_meta": {"newsfold": meta}, "properties": copy.deepcopy(FOLD_FIELDS)}},
+        "_meta": {"description": "newsfold fold fields (docs/embedding.md)", "newsfold": meta},
+    }
+
+
+def index_body(settings: Settings) -> dict:
+    """The body for ``indices.create`` of newsfold's own index: settings, mapping and ``_meta``.
+
+    The mapping is the article fields of ``mappings/articles.json`` plus the
+    fold fields of :func:`component_template`; ``_meta.newsfold`` records
+    every parameter that makes signatures comparable (datasketch version and
+    hash scheme, num_perm, seed, bands, rows, shingle lengths).
+    """
+    body = copy.deepcopy(_mapping_file())
+    body["settings"]["index"]["number_of_shards"] = settings.shards
+    body["settings"]["index"]["number_of_replicas"] = settings.replicas
+    body["mappings"]["properties"].update(copy.deepcopy(FOLD_FIELDS))
+    body["mappings"]["_meta"]["newsfold"] = fold_meta(settings)
+    return body
+
+
+def new_index_name(settings: Settings) -> str:
+    """A fresh concrete index name behind the alias."""
+    return f"{settings.index}-{time.strftime('%Y%m%d%H%M%S')}-{time.time_ns() % 1_000_000:06d}"
+
+
+def ensure_index(client: Elasticsearch, settings: Settings) -> str:
+    """Create newsfold's own index and alias if missing; check an existing one's ``_meta``.
+
+    Returns:
+        The concrete index name behind the alias.
+
+    Raises:
+        RuntimeError: the existing index was built with other signature
+            parameters (its signatures are not comparable: reindex).
+    """
+    from elasticsearch import BadRequestError, NotFoundError
+
+    try:
+        current = list(client.indices.get_alias(name=settings.index))
+    except NotFoundError:
+        current = []
+    if not current:
+        # A fixed first name: workers racing to create it get "already exists", not two indices.
+        name = f"{settings.index}-000001"
+        body = index_body(settings)
+        try:
+            client.indices.create(
+                index=name,
+                settings=body["settings"],
+                mappings=body["mappings"],
+                aliases={settings.index: {"is_write_index": True}},
+            )
+        except BadRequestError as exc:
+            if exc.error != "resource_already_exists_exception":
+                raise
+        check_meta(client, settings, name)
+        return name
+    name = sorted(current)[-1]
+    check_meta(client, settings, name)
+    add_new_fields(client, name)
+    return name
+
+
+def add_new_fields(client: Elasticsearch, name: str) -> None:
+    """Add fields a newer mapping defines to an existing index (additive changes need no reindex).
+
+    Raises:
+        elasticsearch.BadRequestError: a field changed its type; that needs ``newsfold reindex``.
+    """
+    properties = {**_mapping_file()["mappings"]["properties"], **FOLD_FIELDS}
+    current = client.indices.get_mapping(index=name)[name]["mappings"].get("properties", {})
+    missing = {field: spec for field, spec in properties.items() if field not in current}
+    if missing:
+        client.indices.put_mapping(index=name, properties=missing)
+
+
+def ensure_fold_fields(client: Elasticsearch, index: str, settings: Settings) -> list[str]:
+    """Add newsfold's fields and ``_meta.newsfold`` to a host index (or every index behind an alias) that exists.
+
+    The way to adopt newsfold in an index created before its template held
+    ``component_template``: additive ``put_mapping`` calls, no reindex. The
+    host's own ``_meta`` keys are kept. An index that already records other
+    signature parameters is refused.
+
+    Returns:
+        The concrete index names updated.
+
+    Raises:
+        RuntimeError: a host field has one of newsfold's names with another
+            mapping, or the recorded signature parameters differ.
+    """
+    mappings = client.indices.get_mapping(index=index)
+    wanted = fold_meta(settings)
+    for name, body in sorted(mappings.items()):
+        current = body["mappings"].get("properties", {})
+        clash = sorted(f for f, spec in FOLD_FIELDS.items() if f in current and current[f].get("type") != spec["type"])
+        if clash:
+            raise RuntimeError(
+                f"index {name} already has fields named like newsfold's with another type: {', '.join(clash)}"
+            )
+        meta = dict(body["mappings"].get("_meta") or {})
+        if meta.get("newsfold") not in (None, wanted):
+            check_meta(client, settings, name)
+        meta["newsfold"] = wanted
+        missing = {f: spec for f, spec in FOLD_FIELDS.items() if f not in current}
+        client.indices.put_mapping(index=name, properties=missing, meta=meta)
+    return sorted(mappings)
+
+
+def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
+    """Raise when an index's signature parameters (``_meta.newsfold``) differ from the settings."""
+    mapping = client.indices.get_mapping(index=name)
+    for concrete, body in sorted(mapping.items()):
+        meta = (body["mappings"].get("_meta") or {}).get("newsfold")
+        if meta is None:
+            raise RuntimeError(
+                f"index {concrete} has no newsfold fields (_meta.newsfold is missing): compose "
+                "component_template() into its index template, or call ensure_fold_fields() (docs/embedding.md)"
+            )
+        wanted = fold_meta(settings)
+        diff = {k: (meta.get(k), v) for k, v in wanted.items() if meta.get(k) != v}
+        if diff:
+            detail = ", ".join(f"{k}: index has {a!r}, settings say {b!r}" for k, (a, b) in sorted(diff.items()))
+            raise RuntimeError(f"index {concrete} was built with other signature parameters ({detail}); reindex it")
+
+
+def check_meta_cached(client: Elasticsearch, settings: Settings, name: str) -> None:
+    """:func:`check_meta` at most once a minute per client and index (the ingest path calls it per batch)."""
+    key = (id(client), name)
+    now = time.monotonic()
+    if now - _checked.get(key, -_META_CACHE_SECONDS) < _META_CACHE_SECONDS:
+        return
+    check_meta(client, settings, name)
+    _checked[key] = now
+
+
+def drop_index(client: Elasticsearch, settings: Settings) -> None:
+    """Delete every concrete index behind the alias and the side indices (for tests and fresh runs).
+
+    The side indices are the corrections log (``plugin.corrections``) and the
+    rejected pages (``<alias>-rejected``); missing ones are skipped.
+    """
+    from elasticsearch import NotFoundError
+
+    try:
+        names = list(client.indices.get_alias(name=settings.index))
+    except NotFoundError:
+        names = []
+    for name in names:
+        client.indices.delete(index=name)
+    for side in (corrections_index(settings), f"{settings.index}-rejected"):
+        client.options(ignore_status=404).indices.delete(index=side)
+
+
+def current_index(client: Elasticsearch, settings: Settings) -> str | None:
+    """The concrete index behind the alias (the write index when there are several), or None."""
+    from elasticsearch import NotFoundError
+
+    try:
+        aliases = client.indices.get_alias(name=settings.index)
+    except NotFoundError:
+        return None
+    names = sorted(aliases)
+    writers = [n for n in names if aliases[n]["aliases"].get(settings.index, {}).get("is_write_index")]
+    return (writers or names or [None])[-1]

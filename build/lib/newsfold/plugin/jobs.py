@@ -1,0 +1,556 @@
+"""Bulk jobs (ingest, reindex) whose state lives in Redis, the broker newsfold already runs.
+
+Several workers update one job at once, and a job outlives the process that
+started it, so nothing is kept in memory: every change is one atomic Redis
+operation. The keys of a job, under ``<namespace>:job:<id>``:
+
+- the hash itself: ``kind``, ``status``, times, ``total``, ``done``, ``params``
+  (JSON), ``message``, and the counters ``n:<outcome>`` and ``r:<reason>``;
+- ``:keys``: the units of work already counted (batch or chunk keys). They are
+  the checkpoint a resumed job skips, and what makes counting idempotent: a
+  batch delivered twice (a worker died after writing but before the
+  acknowledgement) is counted once;
+- ``:failures`` (item -> JSON) and ``:failure_order`` (items in order):
+  the pages that failed, with reason, detail and whether a retry can help;
+- ``:retry`` (item -> task payload): what a retry re-queues;
+- ``:state``: coordinator bookkeeping (a reindex keeps its target index here);
+- ``:alive:<key>``: a heartbeat with a short expiry while a worker runs a unit.
+
+``<namespace>:jobs`` (a sorted set by creation time) lists every job and
+``<namespace>:jobs:active`` the queued and running ones. Finished jobs expire
+after ``RETENTION_SECONDS``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+
+KINDS = ("ingest", "reindex")
+STATUSES = ("queued", "running", "done", "failed", "cancelled")
+ACTIVE = ("queued", "running")
+OUTCOMES = ("new", "duplicate", "unchanged", "rejected")
+#: rejection reasons a second attempt can cure (the server or the file was away); content
+#: reasons (empty, too_short, not_html, ...) give the same answer every time
+RETRYABLE_REASONS = frozenset({"failed", "index_failed", "unreadable", "internal_error", "timeout", "worker_crashed"})
+#: a failed page's task payload is kept for a retry only up to this size (raw HTML travels inline
+#: when there is no archive; a whole outage must not copy the corpus into Redis)
+MAX_RETRY_PAYLOAD = 512 * 1024
+RETENTION_SECONDS = 30 * 24 * 3600
+HEARTBEAT_TTL = 10.0
+HEARTBEAT_EVERY = 2.0
+
+# Count one unit of work once: mark its key, add its counters, keep its failures.
+_RECORD = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if ARGV[1] ~= '' and redis.call('SADD', KEYS[2], ARGV[1]) == 0 then return 0 end
+for name, n in pairs(cjson.decode(ARGV[3])) do redis.call('HINCRBY', KEYS[1], name, n) end
+for _, f in ipairs(cjson.decode(ARGV[4])) do
+  if redis.call('HSET', KEYS[3], f[1], f[2]) == 1 then redis.call('RPUSH', KEYS[4], f[1]) end
+end
+for item, payload in pairs(cjson.decode(ARGV[5])) do redis.call('HSET', KEYS[5], item, payload) end
+redis.call('HSET', KEYS[1], 'updated', ARGV[2])
+return 1
+"""
+
+# Take the retryable failures out of the job (their counts too): a retry counts them again.
+_TAKE_RETRYABLE = """
+local out = {}
+for _, item in ipairs(redis.call('HKEYS', KEYS[4])) do
+  local f = redis.call('HGET', KEYS[2], item)
+  if f then
+    local reason = cjson.decode(f)['reason']
+    redis.call('HINCRBY', KEYS[1], 'n:rejected', -1)
+    redis.call('HINCRBY', KEYS[1], 'r:' .. reason, -1)
+    redis.call('HINCRBY', KEYS[1], 'done', -1)
+    redis.call('HDEL', KEYS[2], item)
+    redis.call('LREM', KEYS[3], 1, item)
+  end
+  table.insert(out, redis.call('HGET', KEYS[4], item))
+end
+redis.call('DEL', KEYS[4])
+return out
+"""
+
+_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+_RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 with milliseconds (the format of every job time)."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+
+
+def _parse_time(value: str | None) -> dt.datetime | None:
+    if not value:
+        return None
+    try:
+        return dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+
+
+def _text(value) -> str | None:
+    if value is None:
+        return None
+    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
+
+
+@dataclass
+class Job:
+    """One ingest or reindex job as read from Redis."""
+
+    id: str
+    kind: str  # "ingest" | "reindex"
+    status: str  # "queued" | "running" | "done" | "failed" | "cancelled"
+    created: str
+    updated: str
+    finished: str | None
+    total: int | None
+    done: int
+    counts: dict[str, int]  # new / duplicate / unchanged / rejected
+    rejected: dict[str, int]  # by reason
+    params: dict
+    message: str | None
+    started: str | None = None  # when the job first ran (rate and ETA are measured from it)
+
+    def rate(self) -> float | None:
+        """Pages per second since the job started (until it finished), or None before any page."""
+        start = _parse_time(self.started)
+        if start is None or self.done <= 0:
+            return None
+        end = _parse_time(self.finished) or dt.datetime.now(dt.UTC)
+        elapsed = (end - start).total_seconds()
+        return self.done / elapsed if elapsed > 0 else None
+
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the current rate; None when unknown or the job is over."""
+        if self.status not in ACTIVE or self.total is None:
+            return None
+        rate = self.rate()
+        if not rate:
+            return None
+        return max(0, self.total - self.done) / rate
+
+    def as_dict(self) -> dict:
+        """The JSON of ``GET /api/jobs/<id>``: every field plus ``rate`` and ``eta_seconds``."""
+        out = asdict(self)
+        rate, eta = self.rate(), self.eta_seconds()
+        out["rate"] = round(rate, 2) if rate is not None else None
+        out["eta_seconds"] = round(eta, 1) if eta is not None else None
+        return out
+
+
+@dataclass
+class Failure:
+    """One page that failed (the entry of ``JobStore.failures``), with its payload when a retry can use it."""
+
+    item: str
+    reason: str
+    detail: str | None = None
+    payload: dict | None = field(default=None, repr=False)
+
+    def retryable(self) -> bool:
+        return self.reason in RETRYABLE_REASONS and self.payload is not None
+
+
+def failed_batch(pages: list[dict], error: BaseException) -> list[dict]:
+    """The outcomes of a batch that failed for good: each page ``rejected`` with reason ``failed``."""
+    detail = f"{type(error).__name__}: {error}"
+    return [{"page_id": str(p.get("id")), "status": "rejected", "reason": "failed", "detail": detail} for p in pages]
+
+
+def failures_of(outcomes: Iterable[dict], payloads: dict[str, dict] | None = None) -> list[Failure]:
+    """The rejected outcomes as failures, each with its payload when the reason is retryable."""
+    payloads = payloads or {}
+    out = []
+    for o in outcomes:
+        if o.get("status") != "rejected":
+            continue
+        item = str(o.get("page_id"))
+        reason = o.get("reason") or "unknown"
+        payload = payloads.get(item) if reason in RETRYABLE_REASONS else None
+        out.append(Failure(item, reason, o.get("detail"), payload))
+    return out
+
+
+class JobStore:
+    """Jobs in Redis (see the module docstring for the keys)."""
+
+    def __init__(self, redis_client, namespace: str = "newsfold") -> None:
+        self.redis = redis_client
+        self.namespace = namespace
+        self._record = redis_client.register_script(_RECORD)
+        self._take = redis_client.register_script(_TAKE_RETRYABLE)
+
+    # ------------------------------------------------------------------ keys
+    def _key(self, job_id: str, part: str = "") -> str:
+        return f"{self.namespace}:job:{job_id}{':' + part if part else ''}"
+
+    @property
+    def _index(self) -> str:
+        return f"{self.namespace}:jobs"
+
+    @property
+    def _active(self) -> str:
+        return f"{self.namespace}:jobs:active"
+
+    # ------------------------------------------------------------------ life cycle
+    def create(self, kind: str, *, params: dict, total: int | None = None) -> Job:
+        """Create a queued job and return it.
+
+        Args:
+            kind: ``"ingest"`` or ``"reindex"``.
+            params: what the job works on (JSON-serialisable), shown as is.
+            total: pages to process when known.
+
+        Raises:
+            ValueError: an unknown kind.
+        """
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        stamp = dt.datetime.now(dt.UTC)
+        job_id = f"{kind}-{stamp.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+        created = stamp.isoformat(timespec="milliseconds")
+        fields = {
+            "id": job_id,
+            "kind": kind,
+            "status": "queued",
+            "created": created,
+            "updated": created,
+            "done": 0,
+            "params": json.dumps(params, ensure_ascii=False),
+        }
+        if total is not None:
+            fields["total"] = int(total)
+        pipe = self.redis.pipeline()
+        pipe.hset(self._key(job_id), mapping=fields)
+        pipe.zadd(self._index, {job_id: stamp.timestamp()})
+        pipe.sadd(self._active, job_id)
+        pipe.execute()
+        return self.get(job_id)
+
+    def get(self, job_id: str) -> Job | None:
+        """The job, or None when there is no such job (or it expired)."""
+        raw = self.redis.hgetall(self._key(job_id))
+        if not raw:
+            return None
+        data = {_text(k): _text(v) for k, v in raw.items()}
+        counts = {k: 0 for k in OUTCOMES}
+        rejected: dict[str, int] = {}
+        for name, value in data.items():
+            if name.startswith("n:"):
+                counts[name[2:]] = int(value)
+            elif name.startswith("r:") and int(value) > 0:
+                rejected[name[2:]] = int(value)
+        try:
+            params = json.loads(data.get("params") or "{}")
+        except json.JSONDecodeError:
+            params = {}
+        total = data.get("total")
+        return Job(
+            id=data.get("id") or job_id,
+            kind=data.get("kind") or "",
+            status=data.get("status") or "queued",
+            created=data.get("created") or "",
+            updated=data.get("updated") or data.get("created") or "",
+            finished=data.get("finished"),
+            total=int(total) if total not in (None, "") else None,
+            done=int(data.get("done") or 0),
+            counts=counts,
+            rejected=dict(sorted(rejected.items(), key=lambda kv: (-kv[1], kv[0]))),
+            params=params,
+            message=data.get("message") or None,
+            started=data.get("started"),
+        )
+
+    def list(self, *, offset: int = 0, limit: int = 50) -> tuple[int, list[Job]]:
+        """``(total, jobs)``: one page of jobs, newest first."""
+        total = self.redis.zcard(self._index)
+        ids = [_text(i) for i in self.redis.zrevrange(self._index, offset, offset + max(0, limit) - 1)]
+        jobs = []
+        for job_id in ids:
+            job = self.get(job_id)
+            if job is None:  # expired: drop it from the index
+                self.redis.zrem(self._index, job_id)
+                total -= 1
+                continue
+            jobs.append(job)
+        return total, jobs
+
+    def active(self, kind: str, *, index: str | None = None) -> Job | None:
+        """A queued or running job of ``kind`` (the oldest), optionally only one working on ``index``."""
+        found = []
+        for job_id in map(_text, self.redis.smembers(self._active)):
+            job = self.get(job_id)
+            if job is None or job.status not in ACTIVE:
+                self.redis.srem(self._active, job_id)
+                continue
+            if job.kind == kind and (index is None or job.params.get("index") == index):
+                found.append(job)
+        return min(found, key=lambda j: j.created) if found else None
+
+    def start(self, job_id: str, *, message: str | None = None) -> None:
+        """Mark a job running (again, when resumed); ``started`` keeps the first start."""
+        now = now_iso()
+        pipe = self.redis.pipeline()
+        pipe.hset(self._key(job_id), mapping={"status": "running", "updated": now, "message": message or ""})
+        pipe.hsetnx(self._key(job_id), "started", now)
+        pipe.hdel(self._key(job_id), "finished")
+        pipe.sadd(self._active, job_id)
+        for part in ("", "keys", "failures", "failure_order", "retry", "state"):
+            pipe.persist(self._key(job_id, part))
+        pipe.execute()
+
+    def finish(self, job_id: str, status: str, *, message: str | None = None) -> None:
+        """End a job (``done``, ``failed`` or ``cancelled``); its keys expire after ``RETENTION_SECONDS``."""
+        if status in ACTIVE or status not in STATUSES:
+            raise ValueError(f"a job finishes as done, failed or cancelled, not {status!r}")
+        now = now_iso()
+        pipe = self.redis.pipeline()
+        pipe.hset(self._key(job_id), mapping={"status": status, "updated": now, "finished": now})
+        if message is not None:
+            pipe.hset(self._key(job_id), "message", message)
+        pipe.srem(self._active, job_id)
+        for part in ("", "keys", "failures", "failure_order", "retry", "state"):
+            pipe.expire(self._key(job_id, part), RETENTION_SECONDS)
+        pipe.execute()
+
+    def update(self, job_id: str, *, total: int | None = None, message: str | None = None) -> None:
+        """Set the total or the message (and the ``updated`` time)."""
+        fields: dict = {"updated": now_iso()}
+        if total is not None:
+            fields["total"] = int(total)
+        if message is not None:
+            fields["message"] = message
+        self.redis.hset(self._key(job_id), mapping=fields)
+
+    def reset_progress(self, job_id: str) -> None:
+        """Forget every checkpoint, counter and failure (a job that must start over)."""
+        key = self._key(job_id)
+        counters = [_text(k) for k in self.redis.hkeys(key) if _text(k).startswith(("n:", "r:"))]
+        pipe = self.redis.pipeline()
+        if counters:
+            pipe.hdel(key, *counters)
+        pipe.hset(key, "done", 0)
+        pipe.delete(*(self._key(job_id, p) for p in ("keys", "failures", "failure_order", "retry")))
+        pipe.execute()
+
+    # ------------------------------------------------------------------ progress
+    def record(
+        self,
+        job_id: str,
+        key: str | None,
+        outcomes: Iterable[dict],
+        *,
+        payloads: dict[str, dict] | None = None,
+        add_total: int = 0,
+    ) -> bool:
+        """Count one unit of work's outcomes, once.
+
+        Args:
+            job_id: the job.
+            key: the unit's checkpoint key (a batch or chunk); a key already
+                recorded changes nothing. None counts without a checkpoint.
+            outcomes: outcome dicts (``page_id``, ``status``, ``reason``, ``detail``).
+            payloads: task payloads by page id, kept for a retry of the
+                retryable failures (up to ``MAX_RETRY_PAYLOAD`` bytes each).
+            add_total: pages to add to the job's total (work found on the way).
+
+        Returns:
+            True when counted, False when the key was already recorded or the job is gone.
+        """
+        outcomes = list(outcomes)
+        counters: dict[str, int] = {}
+        for o in outcomes:
+            status = o.get("status") or "rejected"
+            counters[f"n:{status}"] = counters.get(f"n:{status}", 0) + 1
+            if status == "rejected":
+                reason = f"r:{o.get('reason') or 'unknown'}"
+                counters[reason] = counters.get(reason, 0) + 1
+        if outcomes:
+            counters["done"] = len(outcomes)
+        if add_total:
+            counters["total"] = add_total
+        at = now_iso()
+        failures, kept = [], {}
+        for f in failures_of(outcomes, payloads):
+            payload = json.dumps(f.payload, ensure_ascii=False) if f.payload is not None else None
+            if payload is not None and len(payload) > MAX_RETRY_PAYLOAD:
+                payload = None
+            entry = {"item": f.item, "reason": f.reason, "detail": f.detail, "at": at, "retryable": payload is not None}
+            failures.append([f.item, json.dumps(entry, ensure_ascii=False)])
+            if payload is not None:
+                kept[f.item] = payload
+        keys = [self._key(job_id, p) for p in ("", "keys", "failures", "failure_order", "retry")]
+        args = [key or "", at, json.dumps(counters), json.dumps(failures), json.dumps(kept)]
+        return self._record(keys=keys, args=args) == 1
+
+    def is_recorded(self, job_id: str, key: str) -> bool:
+        """Whether the unit of work ``key`` has been counted."""
+        return bool(self.redis.sismember(self._key(job_id, "keys"), key))
+
+    def recorded(self, job_id: str) -> set[str]:
+        """Every counted unit of work (the checkpoint of a resumed job)."""
+        return {_text(k) for k in self.redis.smembers(self._key(job_id, "keys"))}
+
+    def failures(self, job_id: str, *, offset: int = 0, limit: int = 50) -> tuple[int, list[dict]]:
+        """``(total, entries)``: failed pages in the order they failed, ``{item, reason, detail, at, retryable}``."""
+        total = self.redis.llen(self._key(job_id, "failure_order"))
+        items = self.redis.lrange(self._key(job_id, "failure_order"), offset, offset + max(0, limit) - 1)
+        if not items:
+            return total, []
+        raw = self.redis.hmget(self._key(job_id, "failures"), items)
+        return total, [json.loads(r) for r in raw if r is not None]
+
+    def retryable_count(self, job_id: str) -> int:
+        """How many failed pages a retry would re-queue."""
+        return self.redis.hlen(self._key(job_id, "retry"))
+
+    def take_retryable(self, job_id: str) -> list[dict]:
+        """Remove the retryable failures (and their counts) from the job; returns their task payloads."""
+        keys = [self._key(job_id, p) for p in ("", "failures", "failure_order", "retry")]
+        return [json.loads(p) for p in self._take(keys=keys, args=[]) if p]
+
+    # ------------------------------------------------------------------ coordinator state
+    def state(self, job_id: str) -> dict[str, str]:
+        """The coordinator's bookkeeping of a job (strings)."""
+        return {_text(k): _text(v) for k, v in self.redis.hgetall(self._key(job_id, "state")).items()}
+
+    def set_state(self, job_id: str, **values) -> None:
+        """Set coordinator bookkeeping fields (None deletes a field)."""
+        gone = [k for k, v in values.items() if v is None]
+        kept = {k: str(v) for k, v in values.items() if v is not None}
+        pipe = self.redis.pipeline()
+        if kept:
+            pipe.hset(self._key(job_id, "state"), mapping=kept)
+        if gone:
+            pipe.hdel(self._key(job_id, "state"), *gone)
+        pipe.hset(self._key(job_id), "updated", now_iso())
+        pipe.execute()
+
+    def touch(self, job_id: str) -> None:
+        """Refresh the ``updated`` time (the coordinator is alive)."""
+        self.redis.hset(self._key(job_id), "updated", now_iso())
+
+    # ------------------------------------------------------------------ heartbeats
+    def beat(self, job_id: str, key: str, ttl: float = HEARTBEAT_TTL) -> None:
+        """Say that this process (``host:pid``, the value) is working on ``key`` for ``ttl`` seconds."""
+        self.redis.set(self._key(job_id, f"alive:{key}"), f"{socket.gethostname()}:{os.getpid()}", px=int(ttl * 1000))
+
+    def workers(self, job_id: str) -> dict[str, str]:
+        """``{key: "host:pid"}`` of the units being worked on now."""
+        prefix = self._key(job_id, "alive:")
+        keys = list(self.redis.scan_iter(match=prefix + "*", count=500))
+        values = self.redis.mget(keys) if keys else []
+        return {_text(k)[len(prefix) :]: _text(v) for k, v in zip(keys, values, strict=True) if v is not None}
+
+    def alive(self, job_id: str, keys: list[str]) -> list[bool]:
+        """For each key, whether a worker's heartbeat on it is current."""
+        if not keys:
+            return []
+        pipe = self.redis.pipeline()
+        for key in keys:
+            pipe.exists(self._key(job_id, f"alive:{key}"))
+        return [bool(n) for n in pipe.execute()]
+
+    @contextlib.contextmanager
+    def heartbeat(self, job_id: str, key: str, *, every: float = HEARTBEAT_EVERY) -> Iterator[None]:
+        """Keep a heartbeat on ``key`` while the block runs.
+
+        The heartbeat is left to expire rather than deleted at the end: the
+        task's result reaches the coordinator before it expires, so a missing
+        heartbeat on an unfinished unit always means its worker died.
+        """
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(every):
+                with contextlib.suppress(Exception):  # a missed beat only risks a duplicate (idempotent) run
+                    self.beat(job_id, key)
+
+        self.beat(job_id, key)
+        thread = threading.Thread(target=renew, name=f"heartbeat-{key}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+
+class LockBusy(RuntimeError):
+    """The lock is held by someone else."""
+
+    def __init__(self, name: str, holder: str) -> None:
+        super().__init__(f"{name} is held by {holder}")
+        self.holder = holder
+
+
+class RedisLock:
+    """A lock in Redis with an expiry, renewed in the background while held.
+
+    The owner string is the value; renew and release only act when the
+    value is still ours, so an expired lock taken over by someone else is
+    never released by the old owner.
+    """
+
+    def __init__(self, redis_client, name: str, owner: str, *, ttl: float = 30.0) -> None:
+        self.redis = redis_client
+        self.name = name
+        self.owner = owner
+        self.ttl = ttl
+        self._release = redis_client.register_script(_RELEASE)
+        self._renew = redis_client.register_script(_RENEW)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.lost = False
+
+    def holder(self) -> str | None:
+        return _text(self.redis.get(self.name))
+
+    def acquire(self, *, wait: float = 0.0, poll: float = 0.5) -> None:
+        """Take the lock, waiting up to ``wait`` seconds; renew it every ``ttl / 3`` seconds.
+
+        Raises:
+            LockBusy: another owner still holds it after ``wait``.
+        """
+        deadline = time.monotonic() + wait
+        while not self.redis.set(self.name, self.owner, nx=True, px=int(self.ttl * 1000)):
+            holder = self.holder()
+            if time.monotonic() >= deadline:
+                raise LockBusy(self.name, holder or "someone")
+            time.sleep(poll)
+        self._stop.clear()
+        self.lost = False
+        self._thread = threading.Thread(target=self._keep, name=f"lock-{self.name}", daemon=True)
+        self._thread.start()
+
+    def _keep(self) -> None:
+        while not self._stop.wait(self.ttl / 3):
+            try:
+                if not self._renew(keys=[self.name], args=[self.owner, int(self.ttl * 1000)]):
+                    self.lost = True
+                    return
+            except Exception:  # Redis away for a moment: the next renewal may still make it
+                continue
+
+    def held(self) -> bool:
+        """Whether we still hold the lock (checked in Redis)."""
+        return not self.lost and self.holder() == self.owner
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        with contextlib.suppress(Exception):
+            self._release(keys=[self.name], args=[self.owner])

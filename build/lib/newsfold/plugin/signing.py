@@ -1,0 +1,163 @@
+"""Signing: a page (HTML) or an extracted text becomes a :class:`SignedPage` ready for ``ingest``.
+
+Pure: no server is contacted unless the caller passes the Redis-backed
+statistics (``repeated``, ``stats``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING
+
+from newsfold.plugin.document import Page, SignedPage
+from newsfold.plugin.extract import Article, Rejection, extract_article
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import band_keys, content_hash, signed_features
+from newsfold.plugin.text import cjk_share, tokenize
+from newsfold.plugin.urls import normalize_title, normalize_url, site_of
+
+if TYPE_CHECKING:
+    from newsfold.plugin.collection import StoryStats
+    from newsfold.plugin.stats import RepeatedLines
+
+
+
+def page_id_for(page: Page, text: str | None = None) -> str:
+    """The document id: the caller's id, else a hash of the normalised URL, else of the text."""
+    if page.id:
+        return str(page.id)
+    key = normalize_url(page.url) or text or ""
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+def sign_page(
+    page: Page, settings: Settings, *, repeated: RepeatedLines | None = None, stats: StoryStats | None = None
+) -> SignedPage | Rejection:
+    """Extract and sign one page (the public "sign a page" call).
+
+    Args:
+        page: the raw page and its metadata; ``page.id`` is the document id
+            (a host's own id), else a hash of the normalised URL.
+        settings: signature and extraction settings.
+        repeated: the site statistics; when given, lines other pages of the
+            same site carried this week are left out of the signature.
+        stats: the collection's story frequencies, read by the weighted
+            signature and the frequent-shingle filter (see ``plugin.collection``).
+
+    Returns:
+        A ``SignedPage`` ready for ``ingest``, or the ``Rejection`` (reason and detail).
+    """
+    article = extract_article(
+        page.html,
+        url=page.url,
+        lang=page.lang,
+        min_tokens=settings.min_tokens,
+        max_bytes=settings.max_page_bytes,
+        cleanup=settings.cleanup,
+    )
+    if isinstance(article, Rejection):
+        return article
+    return sign_article(
+        article,
+        page_id=page_id_for(page, article.text),
+        url=page.url,
+        site=page.site,
+        published=page.published,
+        settings=settings,
+        repeated=repeated,
+        stats=stats,
+    )
+
+
+def sign_text(
+    text: str,
+    *,
+    settings: Settings,
+    title: str | None = None,
+    url: str | None = None,
+    lang: str | None = None,
+    page_id: str | None = None,
+    site: str | None = None,
+    published: str | None = None,
+    repeated: RepeatedLines | None = None,
+    stats: StoryStats | None = None,
+) -> SignedPage | Rejection:
+    """Sign an article a host already holds as text (no HTML, no extraction).
+
+    Args:
+        text: the article body, paragraphs separated by newlines.
+        settings: signature settings (the same as the index's).
+        title: the headline (title evidence within a site; not signed).
+        url: the article's URL (URL evidence within a site; the id when ``page_id`` is None).
+        lang: a language code, if known.
+        page_id: the document id in the index (the host's own id).
+        site: the site; the URL's host when None.
+        published: publication date (ISO 8601) or None.
+        repeated: see :func:`sign_page`.
+        stats: see :func:`sign_page`.
+
+    Returns:
+        A ``SignedPage`` ready for ``ingest``, or a ``Rejection``: ``too_short``
+        below ``settings.min_tokens`` tokens, ``no_article`` for empty text.
+    """
+    body = (text or "").strip()
+    if not body:
+        return Rejection("no_article", "the text is empty")
+    tokens = tokenize(body)
+    if len(tokens) < settings.min_tokens:
+        return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {settings.min_tokens}")
+    if not lang and cjk_share(tokens) >= 0.5:
+        lang = "ja" if re.search("[\u3040-\u30ff]", body) else "zh"
+    article = Article(title=(title or "").strip(), text=body, lang=lang, published=published)
+    pid = page_id_for(Page(html="", url=url, id=page_id), body)
+    return sign_article(
+        article, page_id=pid, url=url, site=site, published=published, settings=settings, repeated=repeated,
+        stats=stats,
+    )
+
+
+def sign_article(
+    article: Article,
+    *,
+    page_id: str,
+    url: str | None,
+    site: str | None,
+    published: str | None,
+    settings: Settings,
+    repeated: RepeatedLines | None = None,
+    stats: StoryStats | None = None,
+) -> SignedPage:
+    """Sign an extracted article (the second half of :func:`sign_page`; a text reindex starts here).
+
+    Args:
+        article: the extracted title and text.
+        page_id: the document id.
+        url: the page URL, if known.
+        site: the site; the URL's host when None.
+        published: a publication date given from outside (the article's own date wins).
+        settings: signature settings.
+        repeated: see :func:`sign_page`.
+        stats: see :func:`sign_page`.
+
+    Returns:
+        The signed page.
+    """
+    site = site or site_of(url)
+    text = article.text
+    if repeated is not None:
+        text = repeated.strip(text, site=site, page_id=page_id, date=article.published or published)
+    signature, features = signed_features(text, settings, stats=stats)
+    return SignedPage(
+        page_id=page_id,
+        url=url,
+        url_key=normalize_url(url),
+        site=site,
+        article=article,
+        signature=signature,
+        band_keys=band_keys(signature.hashvalues, bands=settings.bands, rows=settings.rows),
+        content_hash=content_hash(article.title + "\n" + article.text),
+        published=published,
+        title_key=normalize_title(article.title, site),
+        features=features,
+    )

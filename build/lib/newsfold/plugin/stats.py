@@ -1,0 +1,89 @@
+"""Collection statistics kept incrementally in Redis: lines repeated across a site's stories.
+
+Media Cloud's observation: sentences a site repeats across its stories in the
+same week (subscription pitches, cookie notices, disclaimers, bylines of the
+template) are not the story. newsfold keeps, per index, site and ISO week, how
+many distinct pages carried each normalised line, and signs a page without the
+lines other pages of its site already carried this week or last. The counts
+live in Redis (shared by every worker, persistent with Redis' AOF in
+production) and are updated once per page id, so re-ingesting changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+
+from newsfold.plugin.text import normalize, tokenize
+
+MIN_LINE_CHARS = 20  # shorter lines ("Reply", "Share") carry little weight either way
+KEEP_AT_LEAST = 0.5  # never strip more than half a text: that is a same-site copy, not boilerplate
+TTL_SECONDS = 21 * 24 * 3600
+
+# One round trip per page: add the page to this week's set; read each line's count this week and last week;
+# count the lines this week if the page is new to the set (so re-ingesting a page changes nothing).
+_RECORD_SCRIPT = """
+local is_new = redis.call('SADD', KEYS[1], ARGV[1])
+local now, last = {}, {}
+for i = 3, #ARGV do
+  now[#now + 1] = redis.call('HGET', KEYS[2], ARGV[i])
+  last[#last + 1] = redis.call('HGET', KEYS[3], ARGV[i])
+  if is_new == 1 then redis.call('HINCRBY', KEYS[2], ARGV[i], 1) end
+end
+if is_new == 1 then
+  redis.call('EXPIRE', KEYS[1], ARGV[2])
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+end
+return {is_new, now, last}
+"""
+
+
+def _week(date: str | None) -> tuple[str, str]:
+    try:
+        day = dt.date.fromisoformat((date or "")[:10])
+    except ValueError:
+        day = dt.datetime.now(dt.UTC).date()
+    this = day.isocalendar()
+    last = (day - dt.timedelta(days=7)).isocalendar()
+    return f"{this.year}-{this.week:02d}", f"{last.year}-{last.week:02d}"
+
+
+def line_key(line: str) -> str | None:
+    """The hash of a normalised line, or None for lines too short to count."""
+    norm = normalize(line)
+    if len(norm) < MIN_LINE_CHARS:
+        return None
+    return hashlib.blake2b(norm.encode("utf-8"), digest_size=8).hexdigest()
+
+
+class RepeatedLines:
+    """Per-site repeated-line counts in Redis (see the module docstring)."""
+
+    def __init__(self, redis_client, namespace: str) -> None:
+        self.redis = redis_client
+        self.namespace = namespace
+        self._record = redis_client.register_script(_RECORD_SCRIPT)
+
+    def _key(self, site: str, week: str, kind: str) -> str:
+        return f"newsfold:{self.namespace}:{kind}:{site}:{week}"
+
+    def strip(self, text: str, *, site: str | None, page_id: str, date: str | None) -> str:
+        """Record the page's lines and return its text without lines repeated on its site."""
+        if not site:
+            return text
+        lines = text.split("\n")
+        keys = [line_key(line) for line in lines]
+        wanted = sorted({k for k in keys if k})
+        if not wanted:
+            return text
+        this, last = _week(date)
+        keys_used = [self._key(site, this, "pages"), self._key(site, this, "lines"), self._key(site, last, "lines")]
+        is_new, now_counts, last_counts = self._record(keys=keys_used, args=[page_id, TTL_SECONDS, *wanted])
+        own = 0 if is_new == 1 else 1
+        others = {k: int(a or 0) - own + int(b or 0) for k, a, b in zip(wanted, now_counts, last_counts, strict=True)}
+        kept = [line for line, k in zip(lines, keys, strict=True) if not (k and others.get(k, 0) > 0)]
+        if len(kept) == len(lines):
+            return text
+        if len(tokenize("\n".join(kept))) < KEEP_AT_LEAST * len(tokenize(text)):
+            return text
+        return "\n".join(kept)

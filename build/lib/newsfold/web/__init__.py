@@ -1,0 +1,70 @@
+"""newsfold's web front end: the search UI, the JSON API and the admin (behind a login).
+
+Run it with ``flask --app web run`` (settings from the environment, see the
+README's configuration table). The web imports ``plugin`` but never the
+indexer: it queues ingest work by task name.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+
+from flask import Flask
+
+from newsfold.plugin.settings import Settings
+from newsfold.web import admin, admin_api, api, auth, errors, formatting, resources, search
+
+
+def create_app(test_config: Mapping | None = None, *, settings: Settings | None = None) -> Flask:
+    """Build the Flask app.
+
+    Args:
+        test_config: Flask config values that win over the defaults and the
+            ``FLASK_*`` environment variables.
+        settings: the newsfold settings; ``Settings.from_env()`` when omitted.
+
+    Returns:
+        The app; its Elasticsearch and Celery clients are built on first use.
+    """
+    settings = settings if settings is not None else Settings.from_env()
+    app = Flask(__name__)
+    app.config.from_mapping(
+        SECRET_KEY=settings.secret_key,
+        # the session cookie only carries the login: never readable by scripts, not sent on cross-site posts
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=settings.cookie_secure,
+        PERMANENT_SESSION_LIFETIME=dt.timedelta(hours=settings.session_hours),
+        # the web's Elasticsearch client fails fast so a down server answers 503 quickly
+        ES_TIMEOUT=5.0,
+        ES_MAX_RETRIES=1,
+        # POST /api/pages: at most this many pages, and this many bytes, per request
+        MAX_API_PAGES=1000,
+        MAX_CONTENT_LENGTH=100 * 1024 * 1024,
+        VERSIONS_PER_STORY=20,
+        ADMIN_CLUSTERS=50,
+    )
+    app.config.from_prefixed_env()
+    if test_config:
+        app.config.from_mapping(test_config)
+
+    app.jinja_env.trim_blocks = True
+    app.jinja_env.lstrip_blocks = True
+    resources.init_app(app, settings)
+    errors.register(app)
+    auth.init_app(app, settings)
+    app.add_template_filter(formatting.format_date, "date")
+    app.add_template_filter(formatting.format_datetime, "datetime")
+    app.add_template_filter(formatting.percent, "percent")
+    app.add_template_filter(formatting.safe_fragment, "fragment")
+    app.add_template_filter(formatting.safe_url, "safe_url")
+    app.add_template_filter(formatting.plural, "plural")
+
+    app.register_blueprint(search.bp)
+    app.register_blueprint(api.bp, url_prefix="/api")
+    app.register_blueprint(admin.bp, url_prefix="/admin")
+    app.register_blueprint(admin_api.bp, url_prefix="/api")
+    # liveness for container health checks: the process answers (servers are checked per request)
+    app.add_url_rule("/healthz", "healthz", lambda: {"status": "ok"})
+    return app

@@ -1,0 +1,303 @@
+"""The admin area under /admin: clusters, their evidence and corrections, statistics and jobs.
+
+Every page here is behind the login (``web.auth`` guards the blueprint);
+forms post with a CSRF token and redirect with a flash message. The JSON
+counterparts of the corrections are in ``web.admin_api``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
+
+from newsfold.plugin import queries
+from newsfold.web import adminstats
+from newsfold.web.auth import current_user
+from newsfold.web.charts import heatmap
+from newsfold.web.clusters import ClusterListParams, load_cluster_detail, load_cluster_list, load_comparison
+from newsfold.web.corrections_web import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.formatting import page_links
+from newsfold.web.jobs_web import (
+    JobRequestError,
+    get_job_store,
+    job_failures_page,
+    retry_job,
+    start_reindex,
+)
+from newsfold.web.resources import get_es, get_settings
+
+bp = Blueprint("admin", __name__)
+
+#: defaults of the admin's Flask config keys (``ADMIN_*``; settable with ``FLASK_ADMIN_*``)
+DEFAULTS = {
+    "ADMIN_CLUSTERS": 50,  # clusters per page of the list
+    "ADMIN_MEMBERS": 200,  # members loaded on a cluster page
+    "ADMIN_HEATMAP": 30,  # members in the heat map
+    "ADMIN_PAIRS": 50,  # pairs listed least similar first
+    "ADMIN_CORRECTIONS": 50,  # corrections per page of the log
+    "ADMIN_JOBS": 25,  # jobs per page
+}
+
+
+def _config(name: str) -> int:
+    return int(current_app.config.get(name, DEFAULTS[name]))
+
+
+def _bucket_time(agg: dict) -> str | int | float | None:
+    """A min/max date aggregation's value: its string form, else the epoch milliseconds."""
+    return agg.get("value_as_string") or agg.get("value")
+
+
+def cluster_rows(response: dict) -> list[dict]:
+    """Table rows from a ``largest_clusters`` response."""
+    rows = []
+    for bucket in response["aggregations"]["clusters"]["buckets"]:
+        sample_hits = bucket["sample"]["hits"]["hits"]
+        sample = sample_hits[0]["_source"] if sample_hits else {}
+        rows.append(
+            {
+                "cluster_id": bucket["key"],
+                "size": bucket["doc_count"],
+                "sites": bucket["sites"]["value"],
+                "first_seen": _bucket_time(bucket["first"]),
+                "last_seen": _bucket_time(bucket["last"]),
+                "title": sample.get("title"),
+                "site": sample.get("site"),
+            }
+        )
+    return rows
+
+
+def index_totals(response: dict) -> dict:
+    """Pages, stories and the share of pages that are extra copies, from a ``totals`` response."""
+    pages = int(response["hits"]["total"]["value"])
+    stories = int(response["aggregations"]["stories"]["value"])
+    duplicates = max(0, pages - stories)
+    return {
+        "pages": pages,
+        "stories": stories,
+        "duplicates": duplicates,
+        "duplicate_share": duplicates / pages if pages else 0.0,
+    }
+
+
+@bp.get("/")
+def index():
+    """The overview: totals of the index, the largest clusters and links to every admin page."""
+    es, settings = get_es(), get_settings()
+    totals = index_totals(es.search(index=settings.index, **queries.totals()))
+    largest = es.search(index=settings.index, **queries.largest_clusters(size=10))
+    return render_template("admin/index.html", totals=totals, clusters=cluster_rows(largest))
+
+
+# ---------------------------------------------------------------- clusters
+@bp.get("/clusters")
+def clusters():
+    """``/admin/clusters``: clusters filtered, sorted and paged as the URL says."""
+    try:
+        params = ClusterListParams.from_args(request.args)
+    except ValueError as exc:
+        form = ClusterListParams.for_form(request.args)
+        return render_template("admin/clusters.html", params=None, form=form, error=str(exc)), 400
+    result = load_cluster_list(get_es(), get_settings(), params, page_size=_config("ADMIN_CLUSTERS"))
+    links = page_links(params.page, result.total_pages)
+    form = {k: ("" if v is None else v) for k, v in params.__dict__.items()}
+    return render_template("admin/clusters.html", params=params, form=form, result=result, page_links=links)
+
+
+def _detail_or_404(cluster_id: str, *, evidence: bool = True):
+    found = load_cluster_detail(
+        get_es(),
+        get_settings(),
+        cluster_id,
+        limit=_config("ADMIN_MEMBERS"),
+        pairs=_config("ADMIN_PAIRS"),
+        evidence=evidence,
+    )
+    if found is None:
+        abort(404, description=f"There is no cluster with the id {cluster_id!r}.")
+    return found
+
+
+@bp.get("/clusters/<cluster_id>")
+def cluster(cluster_id: str):
+    """One cluster: members with scores and evidence, heat map, weakest pairs and the correction forms."""
+    detail = _detail_or_404(cluster_id)
+    shown = detail.members[: _config("ADMIN_HEATMAP")]
+    matrix = [row[: len(shown)] for row in detail.matrix[: len(shown)]]
+    labels = [f"{m.get('site') or '?'}: {m.get('title') or '(untitled)'}" for m in shown]
+
+    def cell_href(i: int, j: int) -> str:
+        return url_for("admin.compare", cluster_id=cluster_id, a=shown[i]["id"], b=shown[j]["id"])
+
+    chart = heatmap(
+        labels, matrix, title=f"Pairwise similarity of {len(shown)} pages", chart_id="heatmap", cell_href=cell_href
+    )
+    return render_template(
+        "admin/cluster.html",
+        cluster=detail,
+        heatmap=chart,
+        heatmap_members=shown,
+        heatmap_matrix=matrix,
+        settings=get_settings(),
+    )
+
+
+@bp.get("/clusters/<cluster_id>/compare")
+def compare(cluster_id: str):
+    """``?a=&b=``: two members side by side with their word differences; the least similar pair by default."""
+    detail = _detail_or_404(cluster_id, evidence=False)
+    a_id, b_id = (request.args.get("a") or "").strip(), (request.args.get("b") or "").strip()
+    if not a_id and not b_id:
+        if not detail.pairs:
+            flash("This cluster has a single page: there is nothing to compare.", "info")
+            return redirect(url_for("admin.cluster", cluster_id=cluster_id), code=303)
+        a_id, b_id = detail.pairs[0][0]["id"], detail.pairs[0][1]["id"]
+    try:
+        comparison = load_comparison(get_es(), get_settings(), detail, a_id, b_id)
+    except LookupError as exc:
+        abort(404, description=str(exc))
+    except ValueError as exc:
+        abort(400, description=str(exc))
+    return render_template("admin/compare.html", cluster=detail, cmp=comparison)
+
+
+def _back_to(cluster_id: str | None):
+    target = request.form.get("next") or ""
+    if target.startswith("/admin/") and not target.startswith("//"):
+        return redirect(target, code=303)
+    if cluster_id:
+        return redirect(url_for("admin.cluster", cluster_id=cluster_id), code=303)
+    return redirect(url_for("admin.clusters"), code=303)
+
+
+def _correct(kind: str, cluster_id: str, fields: dict):
+    fields = {**fields, "note": request.form.get("note")}
+    try:
+        applied = apply_correction(kind, cluster_id=cluster_id, fields=fields, user=current_user() or "unknown")
+    except CorrectionFailed as exc:
+        flash(str(exc), "error")
+        return _back_to(cluster_id)
+    flash(applied.message, "success")
+    if applied.cluster_id and applied.cluster_id != cluster_id:
+        return redirect(url_for("admin.cluster", cluster_id=applied.cluster_id), code=303)
+    return _back_to(cluster_id)
+
+
+@bp.post("/clusters/<cluster_id>/split")
+def split(cluster_id: str):
+    """Split one page out of the cluster into a story of its own."""
+    return _correct("split", cluster_id, {"page_id": request.form.get("page_id")})
+
+
+@bp.post("/clusters/<cluster_id>/merge")
+def merge(cluster_id: str):
+    """Merge another cluster (by id) with this one."""
+    return _correct("merge", cluster_id, {"other_cluster_id": request.form.get("other_cluster_id")})
+
+
+@bp.post("/clusters/<cluster_id>/not-duplicates")
+def not_duplicates(cluster_id: str):
+    """Mark two members as not copies of each other."""
+    return _correct(
+        "not_duplicates", cluster_id, {"page_a": request.form.get("page_a"), "page_b": request.form.get("page_b")}
+    )
+
+
+@bp.post("/clusters/<cluster_id>/representative")
+def representative(cluster_id: str):
+    """Make a member the representative of its cluster."""
+    return _correct("representative", cluster_id, {"page_id": request.form.get("page_id")})
+
+
+@bp.get("/corrections")
+def corrections():
+    """The corrections log: who changed which cluster when, newest first, paged."""
+    try:
+        page = corrections_page(request.args, page_size=_config("ADMIN_CORRECTIONS"))
+    except ValueError as exc:
+        abort(400, description=str(exc))
+    return render_template("admin/corrections.html", log=page, page_links=page_links(page.page, page.total_pages))
+
+
+# ---------------------------------------------------------------- statistics
+@bp.get("/stats")
+def stats():
+    """Charts: duplicate share, cluster sizes, similarity distributions, ingest rate, rejections."""
+    return render_template("admin/stats.html", stats=adminstats.load_stats(get_es(), get_settings()))
+
+
+# ---------------------------------------------------------------- jobs
+@bp.get("/jobs")
+def jobs():
+    """Running and past ingest/reindex jobs, newest first, and the form that starts a reindex."""
+    page = _page_arg()
+    size = _config("ADMIN_JOBS")
+    store = get_job_store()
+    total, listed = store.list(offset=(page - 1) * size, limit=size)
+    pages = math.ceil(total / size) if total else 0
+    active = store.active("reindex")
+    return render_template(
+        "admin/jobs.html",
+        jobs=listed,
+        total=total,
+        page=page,
+        total_pages=pages,
+        page_links=page_links(page, pages),
+        active_reindex=active,
+    )
+
+
+@bp.get("/jobs/<job_id>")
+def job(job_id: str):
+    """One job: progress, counts, rejections by reason and its failures (paged)."""
+    store = get_job_store()
+    found = store.get(job_id) if len(job_id) <= 128 else None
+    if found is None:
+        abort(404, description=f"There is no job with the id {job_id!r}.")
+    page = _page_arg()
+    failures = job_failures_page(store, found, page=page, page_size=_config("ADMIN_JOBS"))
+    return render_template("admin/job.html", job=found, failures=failures, page_links=page_links)
+
+
+@bp.post("/jobs/reindex")
+def reindex():
+    """Start a reindex of the given source (``text`` or ``archive``) unless one is running."""
+    try:
+        started = start_reindex(request.form.get("source"), user=current_user() or "unknown")
+    except JobRequestError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("admin.jobs"), code=303)
+    flash(f"Reindex from {started.params.get('source')} queued as job {started.id}.", "success")
+    return redirect(url_for("admin.job", job_id=started.id), code=303)
+
+
+@bp.post("/jobs/<job_id>/retry")
+def retry(job_id: str):
+    """Re-queue the retryable failures of a job."""
+    try:
+        count = retry_job(job_id)
+    except LookupError as exc:
+        abort(404, description=str(exc))
+    except JobRequestError as exc:
+        flash(str(exc), "error")
+        return redirect(url_for("admin.job", job_id=job_id), code=303)
+    flash(f"Retrying the failed items of job {job_id} ({count} retryable).", "success")
+    return redirect(url_for("admin.job", job_id=job_id), code=303)
+
+
+def _page_arg() -> int:
+    raw = (request.args.get("page") or "1").strip()
+    if not (raw.isascii() and raw.isdigit()) or not raw.strip("0") or len(raw) > 5:
+        abort(400, description=f"page must be a positive whole number, got {raw[:20]!r}")
+    return int(raw)

@@ -1,0 +1,159 @@
+"""The JSON API under /api: search, clusters, page submission, task states and jobs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from flask import Blueprint, abort, current_app, jsonify, request
+
+from newsfold.web.auth import current_user
+from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
+from newsfold.web.jobs_web import REINDEX_SOURCES, JobRequestError, get_job_store, retry_job, start_reindex
+from newsfold.web.resources import get_celery, get_es, get_settings
+from newsfold.web.stories import SearchParams, load_cluster, run_search, search_body
+from newsfold.web.tasks import INGEST_TASK, chunked, task_status
+from newsfold.web.validation import InvalidPages, parse_pages
+
+bp = Blueprint("api", __name__)
+
+_TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+_JOB_ID = re.compile(r"^[a-z]+-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
+MAX_JOBS_PAGE = 200
+OPENAPI_FILE = Path(__file__).with_name("openapi.json")
+
+
+def _bad_request(message: str, **extra):
+    return jsonify(error=message, **extra), 400
+
+
+@bp.get("/search")
+def search():
+    """``GET /api/search?q=&site=&lang=&from=&to=&sort=&page=``: one page of stories with their versions."""
+    settings = get_settings()
+    try:
+        params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
+        body = search_body(params, settings)
+    except ValueError as exc:
+        return _bad_request(str(exc))
+    result = run_search(get_es(), settings, params, body, per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))
+    return jsonify(result.as_json())
+
+
+@bp.get("/clusters/<cluster_id>")
+def cluster(cluster_id: str):
+    """``GET /api/clusters/<id>``: the pages of a story, oldest first."""
+    found = load_cluster(get_es(), get_settings(), cluster_id)
+    if found is None:
+        abort(404, description=f"no cluster {cluster_id!r}")
+    return jsonify(found)
+
+
+@bp.post("/pages")
+def submit_pages():
+    """``POST /api/pages`` with ``{"pages": [...]}``: queue the pages in batches; 202 with the task ids."""
+    payload = request.get_json(silent=True)
+    if payload is None:
+        return _bad_request('the body must be JSON (Content-Type: application/json) like {"pages": [...]}')
+    try:
+        pages = parse_pages(payload, max_pages=int(current_app.config["MAX_API_PAGES"]))
+    except InvalidPages as exc:
+        return _bad_request(str(exc), problems=exc.problems)
+    celery = get_celery()
+    batch_size = get_settings().batch_size
+    task_ids: list[str] = []
+    try:
+        for batch in chunked(pages, batch_size):
+            task_ids.append(celery.send_task(INGEST_TASK, args=[batch]).id)
+    except QUEUE_ERRORS as exc:
+        if not task_ids:
+            raise
+        # Some batches are queued already: say which, so the client resends only the rest.
+        queued = min(len(task_ids) * batch_size, len(pages))
+        return unavailable(describe_queue_error(exc), exc, tasks=task_ids, pages_queued=queued)
+    return jsonify(tasks=task_ids, pages=len(pages)), 202
+
+
+@bp.get("/tasks/<task_id>")
+def task(task_id: str):
+    """``GET /api/tasks/<id>``: the state of a queued batch and, once done, its outcomes."""
+    if not _TASK_ID.match(task_id):
+        abort(404, description=f"no task {task_id!r}")
+    return jsonify(task_status(get_celery(), task_id))
+
+
+@bp.get("/openapi.json")
+def openapi():
+    """``GET /api/openapi.json``: the OpenAPI 3.1 description of every ``/api`` route."""
+    return current_app.response_class(OPENAPI_FILE.read_bytes(), mimetype="application/json")
+
+
+def _window(prefix: str = "") -> tuple[int, int]:
+    """``offset`` and ``limit`` query parameters (optionally prefixed), validated."""
+    try:
+        offset = int(request.args.get(f"{prefix}offset", 0))
+        limit = int(request.args.get(f"{prefix}limit", 50))
+    except ValueError:
+        raise ValueError(f"{prefix}offset and {prefix}limit must be whole numbers") from None
+    if offset < 0 or not 1 <= limit <= MAX_JOBS_PAGE:
+        raise ValueError(f"{prefix}offset must be >= 0 and {prefix}limit between 1 and {MAX_JOBS_PAGE}")
+    return offset, limit
+
+
+def _job_or_404(job_id: str):
+    job = get_job_store().get(job_id) if _JOB_ID.match(job_id) else None
+    if job is None:
+        abort(404, description=f"no job {job_id!r}")
+    return job
+
+
+@bp.get("/jobs")
+def jobs():
+    """``GET /api/jobs?offset=&limit=``: ingest and reindex jobs, newest first."""
+    try:
+        offset, limit = _window()
+    except ValueError as exc:
+        return _bad_request(str(exc))
+    total, found = get_job_store().list(offset=offset, limit=limit)
+    return jsonify(total=total, offset=offset, limit=limit, jobs=[j.as_dict() for j in found])
+
+
+@bp.get("/jobs/<job_id>")
+def job(job_id: str):
+    """``GET /api/jobs/<id>?failures_offset=&failures_limit=``: a job's progress and one page of its failures."""
+    try:
+        offset, limit = _window("failures_")
+    except ValueError as exc:
+        return _bad_request(str(exc))
+    found = _job_or_404(job_id)
+    total, items = get_job_store().failures(found.id, offset=offset, limit=limit)
+    return jsonify({**found.as_dict(), "failures": {"total": total, "offset": offset, "limit": limit, "items": items}})
+
+
+@bp.post("/jobs/reindex")
+def reindex():
+    """``POST /api/jobs/reindex`` with ``{"source": "text"|"archive"}``: queue a reindex; 409 while one is active."""
+    body = request.get_json(silent=True) if request.content_length else {}
+    if not isinstance(body, dict):
+        return _bad_request('the body must be a JSON object like {"source": "text"}')
+    source = body.get("source", "text")
+    if source not in REINDEX_SOURCES:
+        return _bad_request(f"source must be one of {', '.join(REINDEX_SOURCES)}, got {str(source)[:40]!r}")
+    try:
+        started = start_reindex(source, user=current_user() or "api")
+    except JobRequestError as exc:
+        return jsonify(error=str(exc)), 409
+    return jsonify(started.as_dict()), 202
+
+
+@bp.post("/jobs/<job_id>/retry")
+def retry(job_id: str):
+    """``POST /api/jobs/<id>/retry``: queue the retryable failures of a finished job again; 409 if none."""
+    _job_or_404(job_id)
+    try:
+        retrying = retry_job(job_id)
+    except LookupError as exc:
+        abort(404, description=str(exc))
+    except JobRequestError as exc:
+        return jsonify(error=str(exc)), 409
+    return jsonify({**get_job_store().get(job_id).as_dict(), "retrying": retrying}), 202

@@ -1,0 +1,429 @@
+"""Who may change things: the admin login, API tokens, CSRF, failed-login limits and security headers.
+
+Reading is public: the search page and the ``GET /api`` routes of the
+search (search, clusters, task states). The admin area (``/admin``), the
+operators' and editors' reads (``/api/jobs``, ``/api/corrections``: they name
+users and source paths) and every ``/api`` call that is not a GET need a login
+(a session cookie after ``/login``) or an API token sent as
+``Authorization: Bearer <token>``. One ``before_request`` hook decides this
+for the whole app, so a new admin page or API route is protected without
+doing anything.
+
+Requests that change something and come with the session cookie must also
+carry a CSRF token (the ``csrf_token`` form field, or an ``X-CSRFToken``
+header for scripts); requests with a valid API token skip that check, since
+a browser never adds a bearer token to a forged request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import secrets
+import threading
+import time
+from urllib.parse import urlsplit
+
+import redis
+import redis.exceptions
+from flask import (
+    Blueprint,
+    Flask,
+    current_app,
+    g,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_wtf.csrf import CSRFProtect
+from werkzeug.security import check_password_hash
+
+from newsfold.plugin.settings import DEV_SECRET_KEY, Settings, api_token_digests
+from newsfold.web.resources import get_settings
+
+log = logging.getLogger(__name__)
+
+bp = Blueprint("auth", __name__)
+
+LIMITER_KEY = "newsfold.login_limiter"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+MIN_SECRET_KEY_CHARS = 16
+#: longer user names and passwords are refused before hashing (a megabyte password would cost CPU for nothing)
+MAX_USER_CHARS = 100
+MAX_PASSWORD_CHARS = 1024
+#: no inline script or style anywhere: the pages only load /static files
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    # the search query stays private when a reader follows a link to a news site; same-origin
+    # form posts keep their Referer, which the CSRF check needs over HTTPS
+    "Referrer-Policy": "same-origin",
+    "X-Frame-Options": "DENY",
+}
+
+
+# ---------------------------------------------------------------- tokens and passwords
+def token_digest(token: str) -> str:
+    """The SHA-256 hex digest under which an API token is configured.
+
+    A token is 256 random bits, so a fast hash is enough: nobody can guess
+    it back from the digest (a slow hash is only needed for passwords people choose).
+    """
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_api_token(name: str) -> tuple[str, str]:
+    """A fresh random API token and its ``NEWSFOLD_API_TOKEN_HASHES`` entry ``name:digest``.
+
+    Raises:
+        ValueError: ``name`` is not 1-64 letters, digits, dots, dashes or underscores.
+    """
+    token = secrets.token_urlsafe(32)
+    entry = f"{name}:{token_digest(token)}"
+    api_token_digests(entry)  # validates the name with the same rule as the setting
+    return token, entry
+
+
+def login_closed_reason(settings: Settings) -> str | None:
+    """Why nobody can log in with these settings, or None when the login is open."""
+    if not settings.admin_password_hash:
+        return (
+            "Login is not set up: no admin password is configured. Make a hash with "
+            "`newsfold hash-password` and set NEWSFOLD_ADMIN_PASSWORD_HASH to it."
+        )
+    if settings.secret_key == DEV_SECRET_KEY or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:
+        return (
+            "Login is disabled: NEWSFOLD_SECRET_KEY is the development value or shorter than "
+            f"{MIN_SECRET_KEY_CHARS} characters, so session cookies could be forged. Set it to a long random value."
+        )
+    return None
+
+
+def _session_fingerprint(settings: Settings) -> str:
+    """Ties a session to the configured user and password: changing either ends every open session."""
+    message = f"{settings.admin_user}\0{settings.admin_password_hash}".encode()
+    return hmac.new(settings.secret_key.encode(), message, hashlib.sha256).hexdigest()[:32]
+
+
+def check_credentials(settings: Settings, username: str, password: str) -> bool:
+    """Whether ``username``/``password`` are the admin's.
+
+    The password hash is checked even when the user name is wrong, so the
+    answer takes as long either way.
+    """
+    if not settings.admin_password_hash:
+        return False
+    user_ok = hmac.compare_digest(username.encode("utf-8"), settings.admin_user.encode("utf-8"))
+    password_ok = check_password_hash(settings.admin_password_hash, password)
+    return user_ok and password_ok
+
+
+def _authenticate() -> tuple[str | None, str | None]:
+    """``(user, method)`` of the current request; method is "token", "session", "bad-token" or None."""
+    header = request.headers.get("Authorization", "")
+    scheme, _, credentials = header.partition(" ")
+    if scheme.lower() == "bearer":
+        token = credentials.strip()
+        name = api_token_digests(get_settings().api_token_hashes).get(token_digest(token)) if token else None
+        return (f"token:{name}", "token") if name else (None, "bad-token")
+    user = session.get("user")
+    if not user:
+        return None, None
+    settings = get_settings()
+    if login_closed_reason(settings) is None and hmac.compare_digest(
+        str(session.get("auth", "")), _session_fingerprint(settings)
+    ):
+        return user, "session"
+    return None, None
+
+
+def current_user() -> str | None:
+    """Who is making the current request: the admin user name, ``token:<name>`` for an API token, or None."""
+    if "newsfold_auth" not in g:
+        g.newsfold_auth = _authenticate()
+    return g.newsfold_auth[0]
+
+
+def _auth_method() -> str | None:
+    current_user()
+    return g.newsfold_auth[1]
+
+
+# ---------------------------------------------------------------- failed-login limits
+class LoginLimiter:
+    """Counts failed logins per client address and per user name within a window.
+
+    The counters live in Redis (shared by every web process; each expires
+    ``window_seconds`` after its first failure). Without Redis, or while it
+    cannot be reached, each process counts on its own.
+    """
+
+    MAX_LOCAL_KEYS = 10_000
+
+    def __init__(self, *, max_failures: int, window_seconds: int, namespace: str, redis_url: str | None = None):
+        self.max_failures = max_failures
+        self.window_seconds = window_seconds
+        self.namespace = namespace
+        self._redis = None
+        if redis_url and urlsplit(redis_url).scheme in ("redis", "rediss", "unix"):
+            # short timeouts: a login must not hang on a Redis that is down (the fallback counts instead)
+            self._redis = redis.Redis.from_url(redis_url, socket_connect_timeout=1.0, socket_timeout=1.0)
+        self._local: dict[str, tuple[int, float]] = {}
+        self._lock = threading.Lock()
+
+    def _keys(self, ip: str, user: str) -> list[str]:
+        # the user name is hashed: it is whatever a visitor typed
+        user_hash = hashlib.sha256(user.strip().lower().encode("utf-8")).hexdigest()[:32]
+        return [f"{self.namespace}:login-failures:ip:{ip}", f"{self.namespace}:login-failures:user:{user_hash}"]
+
+    def _redis_failed(self, keys: list[str]) -> None:
+        pipe = self._redis.pipeline(transaction=True)
+        for key in keys:
+            # SET NX EX starts a window only for a new counter; INCR keeps the expiry
+            pipe.set(key, 0, ex=self.window_seconds, nx=True)
+            pipe.incr(key)
+        pipe.execute()
+
+    def _redis_wait(self, keys: list[str]) -> int | None:
+        pipe = self._redis.pipeline(transaction=False)
+        for key in keys:
+            pipe.get(key)
+            pipe.ttl(key)
+        values = pipe.execute()
+        waits = [
+            max(int(ttl), 1)
+            for count, ttl in zip(values[::2], values[1::2], strict=True)
+            if count is not None and int(count) >= self.max_failures
+        ]
+        return max(waits) if waits else None
+
+    def _local_failed(self, keys: list[str]) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self._prune(now)
+            for key in keys:
+                count, until = self._local.get(key, (0, now + self.window_seconds))
+                self._local[key] = (count + 1, until)
+
+    def _local_wait(self, keys: list[str]) -> int | None:
+        now = time.monotonic()
+        with self._lock:
+            waits = [
+                max(int(until - now), 1)
+                for key in keys
+                for count, until in [self._local.get(key, (0, 0.0))]
+                if count >= self.max_failures and until > now
+            ]
+        return max(waits) if waits else None
+
+    def _prune(self, now: float) -> None:
+        expired = [key for key, (_, until) in self._local.items() if until <= now]
+        for key in expired:
+            del self._local[key]
+        while len(self._local) >= self.MAX_LOCAL_KEYS:  # bounded under a flood of addresses or names
+            del self._local[next(iter(self._local))]
+
+    def _call(self, remote, local, keys):
+        if self._redis is not None:
+            try:
+                return remote(keys)
+            except redis.exceptions.RedisError as exc:
+                log.warning("failed-login counters fall back to this process: Redis error %s", exc)
+        return local(keys)
+
+    def wait_seconds(self, ip: str, user: str) -> int | None:
+        """Seconds until logins from ``ip`` or for ``user`` are accepted again; None when they are now."""
+        return self._call(self._redis_wait, self._local_wait, self._keys(ip, user))
+
+    def failed(self, ip: str, user: str) -> None:
+        """Count one failed login from ``ip`` for ``user``."""
+        self._call(self._redis_failed, self._local_failed, self._keys(ip, user))
+
+    def succeeded(self, ip: str, user: str) -> None:
+        """Forget the failures of ``ip`` and ``user`` after a successful login."""
+        keys = self._keys(ip, user)
+
+        def remote(keys):
+            self._redis.delete(*keys)
+
+        def local(keys):
+            with self._lock:
+                for key in keys:
+                    self._local.pop(key, None)
+
+        self._call(remote, local, keys)
+
+    def close(self) -> None:
+        """Close the Redis connections."""
+        if self._redis is not None:
+            self._redis.close()
+
+
+def get_limiter() -> LoginLimiter:
+    """The current app's failed-login limiter."""
+    return current_app.extensions[LIMITER_KEY]
+
+
+def _in_words(seconds: int) -> str:
+    minutes = -(-seconds // 60)
+    if seconds < 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+# ---------------------------------------------------------------- views
+def safe_next(value: str | None) -> str | None:
+    """``value`` when it is a path on this site (``/admin/...``), else None: never a redirect elsewhere."""
+    if not value or len(value) > 2000 or not value.startswith("/") or value.startswith(("//", "/\\")):
+        return None
+    if any(ord(ch) < 32 or ch == "\\" for ch in value):
+        return None
+    parts = urlsplit(value)
+    return value if not parts.scheme and not parts.netloc else None
+
+
+def _login_page(status: int = 200, **context):
+    settings = get_settings()
+    context.setdefault("closed", login_closed_reason(settings))
+    context.setdefault("next", None)
+    context.setdefault("username", "")
+    context.setdefault("error", None)
+    return render_template("login.html", mode="login", **context), status
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    """``/login``: the admin login form; POST checks the credentials and starts a session."""
+    settings = get_settings()
+    next_url = safe_next(request.values.get("next"))
+    if request.method == "GET":
+        return _login_page(next=next_url)
+    closed = login_closed_reason(settings)
+    if closed:
+        return _login_page(403, next=next_url)
+    username = request.form.get("username", "")[: MAX_USER_CHARS + 1]
+    password = request.form.get("password", "")
+    shown_name = username.strip()[:MAX_USER_CHARS]
+    ip = request.remote_addr or "unknown"
+    limiter = get_limiter()
+    wait = limiter.wait_seconds(ip, shown_name)
+    if wait:
+        message = f"Too many failed logins. Logins are paused for {_in_words(wait)}; try again later."
+        page, status = _login_page(429, next=next_url, username=shown_name, error=message, locked=True)
+        return page, status, {"Retry-After": str(wait)}
+    too_long = len(username) > MAX_USER_CHARS or len(password) > MAX_PASSWORD_CHARS
+    if too_long or not password or not check_credentials(settings, username, password):
+        limiter.failed(ip, shown_name)
+        log.warning("failed login for user %r from %s", shown_name, ip)
+        message = "Wrong user name or password."
+        wait = limiter.wait_seconds(ip, shown_name)
+        if wait:
+            message += f" Too many failed logins: logins are paused for {_in_words(wait)}."
+        return _login_page(401, next=next_url, username=shown_name, error=message)
+    limiter.succeeded(ip, shown_name)
+    session.clear()  # a new session (and CSRF token) at every login
+    session.permanent = True
+    session["user"] = settings.admin_user
+    session["auth"] = _session_fingerprint(settings)
+    log.info("user %r logged in from %s", settings.admin_user, ip)
+    return redirect(next_url or url_for("admin.index"), code=303)
+
+
+@bp.route("/logout", methods=["GET", "POST"])
+def logout():
+    """``/logout``: GET shows a button (logging out changes state, so it is a POST with a CSRF token)."""
+    if request.method == "GET":
+        if current_user() is None:
+            return redirect(url_for("search.index"))
+        return render_template("login.html", mode="logout", user=current_user())
+    session.clear()
+    return redirect(url_for("search.index"), code=303)
+
+
+# ---------------------------------------------------------------- the central checks
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix + "/")
+
+
+def _deny_api(method: str | None):
+    if method == "bad-token":
+        message = "the API token is not valid"
+    else:
+        message = "authentication required: log in, or send an API token as 'Authorization: Bearer <token>'"
+    return jsonify(error=message), 401, {"WWW-Authenticate": 'Bearer realm="newsfold"'}
+
+
+PRIVATE_API_READS = ("/api/jobs", "/api/corrections")
+
+
+def _guard():
+    """Before every request: admin pages and API writes need a user; cookie-borne writes need a CSRF token."""
+    path = request.path
+    is_api = request.blueprint == "api" or _under(path, "/api")
+    needs_user = (
+        request.blueprint == "admin"
+        or _under(path, "/admin")
+        or (is_api and request.method not in SAFE_METHODS)
+        or any(_under(path, prefix) for prefix in PRIVATE_API_READS)
+    )
+    if needs_user and current_user() is None:
+        if is_api:
+            return _deny_api(_auth_method())
+        return redirect(url_for("auth.login", next=request.full_path.rstrip("?")), code=303)
+    if (
+        request.method not in SAFE_METHODS
+        and current_app.config.get("WTF_CSRF_ENABLED", True)
+        and _auth_method() != "token"
+    ):
+        current_app.extensions["csrf"].protect()
+    return None
+
+
+def _headers(response):
+    """After every request: security headers; nothing private is cached."""
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    if request.is_secure:
+        response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
+    path = request.path
+    if _under(path, "/admin") or path in ("/login", "/logout") or g.get("newsfold_auth", (None,))[0]:
+        response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _template_globals() -> dict:
+    return {"current_user": current_user}
+
+
+def init_app(app: Flask, settings: Settings) -> None:
+    """Install the login views, the checks, the CSRF protection and the failed-login limiter on ``app``."""
+    app.config.setdefault("WTF_CSRF_CHECK_DEFAULT", False)  # _guard decides when to check
+    app.config.setdefault("WTF_CSRF_TIME_LIMIT", None)  # a token lives as long as its session
+    app.extensions[LIMITER_KEY] = LoginLimiter(
+        max_failures=settings.login_max_failures,
+        window_seconds=settings.login_lockout_seconds,
+        namespace=f"newsfold:{settings.index}",
+        redis_url=settings.redis_url,
+    )
+    app.before_request(_guard)  # registered before CSRFProtect's own hook, which WTF_CSRF_CHECK_DEFAULT turns off
+    CSRFProtect(app)
+    app.after_request(_headers)
+    app.context_processor(_template_globals)
+    app.register_blueprint(bp)
+    if login_closed_reason(settings):
+        app.logger.warning("%s", login_closed_reason(settings))
+
+
+def close(app: Flask) -> None:
+    """Close the connections the auth parts of ``app`` hold."""
+    limiter = app.extensions.get(LIMITER_KEY)
+    if limiter is not None:
+        limiter.close()

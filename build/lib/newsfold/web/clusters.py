@@ -1,0 +1,430 @@
+"""Loading clusters for the admin pages: the filtered, sorted list and one cluster's detail with its evidence.
+
+The queries come from ``plugin.queries``; the scores from ``plugin.evidence``
+(estimates from the stored MinHash signatures, as the indexer computed them).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+from elasticsearch import Elasticsearch
+
+from newsfold.plugin import queries
+from newsfold.plugin.evidence import (
+    choose_representative,
+    least_similar_pairs,
+    membership_evidence,
+    pair_scores,
+    similarity_matrix,
+)
+from newsfold.plugin.settings import Settings
+from newsfold.web.stories import decode_signature
+
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+MAX_FILTER_CHARS = 200
+MAX_PAGE = 10_000
+#: page filters matching at most this many clusters list them by id; more are matched inside the aggregation
+MAX_CLUSTERS_BY_ID = 1000
+DAY_MS = 86_400_000
+
+
+def _day_ms(name: str, value: str) -> int:
+    try:
+        if not _ISO_DATE.match(value):
+            raise ValueError(value)
+        day = dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a date like 2024-05-31, got {value[:40]!r}") from None
+    return int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp() * 1000)
+
+
+def _whole(name: str, value: str, *, low: int, high: int) -> int:
+    if not (value.isascii() and value.isdigit()) or len(value) > 7:
+        raise ValueError(f"{name} must be a whole number, got {value[:20]!r}")
+    number = int(value)
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be between {low:,} and {high:,}, got {number:,}")
+    return number
+
+
+@dataclass(frozen=True)
+class ClusterListParams:
+    """The cluster list's filters, order and page, as in its URL.
+
+    Dates are ``YYYY-MM-DD`` in UTC and inclusive; ``first_*`` bound the
+    first ingest of a cluster, ``last_*`` its latest. ``site``, ``lang`` and
+    ``q`` pick clusters with at least one matching page; sizes and dates are
+    those of the whole cluster.
+    """
+
+    min_size: int = 2
+    max_size: int | None = None
+    first_from: str | None = None
+    first_to: str | None = None
+    last_from: str | None = None
+    last_to: str | None = None
+    site: str | None = None
+    lang: str | None = None
+    q: str | None = None
+    sort: str = "size"
+    order: str = "desc"
+    page: int = 1
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, str]) -> ClusterListParams:
+        """Read and check the request arguments.
+
+        Raises:
+            ValueError: a value is malformed or out of range; the message names it.
+        """
+        values: dict = {}
+        raw = {f.name: (args.get(f.name) or "").strip() for f in fields(cls)}
+        for name in ("site", "lang", "q"):
+            limit = queries.MAX_QUERY_CHARS if name == "q" else MAX_FILTER_CHARS
+            if len(raw[name]) > limit or any(ord(ch) < 32 for ch in raw[name]):
+                raise ValueError(f"{name} must be at most {limit} printable characters")
+            values[name] = raw[name] or None
+        if raw["min_size"]:
+            values["min_size"] = _whole("min_size", raw["min_size"], low=1, high=1_000_000)
+        if raw["max_size"]:
+            values["max_size"] = _whole("max_size", raw["max_size"], low=1, high=1_000_000)
+        if values.get("max_size") is not None and values["max_size"] < values.get("min_size", 2):
+            raise ValueError(f"max_size {values['max_size']} is below min_size {values.get('min_size', 2)}")
+        for name in ("first_from", "first_to", "last_from", "last_to"):
+            if raw[name]:
+                _day_ms(name, raw[name])
+                values[name] = raw[name]
+        for prefix in ("first", "last"):
+            low, high = values.get(f"{prefix}_from"), values.get(f"{prefix}_to")
+            if low and high and low > high:
+                raise ValueError(f"{prefix}_from {low} is after {prefix}_to {high}")
+        if raw["sort"]:
+            if raw["sort"] not in queries.CLUSTER_SORTS:
+                raise ValueError(f"sort must be one of {', '.join(queries.CLUSTER_SORTS)}, got {raw['sort'][:40]!r}")
+            values["sort"] = raw["sort"]
+        if raw["order"]:
+            if raw["order"] not in ("asc", "desc"):
+                raise ValueError(f"order must be 'asc' or 'desc', got {raw['order'][:40]!r}")
+            values["order"] = raw["order"]
+        if raw["page"]:
+            values["page"] = _whole("page", raw["page"], low=1, high=MAX_PAGE)
+        return cls(**values)
+
+    @classmethod
+    def for_form(cls, args: Mapping[str, str]) -> dict:
+        """What the user typed, unchecked and cut to size, to refill the form above an error."""
+        return {f.name: (args.get(f.name) or "").strip()[:MAX_FILTER_CHARS] for f in fields(cls)}
+
+    def url_args(self, page: int | None = None, **changes) -> dict:
+        """Arguments for ``url_for`` that reproduce this list (another page, or with changes)."""
+        args = {f.name: getattr(self, f.name) for f in fields(self)}
+        args.update(changes)
+        args["page"] = page or (1 if changes else self.page)
+        defaults = ClusterListParams()
+        return {k: v for k, v in args.items() if v is not None and v != getattr(defaults, k)}
+
+    def sort_args(self, sort: str) -> dict:
+        """The list sorted by ``sort``; asking again for the current sort flips the order."""
+        if sort == self.sort:
+            return self.url_args(sort=sort, order="asc" if self.order == "desc" else "desc")
+        return self.url_args(sort=sort, order="desc")
+
+    @property
+    def has_page_filters(self) -> bool:
+        return bool(self.site or self.lang or self.q)
+
+    def seen_bounds(self, prefix: str) -> tuple[int | None, int | None]:
+        """Epoch-millisecond bounds of ``first`` or ``last`` seen; the ``to`` day is included whole."""
+        low, high = getattr(self, f"{prefix}_from"), getattr(self, f"{prefix}_to")
+        return (
+            _day_ms(f"{prefix}_from", low) if low else None,
+            _day_ms(f"{prefix}_to", high) + DAY_MS - 1 if high else None,
+        )
+
+
+@dataclass
+class ClusterList:
+    """One page of the cluster list and the counts of the whole list."""
+
+    params: ClusterListParams
+    page_size: int
+    total: int
+    rows: list[dict] = field(default_factory=list)
+    truncated: bool = False
+
+    @property
+    def total_pages(self) -> int:
+        return max(1, math.ceil(self.total / self.page_size)) if self.total else 0
+
+
+def _metric_time(agg: Mapping) -> str | int | float | None:
+    return agg.get("value_as_string") or agg.get("value")
+
+
+def select_buckets(
+    buckets: list[Mapping],
+    *,
+    max_size: int | None = None,
+    first_seen: tuple[int | None, int | None] = (None, None),
+    last_seen: tuple[int | None, int | None] = (None, None),
+    matching: bool = False,
+) -> list[Mapping]:
+    """The cluster buckets within the size and first/last-seen bounds (epoch ms), order kept.
+
+    With ``matching``, only buckets whose ``matching`` sub-aggregation counted a page.
+    """
+
+    def within(value, bounds: tuple[int | None, int | None]) -> bool:
+        low, high = bounds
+        if low is None and high is None:
+            return True
+        if value is None:
+            return False
+        return (low is None or value >= low) and (high is None or value <= high)
+
+    return [
+        b
+        for b in buckets
+        if (max_size is None or b["doc_count"] <= max_size)
+        and within(b["first"].get("value"), first_seen)
+        and within(b["last"].get("value"), last_seen)
+        and (not matching or b["matching"]["doc_count"] > 0)
+    ]
+
+
+def load_cluster_list(
+    es: Elasticsearch,
+    settings: Settings,
+    params: ClusterListParams,
+    *,
+    page_size: int,
+    max_clusters: int = queries.MAX_LIST_CLUSTERS,
+) -> ClusterList:
+    """Run the cluster list: page filters first (when given), then the cluster aggregation, then sample titles.
+
+    Page filters that pick at most ``MAX_CLUSTERS_BY_ID`` clusters restrict
+    the aggregation to those ids (fast for a site or a rare word); broader
+    ones are applied inside the aggregation (one pass over the index). The
+    size and date bounds are applied to the returned buckets.
+
+    Raises:
+        ValueError: the text query is too long.
+    """
+    cluster_ids = None
+    matching = None
+    if params.has_page_filters:
+        # Selective filters: list the few clusters they pick by id. Broad ones: count matching pages
+        # in every cluster instead (a terms query of thousands of ids costs more than that).
+        body = queries.clusters_with_pages(
+            site=params.site, lang=params.lang, q=params.q, max_clusters=MAX_CLUSTERS_BY_ID + 1
+        )
+        found = es.search(index=settings.index, **body)["aggregations"]["clusters"]
+        cluster_ids = [b["key"] for b in found["buckets"]]
+        if not cluster_ids:
+            return ClusterList(params=params, page_size=page_size, total=0)
+        if len(cluster_ids) > MAX_CLUSTERS_BY_ID or found.get("sum_other_doc_count"):
+            cluster_ids = None
+            matching = queries.page_filters(site=params.site, lang=params.lang, q=params.q)
+    body = queries.cluster_list(
+        cluster_ids=cluster_ids,
+        matching=matching,
+        min_size=params.min_size,
+        sort=params.sort,
+        order=params.order,
+        max_clusters=max_clusters,
+        single_shard=settings.shards == 1,
+    )
+    raw = es.search(index=settings.index, **body)["aggregations"]["clusters"]["buckets"]
+    buckets = select_buckets(
+        raw,
+        max_size=params.max_size,
+        first_seen=params.seen_bounds("first"),
+        last_seen=params.seen_bounds("last"),
+        matching=matching is not None,
+    )
+    start = (params.page - 1) * page_size
+    shown = buckets[start : start + page_size]
+    result = ClusterList(params=params, page_size=page_size, total=len(buckets), truncated=len(raw) >= max_clusters)
+    samples: dict[str, Mapping] = {}
+    if shown:
+        res = es.search(index=settings.index, **queries.cluster_samples([b["key"] for b in shown]))
+        samples = {b["key"]: b for b in res["aggregations"]["clusters"]["buckets"]}
+    for bucket in shown:
+        sample_bucket = samples.get(bucket["key"], {})
+        hits = sample_bucket.get("sample", {}).get("hits", {}).get("hits", [])
+        sample = hits[0]["_source"] if hits else {}
+        result.rows.append(
+            {
+                "cluster_id": bucket["key"],
+                "size": bucket["doc_count"],
+                "sites": bucket["sites"]["value"],
+                "first_seen": _metric_time(bucket["first"]),
+                "last_seen": _metric_time(bucket["last"]),
+                "title": sample.get("title"),
+                "site": sample.get("site"),
+                "langs": [b["key"] for b in sample_bucket.get("langs", {}).get("buckets", [])],
+            }
+        )
+    return result
+
+
+@dataclass
+class ClusterDetail:
+    """A cluster's members with their scores, the pairwise matrix and the evidence of each membership."""
+
+    cluster_id: str
+    size: int
+    members: list[dict]
+    representative: dict
+    matrix: list[list[float | None]]
+    pairs: list[tuple[dict, dict, float]]
+    sites: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.size > len(self.members)
+
+    def member(self, page_id: str) -> dict | None:
+        return next((m for m in self.members if m["id"] == page_id), None)
+
+
+def _member(hit: Mapping) -> dict:
+    src = hit["_source"]
+    out = {"id": hit["_id"], **src}
+    out["representative"] = src.get("representative") is True
+    out["signature_obj"] = decode_signature(src)
+    out.pop("signature", None)
+    return out
+
+
+def load_cluster_detail(
+    es: Elasticsearch,
+    settings: Settings,
+    cluster_id: str,
+    *,
+    limit: int = 200,
+    pairs: int = 50,
+    evidence: bool = True,
+) -> ClusterDetail | None:
+    """A cluster's members (representative first, then oldest; at most ``limit``), or None when it has no page.
+
+    Each member gets its Jaccard and containment to the representative and
+    the evidence of its membership: compared with the page it matched at
+    ingest when that page is still in the cluster, else with its most
+    similar fellow member (``evidence=False`` skips that work).
+    """
+    res = es.search(index=settings.index, **queries.cluster_detail(cluster_id, size=limit))
+    hits = res["hits"]["hits"]
+    if not hits:
+        return None
+    members = [_member(h) for h in hits]
+    # the representative leads (pages ingested in one batch share a time, so the query's order
+    # alone does not say which of them is first seen)
+    members.insert(0, members.pop(choose_representative(members)))
+    signatures = [m["signature_obj"] for m in members]
+    matrix = similarity_matrix(signatures)
+    rep_index = 0
+    rep = members[rep_index]
+    by_id = {m["id"]: k for k, m in enumerate(members)}
+    for k, m in enumerate(members):
+        m["number"] = k + 1
+        m["is_representative"] = k == rep_index
+        m["jaccard"], m["containment"] = pair_scores(m["signature_obj"], rep["signature_obj"])
+        ref = by_id.get(m.get("matched_id") or "")
+        m["reference_reason"] = "matched when ingested"
+        if ref is None or ref == k:
+            others = [(matrix[k][x], x) for x in range(len(members)) if x != k and matrix[k][x] is not None]
+            ref = max(others)[1] if others else None
+            m["reference_reason"] = "most similar member shown"
+        m["evidence"] = (
+            membership_evidence(
+                m,
+                members[ref],
+                settings,
+                member_signature=m["signature_obj"],
+                reference_signature=members[ref]["signature_obj"],
+            )
+            if ref is not None and evidence
+            else None
+        )
+        m["reference"] = members[ref] if ref is not None else None
+    pair_list = [(members[i], members[j], score) for i, j, score in least_similar_pairs(matrix, limit=pairs)]
+    return ClusterDetail(
+        cluster_id=cluster_id,
+        size=int(res["hits"]["total"]["value"]),
+        members=members,
+        representative=rep,
+        matrix=matrix,
+        pairs=pair_list,
+        sites=len({m.get("site") for m in members if m.get("site")}),
+    )
+
+
+@dataclass
+class Comparison:
+    """Two members of a cluster side by side: scores, evidence, word differences and shared passages."""
+
+    a: dict
+    b: dict
+    jaccard: float | None
+    containment: float | None
+    unchanged_share: float
+    left: list
+    right: list
+    evidence: object
+    truncated: bool
+    max_words: int
+
+
+def _fetch_member(es: Elasticsearch, settings: Settings, cluster_id: str, page_id: str) -> dict:
+    doc = es.mget(index=settings.index, ids=[page_id], source=queries.MEMBER_SOURCE)["docs"][0]
+    if not doc.get("found") or (doc.get("_source") or {}).get("cluster_id") != cluster_id:
+        raise LookupError(f"page {page_id!r} is not in cluster {cluster_id!r}")
+    return _member(doc)
+
+
+def load_comparison(
+    es: Elasticsearch, settings: Settings, detail: ClusterDetail, a_id: str, b_id: str, *, max_words: int = 0
+) -> Comparison:
+    """Compare two pages of ``detail``'s cluster (pages beyond the loaded members are read by id).
+
+    Raises:
+        ValueError: both ids are the same, or one is missing.
+        LookupError: a page is not in the cluster.
+    """
+    from newsfold.plugin.evidence import MAX_TEXT_WORDS, word_diff, words
+
+    max_words = max_words or MAX_TEXT_WORDS
+    if not a_id or not b_id:
+        raise ValueError("give two pages to compare: ?a=<page id>&b=<page id>")
+    if a_id == b_id:
+        raise ValueError("choose two different pages to compare")
+    if len(a_id) > 512 or len(b_id) > 512:
+        raise ValueError("page ids are at most 512 characters")
+    a = detail.member(a_id) or _fetch_member(es, settings, detail.cluster_id, a_id)
+    b = detail.member(b_id) or _fetch_member(es, settings, detail.cluster_id, b_id)
+    left, right, unchanged = word_diff(a.get("body") or "", b.get("body") or "", max_words=max_words)
+    j, c = pair_scores(a["signature_obj"], b["signature_obj"])
+    evidence = membership_evidence(
+        a, b, settings, member_signature=a["signature_obj"], reference_signature=b["signature_obj"], passages=5
+    )
+    truncated = any(
+        len([w for w in words(m.get("body") or "", max_words=max_words + 1) if w != "\n"]) > max_words for m in (a, b)
+    )
+    return Comparison(
+        a=a,
+        b=b,
+        jaccard=j,
+        containment=c,
+        unchanged_share=unchanged,
+        left=left,
+        right=right,
+        evidence=evidence,
+        truncated=truncated,
+        max_words=max_words,
+    )

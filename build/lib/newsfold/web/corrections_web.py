@@ -1,0 +1,215 @@
+"""The web's side of editor corrections: checking a request, applying it through ``plugin.corrections``, the log.
+
+Shared by the admin forms (``web.admin``) and the JSON API
+(``web.admin_api``) so both check the same things and say the same.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from elasticsearch import NotFoundError
+
+from newsfold.plugin import queries
+from newsfold.web.resources import ServiceUnavailable, get_es, get_settings
+
+KINDS = ("split", "merge", "not_duplicates", "representative")
+MAX_ID_CHARS = 512
+MAX_NOTE_CHARS = 1000
+
+
+class CorrectionFailed(Exception):
+    """A correction request that cannot be applied; ``status`` is the HTTP status to answer with."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def corrections_module():
+    """``plugin.corrections`` (imported on first use).
+
+    Raises:
+        ServiceUnavailable: the module is not installed in this build.
+    """
+    try:
+        return importlib.import_module("newsfold.plugin.corrections")
+    except ModuleNotFoundError as exc:
+        if exc.name != "newsfold.plugin.corrections":
+            raise
+        raise ServiceUnavailable("Corrections are not available: plugin.corrections is not installed.") from None
+
+
+def _text(fields: Mapping, name: str, *, required: bool = True, limit: int = MAX_ID_CHARS) -> str | None:
+    value = fields.get(name)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise CorrectionFailed(f"{name} is required")
+        return None
+    if not isinstance(value, str):
+        raise CorrectionFailed(f"{name} must be a string, got {type(value).__name__}")
+    value = value.strip()
+    if len(value) > limit or any(ord(ch) < 32 and ch not in "\n\t" for ch in value):
+        raise CorrectionFailed(f"{name} must be at most {limit} printable characters")
+    return value
+
+
+def page_cluster(page_id: str) -> str:
+    """The cluster of a page, read in real time.
+
+    Raises:
+        CorrectionFailed: (404) there is no such page.
+    """
+    settings = get_settings()
+    try:
+        doc = get_es().get(index=settings.index, id=page_id, source=["cluster_id"])
+    except NotFoundError:
+        raise CorrectionFailed(f"there is no page {page_id!r}", 404) from None
+    return (doc.get("_source") or {}).get("cluster_id")
+
+
+def _in_cluster(page_id: str, cluster_id: str) -> None:
+    actual = page_cluster(page_id)
+    if actual != cluster_id:
+        raise CorrectionFailed(f"page {page_id!r} is not in cluster {cluster_id!r} (it is in {actual!r})", 409)
+
+
+@dataclass
+class Applied:
+    """A correction that was applied, a sentence about it, and the cluster to show next (None: unknown)."""
+
+    correction: object
+    message: str
+    cluster_id: str | None
+
+
+def _other_member(cluster_id: str, page_id: str) -> str | None:
+    """Another page of the cluster: after a split it tells where the rest of the cluster went."""
+    body = queries.cluster_ids_only(cluster_id, size=2)
+    hits = get_es().search(index=get_settings().index, **body)["hits"]["hits"]
+    return next((h["_id"] for h in hits if h["_id"] != page_id), None)
+
+
+def _has_pages(cluster_id: str) -> bool:
+    query = queries.cluster_ids_only(cluster_id)["query"]
+    return bool(get_es().count(index=get_settings().index, query=query).get("count"))
+
+
+def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user: str) -> Applied:
+    """Check and apply one correction; effects are visible to search when it returns.
+
+    Args:
+        kind: ``split``, ``merge``, ``not_duplicates`` or ``representative``.
+        cluster_id: the cluster the request was made on (None for a pair
+            marked from the API, where both pages are only checked to exist).
+        fields: the request's fields: ``page_id``, ``other_cluster_id``,
+            ``page_a``/``page_b`` and an optional ``note``.
+        user: who asks (logged with the correction).
+
+    Returns:
+        The logged ``plugin.corrections.Correction`` with a sentence for the
+        editor and the cluster to show next (the request's cluster, or where
+        its pages went when a split or merge gave them another id).
+
+    Raises:
+        CorrectionFailed: the request is invalid (400), names an unknown page
+            (404) or a page of another cluster (409).
+    """
+    if kind not in KINDS:
+        raise CorrectionFailed(f"unknown correction {kind!r}")
+    corrections = corrections_module()
+    es, settings = get_es(), get_settings()
+    note = _text(fields, "note", required=False, limit=MAX_NOTE_CHARS)
+    common = {"user": user, "client": es, "settings": settings, "note": note}
+    try:
+        if kind == "split":
+            page_id = _text(fields, "page_id")
+            _in_cluster(page_id, cluster_id)
+            anchor = _other_member(cluster_id, page_id)
+            done = corrections.split_page(page_id, **common)
+            follow = page_cluster(anchor) if anchor and not _has_pages(cluster_id) else cluster_id
+            return Applied(done, f"Page {page_id} was split out of the cluster.", follow)
+        if kind == "merge":
+            other = _text(fields, "other_cluster_id")
+            if other == cluster_id:
+                raise CorrectionFailed("a cluster cannot be merged with itself")
+            done = corrections.merge_clusters(cluster_id, other, **common)
+            survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id)
+            return Applied(done, f"Clusters {cluster_id} and {other} are merged into {survivor}.", survivor)
+        if kind == "not_duplicates":
+            page_a, page_b = _text(fields, "page_a"), _text(fields, "page_b")
+            if page_a == page_b:
+                raise CorrectionFailed("choose two different pages")
+            for page_id in (page_a, page_b):
+                if cluster_id is None:
+                    page_cluster(page_id)
+                else:
+                    _in_cluster(page_id, cluster_id)
+            done = corrections.mark_not_duplicates(page_a, page_b, **common)
+            follow = cluster_id if cluster_id and _has_pages(cluster_id) else page_cluster(page_a)
+            return Applied(done, f"Pages {page_a} and {page_b} are marked as not duplicates.", follow)
+        page_id = _text(fields, "page_id")
+        _in_cluster(page_id, cluster_id)
+        done = corrections.set_representative(page_id, **common)
+        return Applied(done, f"Page {page_id} is now the representative of its cluster.", cluster_id)
+    except corrections.CorrectionError as exc:
+        raise CorrectionFailed(str(exc)) from None
+
+
+def _page_number(raw: str | None) -> int:
+    raw = (raw or "1").strip()
+    if not (raw.isascii() and raw.isdigit()) or not raw.strip("0") or len(raw) > 5:
+        raise ValueError(f"page must be a positive whole number, got {raw[:20]!r}")
+    return int(raw)
+
+
+@dataclass
+class CorrectionLog:
+    """One page of the corrections log, optionally for one cluster or page."""
+
+    page: int
+    page_size: int
+    total: int
+    cluster_id: str | None = None
+    page_id: str | None = None
+    entries: list = field(default_factory=list)
+
+    @property
+    def total_pages(self) -> int:
+        return math.ceil(self.total / self.page_size) if self.total else 0
+
+    def url_args(self, page: int) -> dict:
+        args = {"cluster_id": self.cluster_id, "page_id": self.page_id, "page": page if page > 1 else None}
+        return {k: v for k, v in args.items() if v}
+
+    def as_json(self) -> dict:
+        return {
+            "page": self.page,
+            "page_size": self.page_size,
+            "total": self.total,
+            "corrections": [c.as_dict() for c in self.entries],
+        }
+
+
+def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLog:
+    """Read ``cluster_id``, ``page_id`` and ``page`` from request arguments and load that page of the log.
+
+    Raises:
+        ValueError: an argument is malformed.
+    """
+    page = _page_number(args.get("page"))
+    if (page - 1) * page_size >= 10_000:
+        raise ValueError(f"page {page} is out of range (the log is paged through its first 10,000 entries)")
+    filters = {}
+    for name in ("cluster_id", "page_id"):
+        value = (args.get(name) or "").strip()
+        if len(value) > MAX_ID_CHARS:
+            raise ValueError(f"{name} must be at most {MAX_ID_CHARS} characters")
+        filters[name] = value or None
+    total, entries = corrections_module().list_corrections(
+        client=get_es(), settings=get_settings(), offset=(page - 1) * page_size, size=page_size, **filters
+    )
+    return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), **filters)

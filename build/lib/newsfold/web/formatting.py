@@ -1,0 +1,119 @@
+"""Pure helpers for rendering: dates, percentages, safe links and highlight fragments."""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+from markupsafe import Markup, escape
+
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MARK = re.compile(r"(</?mark>)")
+
+
+def parse_datetime(value) -> dt.datetime | None:
+    """An ISO 8601 string (or epoch milliseconds) as a datetime; None when it does not parse."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, int | float):
+        return dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC)
+    try:
+        return dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+
+
+def format_date(value) -> str:
+    """``2 May 2024``; an unparseable value is shown as it is, a missing one as an empty string."""
+    parsed = parse_datetime(value)
+    if parsed is None:
+        return "" if value is None else str(value)
+    return f"{parsed.day} {_MONTHS[parsed.month - 1]} {parsed.year}"
+
+
+def format_datetime(value) -> str:
+    """``2 May 2024, 14:05 UTC`` (times with a zone are shown in UTC)."""
+    parsed = parse_datetime(value)
+    if parsed is None:
+        return "" if value is None else str(value)
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(dt.UTC)
+        return f"{format_date(parsed.isoformat())}, {parsed:%H:%M} UTC"
+    return f"{format_date(parsed.isoformat())}, {parsed:%H:%M}"
+
+
+def percent(value: float | None) -> str:
+    """``0.9609`` -> ``96%``; None -> an en dash."""
+    if value is None:
+        return "–"
+    return f"{round(value * 100)}%"
+
+
+def safe_url(url: str | None) -> str | None:
+    """The URL when it is an http(s) link, else None (never a ``javascript:`` link)."""
+    if not url:
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return None
+    return url.strip()
+
+
+def redact_url(url: str | None) -> str:
+    """A server URL without its user name and password, for messages."""
+    if not url:
+        return "(not configured)"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "(unparseable URL)"
+    if parts.username is None and parts.password is None:
+        return url
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{port}" if port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def safe_fragment(fragment: str) -> Markup:
+    """An Elasticsearch highlight fragment as safe HTML in which only ``<mark>`` tags are markup.
+
+    The search asks for ``encoder: html``, so the text between the tags is
+    already escaped; it is unescaped and escaped again here, which changes
+    nothing for escaped text and neutralises anything that is not.
+    """
+    out = []
+    for part in _MARK.split(fragment):
+        if part in ("<mark>", "</mark>"):
+            out.append(Markup(part))
+        else:
+            out.append(escape(html.unescape(part)))
+    return Markup("").join(out)
+
+
+def page_links(current: int, total: int, *, window: int = 2) -> list[int | None]:
+    """Page numbers to link: the first, the last and ``window`` either side of ``current``; None marks a gap."""
+    if total <= 0:
+        return []
+    shown = {1, total} | set(range(max(1, current - window), min(total, current + window) + 1))
+    out: list[int | None] = []
+    previous = 0
+    for number in sorted(shown):
+        if number - previous > 1:
+            out.append(None)
+        out.append(number)
+        previous = number
+    return out
+
+
+def plural(count: int, singular: str, plural_form: str | None = None) -> str:
+    """``1 story``, ``3 stories``."""
+    word = singular if count == 1 else (plural_form or singular + "s")
+    return f"{count:,} {word}"

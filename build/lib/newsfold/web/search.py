@@ -1,0 +1,33 @@
+"""The search page: one result per story, its other versions folded underneath."""
+
+from __future__ import annotations
+
+from flask import Blueprint, current_app, render_template, request
+
+from newsfold.web.formatting import page_links
+from newsfold.web.resources import get_es, get_settings
+from newsfold.web.stories import FilterChoices, SearchParams, filter_choices, run_search, search_body
+
+bp = Blueprint("search", __name__)
+
+
+@bp.get("/")
+def index():
+    """``/?q=&site=&lang=&from=&to=&sort=&page=``: matching stories, or the latest ones for an empty query.
+
+    A malformed or out-of-range argument is answered with the form, refilled,
+    and a message saying what to change (HTTP 400); it never reaches Elasticsearch.
+    """
+    settings = get_settings()
+    try:
+        params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
+        body = search_body(params, settings)
+    except ValueError as exc:
+        form = SearchParams.for_form(request.args)
+        page = render_template("search.html", params=form, error=str(exc), choices=FilterChoices.chosen(form))
+        return page, 400
+    es = get_es()
+    result = run_search(es, settings, params, body, per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))
+    choices = filter_choices(es, settings, params)
+    links = page_links(params.page, result.total_pages)
+    return render_template("search.html", params=params, result=result, page_links=links, choices=choices)

@@ -1,0 +1,322 @@
+"""Running the story searches of the web UI and the API.
+
+One collapsed search gives the page of stories (one hit per story: its
+best-matching version); one ``versions_of`` request gives every story's
+other versions and size. Similarities between versions are computed here
+from the stored MinHash signatures.
+"""
+
+from __future__ import annotations
+
+import binascii
+import datetime as dt
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from elasticsearch import Elasticsearch
+
+from newsfold.plugin import queries
+from newsfold.plugin.document import read_signature
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signature import Signature, jaccard
+
+MAX_PAGE_DIGITS = 6
+MAX_FILTER_CHARS = 200
+#: a longer query string is refused whole (a browser form never sends one)
+MAX_ARGS_CHARS = 4096
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+#: fields of a version or cluster member returned to clients (never the signature)
+PUBLIC_FIELDS = ("title", "url", "site", "lang", "published")
+
+
+def _has_control_chars(text: str) -> bool:
+    return any(ord(ch) < 32 and ch not in "\t\n\r" or ord(ch) == 127 for ch in text)
+
+
+def _parse_day(arg: str, value: str) -> dt.date:
+    try:
+        if not _ISO_DATE.match(value):
+            raise ValueError(value)
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"'{arg}' must be a date like 2024-05-31, got {value[:40]!r}") from None
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """What the user asked for: query, filters, order and page number.
+
+    The URL arguments are ``q``, ``site``, ``lang``, ``from`` and ``to``
+    (``YYYY-MM-DD``, inclusive, on the published date), ``sort``
+    (``relevance`` or ``date``) and ``page``: the whole state of a search is
+    in its URL, so any result page can be shared.
+    """
+
+    q: str = ""
+    site: str | None = None
+    lang: str | None = None
+    date_from: str | None = None
+    date_to: str | None = None
+    sort: str = "relevance"
+    page: int = 1
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, str], *, query_string_chars: int = 0) -> SearchParams:
+        """Read the search from request arguments.
+
+        Args:
+            args: the request's query arguments.
+            query_string_chars: length of the raw query string (refused above ``MAX_ARGS_CHARS``).
+
+        Raises:
+            ValueError: a value is malformed or out of range; the message says which and how.
+        """
+        q = (args.get("q") or "").strip()
+        if len(q) > queries.MAX_QUERY_CHARS:  # said first: the most likely reason for a long address
+            raise ValueError(f"the query has {len(q):,} characters; the limit is {queries.MAX_QUERY_CHARS}")
+        if _has_control_chars(q):
+            raise ValueError("the query contains control characters")
+        values: dict[str, str | None] = {}
+        for name in ("site", "lang"):
+            value = (args.get(name) or "").strip()
+            if len(value) > MAX_FILTER_CHARS or _has_control_chars(value):
+                raise ValueError(f"{name} must be at most {MAX_FILTER_CHARS} printable characters")
+            values[name] = value or None
+        days = {}
+        for arg, name in (("from", "date_from"), ("to", "date_to")):
+            value = (args.get(arg) or "").strip()
+            values[name] = value or None
+            if value:
+                days[arg] = _parse_day(arg, value)
+        if len(days) == 2 and days["from"] > days["to"]:
+            raise ValueError(f"the date range is empty: 'from' {days['from']} is after 'to' {days['to']}")
+        sort = (args.get("sort") or "relevance").strip()
+        if sort not in queries.SORTS:
+            raise ValueError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
+        raw_page = (args.get("page") or "1").strip()
+        if not (raw_page.isascii() and raw_page.isdigit()) or not raw_page.strip("0"):
+            raise ValueError(f"page must be a positive whole number, got {raw_page[:20]!r}")
+        if len(raw_page) > MAX_PAGE_DIGITS:
+            shown = raw_page if len(raw_page) <= 20 else raw_page[:20] + "…"
+            raise ValueError(f"page {shown} is out of range (at most 10,000 results)")
+        if query_string_chars > MAX_ARGS_CHARS:  # checked last: a message about a known argument helps more
+            raise ValueError(
+                f"the address is too long ({query_string_chars:,} characters after the '?'; at most {MAX_ARGS_CHARS:,})"
+            )
+        return cls(q=q, sort=sort, page=int(raw_page), **values)
+
+    @classmethod
+    def for_form(cls, args: Mapping[str, str]) -> SearchParams:
+        """What the user typed, unchecked and cut to size: refills the form above an error message."""
+
+        def text(name: str, limit: int) -> str:
+            return (args.get(name) or "").strip()[:limit]
+
+        return cls(
+            q=text("q", 2 * queries.MAX_QUERY_CHARS),
+            site=text("site", MAX_FILTER_CHARS) or None,
+            lang=text("lang", MAX_FILTER_CHARS) or None,
+            date_from=text("from", 40) or None,
+            date_to=text("to", 40) or None,
+            sort=text("sort", 40) or "relevance",
+        )
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter narrows the search."""
+        return bool(self.site or self.lang or self.date_from or self.date_to)
+
+    def url_args(self, page: int | None = None, **changes) -> dict:
+        """Arguments for ``url_for`` that reproduce this search (on another page, or with ``changes``)."""
+        args = {
+            "q": self.q,
+            "site": self.site,
+            "lang": self.lang,
+            "from": self.date_from,
+            "to": self.date_to,
+            "sort": self.sort,
+            "page": page or self.page,
+        }
+        args.update(changes)
+        defaults = {"page": 1, "sort": "relevance"}
+        return {k: v for k, v in args.items() if v and defaults.get(k) != v}
+
+    def as_json(self) -> dict:
+        """The search as the API reports it."""
+        return {
+            "query": self.q,
+            "site": self.site,
+            "lang": self.lang,
+            "from": self.date_from,
+            "to": self.date_to,
+            "sort": self.sort,
+            "page": self.page,
+        }
+
+
+@dataclass
+class SearchResult:
+    """One page of stories and the counts of the whole result."""
+
+    params: SearchParams
+    page_size: int
+    stories: int
+    documents: int
+    results: list[dict] = field(default_factory=list)
+
+    @property
+    def total_pages(self) -> int:
+        """Pages of stories, within the 10,000-result window of from/size paging."""
+        return min(math.ceil(self.stories / self.page_size), 10_000 // self.page_size)
+
+    def as_json(self) -> dict:
+        """The API's answer: the search, the counts and the page of stories."""
+        return {
+            **self.params.as_json(),
+            "page_size": self.page_size,
+            "total_pages": self.total_pages,
+            "stories": self.stories,
+            "documents": self.documents,
+            "results": self.results,
+        }
+
+
+def search_body(params: SearchParams, settings: Settings) -> dict:
+    """The collapsed search for ``params``.
+
+    Raises:
+        ValueError: the query is too long or the page out of range (the message says which).
+    """
+    return queries.collapsed_search(
+        params.q,
+        page=params.page,
+        size=settings.page_size,
+        sort=params.sort,
+        site=params.site,
+        lang=params.lang,
+        date_from=params.date_from,
+        date_to=params.date_to,
+    )
+
+
+@dataclass
+class FilterChoices:
+    """The values the site and language filters offer, each with its number of pages."""
+
+    sites: list[tuple[str, int]] = field(default_factory=list)
+    langs: list[tuple[str, int]] = field(default_factory=list)
+
+    @classmethod
+    def chosen(cls, params: SearchParams) -> FilterChoices:
+        """Only the values already chosen (when the search could not run)."""
+        return cls(sites=[(params.site, 0)] if params.site else [], langs=[(params.lang, 0)] if params.lang else [])
+
+
+def filter_choices(es: Elasticsearch, settings: Settings, params: SearchParams) -> FilterChoices:
+    """Sites and languages of the pages matching the query and dates; a chosen value is always offered."""
+    res = es.search(
+        index=settings.index, **queries.search_facets(params.q, date_from=params.date_from, date_to=params.date_to)
+    )
+    aggs = res.get("aggregations") or {}
+
+    def values(name: str, chosen: str | None) -> list[tuple[str, int]]:
+        found = [(str(b["key"]), int(b["doc_count"])) for b in (aggs.get(name) or {}).get("buckets", [])]
+        if chosen and chosen not in {key for key, _ in found}:
+            found.append((chosen, 0))
+        return sorted(found, key=lambda item: item[0].lower())
+
+    return FilterChoices(sites=values("sites", params.site), langs=values("langs", params.lang))
+
+
+def run_search(
+    es: Elasticsearch, settings: Settings, params: SearchParams, body: dict, *, per_cluster: int = 20
+) -> SearchResult:
+    """Execute ``body`` and fetch the versions of the stories found, in two requests."""
+    res = es.search(index=settings.index, **body)
+    hits = res["hits"]["hits"]
+    result = SearchResult(
+        params=params,
+        page_size=settings.page_size,
+        stories=int(res.get("aggregations", {}).get("stories", {}).get("value") or 0),
+        documents=int(res["hits"]["total"]["value"]),
+    )
+    if not hits:
+        return result
+    cluster_ids = list(dict.fromkeys(hit["_source"]["cluster_id"] for hit in hits))
+    versions = es.search(index=settings.index, **queries.versions_of(cluster_ids, per_cluster=per_cluster))
+    buckets = {b["key"]: b for b in versions["aggregations"]["clusters"]["buckets"]}
+    result.results = [story(hit, buckets.get(hit["_source"]["cluster_id"])) for hit in hits]
+    return result
+
+
+def decode_signature(source: Mapping) -> Signature | None:
+    """The stored signature of a document, or None when it is missing or unreadable."""
+    try:
+        return read_signature(dict(source))
+    except (binascii.Error, ValueError, TypeError):
+        return None
+
+
+def similarity(a: Signature | None, b: Signature | None) -> float | None:
+    """Estimated Jaccard resemblance of two signatures (None when they cannot be compared)."""
+    if a is None or b is None or len(a.hashvalues) != len(b.hashvalues):
+        return None
+    return round(jaccard(a, b), 4)
+
+
+def story(hit: dict, bucket: dict | None) -> dict:
+    """A result: the shown version, its highlights and the story's other versions.
+
+    ``size`` is the number of pages of the story; ``versions`` lists the other
+    versions returned by ``versions_of`` (at most its ``per_cluster``), each
+    with its similarity to the shown version.
+    """
+    src = hit["_source"]
+    highlight = hit.get("highlight") or {}
+    shown = decode_signature(src)
+    others = []
+    for version in (bucket or {}).get("versions", {}).get("hits", {}).get("hits", []):
+        if version["_id"] == hit["_id"]:
+            continue
+        vsrc = version["_source"]
+        others.append(
+            {
+                "id": version["_id"],
+                **{k: vsrc.get(k) for k in PUBLIC_FIELDS},
+                "similarity": similarity(shown, decode_signature(vsrc)),
+            }
+        )
+    title_highlight = highlight.get("title") or []
+    return {
+        "cluster_id": src["cluster_id"],
+        "id": hit["_id"],
+        **{k: src.get(k) for k in PUBLIC_FIELDS},
+        "highlight": list(highlight.get("body") or []),
+        "title_highlight": title_highlight[0] if title_highlight else None,
+        "versions": others,
+        "size": int(bucket["doc_count"]) if bucket else 1 + len(others),
+    }
+
+
+def load_cluster(es: Elasticsearch, settings: Settings, cluster_id: str, *, limit: int = 1000) -> dict | None:
+    """A cluster's members, oldest first (at most ``limit``), or None when no page has that cluster id."""
+    res = es.search(index=settings.index, **queries.cluster_members(cluster_id, size=limit))
+    hits = res["hits"]["hits"]
+    if not hits:
+        return None
+    size = int(res["hits"]["total"]["value"])
+    members = []
+    for hit in hits:
+        src = hit["_source"]
+        members.append(
+            {
+                "id": hit["_id"],
+                **{k: src.get(k) for k in PUBLIC_FIELDS},
+                "ingested": src.get("ingested"),
+                "similarity": src.get("similarity"),
+                "matched_id": src.get("matched_id"),
+            }
+        )
+    return {"cluster_id": cluster_id, "size": size, "members": members, "truncated": size > len(members)}

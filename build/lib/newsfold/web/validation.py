@@ -1,0 +1,64 @@
+"""Checking the body of ``POST /api/pages`` before anything is queued."""
+
+from __future__ import annotations
+
+PAGE_FIELDS = ("html", "url", "id", "site", "lang", "published")
+OPTIONAL_FIELDS = PAGE_FIELDS[1:]
+MAX_PROBLEMS = 20
+
+
+class InvalidPages(ValueError):
+    """The body is not a valid list of pages; ``problems`` lists what is wrong (at most ``MAX_PROBLEMS``)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems[:MAX_PROBLEMS]
+        if len(problems) == 1:
+            message = problems[0]
+        else:
+            message = f"{len(problems)} problems in the pages; the first: {problems[0]}"
+        super().__init__(message)
+
+
+def _kind(value) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def parse_pages(payload, *, max_pages: int) -> list[dict]:
+    """The pages of a ``{"pages": [...]}`` body as the ingest task's page dicts.
+
+    Each page needs a string ``html``; ``url``, ``id``, ``site``, ``lang`` and
+    ``published`` are optional strings (or null); other keys are refused so a
+    misspelt field is not silently dropped.
+
+    Raises:
+        InvalidPages: with a message naming the first problem.
+    """
+    if not isinstance(payload, dict) or "pages" not in payload:
+        raise InvalidPages(['the body must be a JSON object like {"pages": [{"html": "...", "url": "..."}]}'])
+    pages = payload["pages"]
+    if not isinstance(pages, list):
+        raise InvalidPages([f'"pages" must be a list, got {_kind(pages)}'])
+    if not pages:
+        raise InvalidPages(['"pages" is empty: send at least one page'])
+    if len(pages) > max_pages:
+        raise InvalidPages([f"too many pages: {len(pages)}; send at most {max_pages} per request"])
+    problems: list[str] = []
+    out: list[dict] = []
+    for i, page in enumerate(pages):
+        if not isinstance(page, dict):
+            problems.append(f"pages[{i}] must be an object, got {_kind(page)}")
+            continue
+        if not isinstance(page.get("html"), str):
+            got = "missing" if "html" not in page else f"got {_kind(page['html'])}"
+            problems.append(f"pages[{i}].html must be a string ({got})")
+        for name in OPTIONAL_FIELDS:
+            value = page.get(name)
+            if value is not None and not isinstance(value, str):
+                problems.append(f"pages[{i}].{name} must be a string or null, got {_kind(value)}")
+        unknown = sorted(set(page) - set(PAGE_FIELDS))
+        if unknown:
+            problems.append(f"pages[{i}] has unknown field(s) {', '.join(unknown)}; known: {', '.join(PAGE_FIELDS)}")
+        out.append({name: page.get(name) for name in PAGE_FIELDS})
+    if problems:
+        raise InvalidPages(problems)
+    return out

@@ -1,0 +1,114 @@
+"""Running a folded search on a host's index: exact even while some documents are not folded yet."""
+
+from __future__ import annotations
+
+import copy
+import functools
+
+from elasticsearch import Elasticsearch
+
+from newsfold.plugin.queries import FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
+
+MAX_WINDOW = 10_000  # from + size of a search (Elasticsearch's index.max_result_window default)
+
+
+def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int = 3) -> dict:
+    """Run the host's search body folded by story and return an Elasticsearch-shaped response.
+
+    One search when every matching document is folded (the usual case).
+    When some are not (newsfold has not ingested them yet, or never will),
+    Elasticsearch would put them all in one collapse group; then the folded
+    stories and the unfolded documents are fetched separately (one
+    ``msearch``) and merged in the body's order, each unfolded document its
+    own story. Aggregations always cover every matching document.
+
+    Args:
+        client: an Elasticsearch client.
+        body: the host's search body (any query, filters, sort, from/size,
+            highlight and aggregations; not ``collapse``, ``search_after``,
+            ``scroll`` or ``rescore``).
+        index: the index or alias to search.
+        versions: other versions per story (see ``fold_query``).
+
+    Returns:
+        The response of the folded body: ``hits.hits`` one per story with
+        ``inner_hits.newsfold_versions``, ``hits.total`` counting documents,
+        and the ``newsfold_stories`` / ``newsfold_unfolded`` aggregations
+        (``story_count(response)`` is the number of stories).
+
+    Raises:
+        ValueError: see ``fold_query``; or from + size over 10,000.
+    """
+    folded = fold_query(body, versions=versions)
+    first = client.search(index=index, body=folded)
+    unfolded = (first.get("aggregations") or {}).get(UNFOLDED_AGG, {}).get("doc_count", 0)
+    if not unfolded:
+        return dict(first)
+    start, size = int(body.get("from", 0) or 0), int(body.get("size", 10) if body.get("size") is not None else 10)
+    if start + size > MAX_WINDOW:
+        raise ValueError(f"from + size must be at most {MAX_WINDOW}, got {start + size}")
+    window = {"from": 0, "size": start + size}
+    stories = {**folded, **window, "post_filter": _and(body.get("post_filter"), {"exists": {"field": FOLD_FIELD}})}
+    stories.pop("aggs", None)
+    loose = {**copy.deepcopy(body), **window}
+    loose["post_filter"] = _and(body.get("post_filter"), {"bool": {"must_not": [{"exists": {"field": FOLD_FIELD}}]}})
+    loose.pop("aggs", None)
+    loose.pop("aggregations", None)
+    res_stories, res_loose = client.msearch(searches=[{"index": index}, stories, {"index": index}, loose])["responses"]
+    for res in (res_stories, res_loose):
+        if "error" in res:
+            raise RuntimeError(f"folded search failed: {res['error']}")
+    for hit in res_loose["hits"]["hits"]:  # each unfolded document is its own story with no other versions
+        hit.setdefault("inner_hits", {})[VERSIONS_NAME] = {"hits": {"total": {"value": 1, "relation": "eq"},
+                                                                    "hits": [copy.deepcopy(hit)]}}
+    order = functools.cmp_to_key(_comparator(body.get("sort")))
+    merged = sorted(res_stories["hits"]["hits"] + res_loose["hits"]["hits"], key=order)
+    out = dict(first)
+    out["hits"] = dict(first["hits"])
+    out["hits"]["hits"] = merged[start : start + size]
+    return out
+
+
+def _and(a: dict | None, b: dict) -> dict:
+    return b if not a else {"bool": {"filter": [a, b]}}
+
+
+def _comparator(sort):
+    """Order hits as Elasticsearch did: by their ``sort`` values when the body sorts, else by score."""
+    if not sort:
+        return lambda x, y: _cmp(y.get("_score") or 0.0, x.get("_score") or 0.0)
+    clauses = sort if isinstance(sort, list) else [sort]
+    orders = []
+    for clause in clauses:
+        if isinstance(clause, str):
+            orders.append("desc" if clause == "_score" else "asc")
+        else:
+            (name, spec), = clause.items()
+            default = "desc" if name == "_score" else "asc"
+            orders.append(spec.get("order", default) if isinstance(spec, dict) else spec)
+
+    def compare(x: dict, y: dict) -> int:
+        for i, order in enumerate(orders):
+            a, b = _at(x.get("sort"), i), _at(y.get("sort"), i)
+            if a is None or b is None:  # missing values sort last
+                c = (a is None) - (b is None)
+            elif order == "asc":
+                c = _cmp(a, b)
+            else:
+                c = _cmp(b, a)
+            if c:
+                return c
+        return 0
+
+    return compare
+
+
+def _at(values, i):
+    return values[i] if values and i < len(values) else None
+
+
+def _cmp(a, b) -> int:
+    try:
+        return (a > b) - (a < b)
+    except TypeError:
+        return (str(a) > str(b)) - (str(a) < str(b))
