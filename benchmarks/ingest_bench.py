@@ -343,6 +343,7 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     from newsfold.indexer.tasks import sign_payloads
     from newsfold.plugin import dedup
     from newsfold.plugin.client import build_client
+    from newsfold.plugin.document import UNCHANGED_SOURCE
     from newsfold.plugin.extract import extract_article
 
     client = build_client(live)
@@ -402,7 +403,7 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
             timed(per_batch, "ingest() whole (odd batches)", dedup.ingest, signed, client=client, settings=live)
             continue
         ids = [p.page_id for p in signed]
-        fields = ["content_hash", "cluster_id"]
+        fields = UNCHANGED_SOURCE
         timed(per_batch, "  of which mget (unchanged check)", client.mget, index=live.index, ids=ids, source=fields)
         found = timed(per_batch, "  of which lookup (msearch)", dedup.lookup, signed, client=client, settings=live)
         candidates_per_page += [len(found.get(p.page_id, [])) for p in signed]

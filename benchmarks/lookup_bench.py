@@ -45,9 +45,12 @@ from tqdm import tqdm
 from newsfold.plugin import queries
 from newsfold.plugin.dedup import lookup
 from newsfold.plugin.document import SignedPage
+from newsfold.plugin.document import path as field_path
 from newsfold.plugin.extract import Article
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, band_keys, content_hash
+
+BAND_KEYS = field_path("band_keys")
 
 TARGET_RATIO = 1.5
 MAX_STORY = 50
@@ -225,16 +228,16 @@ def query_shapes(client, settings: Settings, corpus: Corpus, *, batches: int, ba
             p.band_keys, size=50, exclude_ids=[p.page_id], min_bands=settings.min_bands
         ),
         "terms query, same keys, no _source": lambda p: {
-            "query": {"terms": {"band_keys": p.band_keys}},
+            "query": {"terms": {BAND_KEYS: p.band_keys}},
             "size": 50,
             "_source": False,
         },
         "terms query, first 32 keys, no _source": lambda p: {
-            "query": {"terms": {"band_keys": p.band_keys[:32]}},
+            "query": {"terms": {BAND_KEYS: p.band_keys[:32]}},
             "size": 50,
             "_source": False,
         },
-        "one term query": lambda p: {"query": {"term": {"band_keys": p.band_keys[0]}}, "size": 50, "_source": False},
+        "one term query": lambda p: {"query": {"term": {BAND_KEYS: p.band_keys[0]}}, "size": 50, "_source": False},
         "ids query, 128 random ids (no band keys)": lambda p: {
             "query": {"ids": {"values": [corpus.page_id(int(i)) for i in ids_rng.integers(0, corpus.size, 128)]}},
             "size": 50,
@@ -272,7 +275,7 @@ def index_stats(client, settings: Settings, corpus: Corpus) -> dict:
         agg = client.search(
             index=settings.index,
             size=0,
-            aggs={"keys": {"cardinality": {"field": "band_keys", "precision_threshold": 40000}}},
+            aggs={"keys": {"cardinality": {"field": BAND_KEYS, "precision_threshold": 40000}}},
         )
         aggregated = agg["aggregations"]["keys"]["value"]
     except Exception as exc:  # expected: band_keys has no doc values

@@ -37,7 +37,7 @@ from elasticsearch import helpers
 from newsfold.indexer.sources import iter_jsonl
 from newsfold.plugin.client import build_client
 from newsfold.plugin.dedup import ingest
-from newsfold.plugin.document import Page, SignedPage
+from newsfold.plugin.document import FOLD, Page, SignedPage
 from newsfold.plugin.index import ensure_index, index_body
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_page
@@ -135,6 +135,14 @@ def replay(pages: list[SignedPage], settings: Settings, batch: int) -> dict:
         }
 
 
+def _without(doc: dict, drop: tuple[str, ...]) -> dict:
+    """A document without some fields (top-level, or inside the fold object)."""
+    out = {k: v for k, v in doc.items() if k not in drop}
+    if FOLD in out:
+        out[FOLD] = {k: v for k, v in out[FOLD].items() if k not in drop}
+    return out
+
+
 def bulk_variants(pages: list[SignedPage], settings: Settings, batch: int) -> dict:
     from newsfold.embedded import EmbeddedElasticsearch
 
@@ -152,7 +160,7 @@ def bulk_variants(pages: list[SignedPage], settings: Settings, batch: int) -> di
             m = copy.deepcopy(mapping)
             client.indices.create(index=index, mappings=m["mappings"], settings=m["settings"])
             actions = [
-                {"_index": index, "_id": i, "_source": {k: v for k, v in d.items() if k not in drop}} for i, d in docs
+                {"_index": index, "_id": i, "_source": _without(d, drop)} for i, d in docs
             ]
             before = cpu_seconds(pid) or 0.0
             for n in range(0, len(actions), batch):

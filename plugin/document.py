@@ -17,6 +17,7 @@ ingest path, the corrections, the reindex, the web and the admin.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,7 +29,9 @@ if TYPE_CHECKING:
     from newsfold.plugin.cluster import Match
     from newsfold.plugin.extract import Article
 
-#: the fold fields and their Elasticsearch mapping (the body of the component template)
+#: the one object field holding every fold field in a document
+FOLD = "newsfold"
+#: the fold fields (inside ``newsfold``) and their Elasticsearch mapping
 FOLD_FIELDS: dict[str, dict] = {
     "cluster_id": {"type": "keyword"},
     "band_keys": {"type": "keyword", "doc_values": False},
@@ -50,13 +53,51 @@ FOLD_FIELDS: dict[str, dict] = {
 #: the article fields of newsfold's own index (a host index keeps its own)
 CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested")
 
+
+def path(name: str) -> str:
+    """The full field path of a fold field (``cluster_id`` -> ``newsfold.cluster_id``), for queries."""
+    return f"{FOLD}.{name}"
+
+
+#: the collapse field of a folded search
+CLUSTER_ID = path("cluster_id")
 #: what the band lookup and the verifier read of a candidate
-LOOKUP_SOURCE = ["cluster_id", "signature", "shingle_count", "token_count", "cjk_features", "site_key", "title_key",
-                 "url_key", "day"]
+LOOKUP_SOURCE = [path(f) for f in ("cluster_id", "signature", "shingle_count", "token_count", "cjk_features",
+                                   "site_key", "title_key", "url_key", "day")]
 #: what a search result shows of a version (newsfold's own index)
-VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "cluster_id", "signature", "shingle_count"]
+VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested",
+                  *(path(f) for f in ("cluster_id", "signature", "shingle_count"))]
 #: what the unchanged check reads
-UNCHANGED_SOURCE = ["content_hash", "cluster_id"]
+UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
+
+
+def fold_mapping() -> dict:
+    """The mapping of the ``newsfold`` object field (strict: only the fold fields)."""
+    return {FOLD: {"type": "object", "dynamic": "strict", "properties": copy.deepcopy(FOLD_FIELDS)}}
+
+
+def fold_of(source: dict | None) -> dict:
+    """The fold fields of a ``_source`` (empty for a document newsfold has not folded)."""
+    fold = (source or {}).get(FOLD)
+    return fold if isinstance(fold, dict) else {}
+
+
+def cluster_of(source: dict | None) -> str | None:
+    """The cluster id of a ``_source``, or None."""
+    return fold_of(source).get("cluster_id")
+
+
+def flat(source: dict | None) -> dict:
+    """A ``_source`` with its fold fields lifted to the top level (for display code and reports)."""
+    source = source or {}
+    out = {k: v for k, v in source.items() if k != FOLD}
+    out.update(fold_of(source))
+    return out
+
+
+def fold_update(**fields) -> dict:
+    """The ``doc`` of a partial update that sets some fold fields."""
+    return {FOLD: fields}
 
 
 @dataclass(frozen=True)
@@ -94,8 +135,8 @@ class SignedPage:
         return published[:10] if published else None
 
     def fold_fields(self, *, cluster_id: str, match: Match | None, representative: bool, folded: str) -> dict:
-        """The fold fields of this page (every one, so a re-ingest leaves nothing stale)."""
-        return {
+        """``{"newsfold": {...}}``: every fold field of this page, so a re-ingest leaves nothing stale."""
+        return {FOLD: {
             "cluster_id": cluster_id,
             "band_keys": self.band_keys,
             "signature": self.signature.encode(),
@@ -112,7 +153,7 @@ class SignedPage:
             "nearest_rejected": round(self.nearest_rejected, 4) if self.nearest_rejected is not None else None,
             "representative": True if representative else None,
             "folded": folded,
-        }
+        }}
 
     def own_document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
         """The whole ``_source`` of this page in newsfold's own index (fold and article fields)."""
@@ -163,8 +204,9 @@ class Candidate:
     day: str | None = None
 
 
-def read_signature(src: dict) -> Signature | None:
+def read_signature(source: dict) -> Signature | None:
     """The stored signature of a ``_source`` (None when the page has none)."""
+    src = source[FOLD] if isinstance(source.get(FOLD), dict) else source  # stored, or lifted by flat()
     if not src.get("signature"):
         return None
     return Signature.decode(
@@ -177,8 +219,8 @@ def read_signature(src: dict) -> Signature | None:
 
 def read_candidate(hit: dict) -> Candidate | None:
     """A search or mget hit as a :class:`Candidate`; None for a document newsfold has not folded."""
-    src = hit.get("_source") or {}
-    sig = read_signature(src)
+    sig = read_signature(hit.get("_source") or {})
+    src = fold_of(hit.get("_source"))
     if sig is None or not src.get("cluster_id"):
         return None
     day = src.get("day")

@@ -6,7 +6,7 @@ import copy
 import datetime as dt
 import re
 
-from newsfold.plugin.document import LOOKUP_SOURCE, VERSION_SOURCE
+from newsfold.plugin.document import CLUSTER_ID, LOOKUP_SOURCE, VERSION_SOURCE, cluster_of
 
 MAX_QUERY_CHARS = 500
 REPRESENTATIVE_BOOST = 2.0  # added to the relevance score of an editor-chosen representative
@@ -31,7 +31,7 @@ def band_lookup(
     """
     query: dict = {
         "bool": {
-            "should": [{"constant_score": {"filter": {"term": {"band_keys": k}}}} for k in keys],
+            "should": [{"constant_score": {"filter": {"term": {"newsfold.band_keys": k}}}} for k in keys],
             "minimum_should_match": min_bands,
         }
     }
@@ -39,7 +39,7 @@ def band_lookup(
     if exclude_ids:
         must_not.append({"ids": {"values": list(exclude_ids)}})
     if exclude_cluster:
-        must_not.append({"term": {"cluster_id": exclude_cluster}})
+        must_not.append({"term": {CLUSTER_ID: exclude_cluster}})
     if must_not:
         query["bool"]["must_not"] = must_not
     return {"query": query, "size": size, "_source": LOOKUP_SOURCE}
@@ -48,10 +48,10 @@ def band_lookup(
 def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | None = None) -> dict:
     """Search body listing a cluster's pages (oldest first, paged by ``search_after``)."""
     body: dict = {
-        "query": {"term": {"cluster_id": cluster_id}},
+        "query": {"term": {CLUSTER_ID: cluster_id}},
         "size": size,
-        "sort": [{"ingested": "asc"}, {"url_key": "asc"}],
-        "_source": VERSION_SOURCE + ["similarity", "matched_id"],
+        "sort": [{"ingested": "asc"}, {"newsfold.url_key": "asc"}],
+        "_source": VERSION_SOURCE + ["newsfold.similarity", "newsfold.matched_id"],
         "track_total_hits": True,
     }
     if search_after:
@@ -61,7 +61,7 @@ def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | N
 
 def cluster_ids_only(cluster_id: str, *, size: int = 1000) -> dict:
     """Search body returning only the ids of a cluster's pages (for relabelling)."""
-    return {"query": {"term": {"cluster_id": cluster_id}}, "size": size, "_source": False}
+    return {"query": {"term": {CLUSTER_ID: cluster_id}}, "size": size, "_source": False}
 
 
 def _filters(
@@ -148,12 +148,12 @@ def collapsed_search(
                 "should": [representative_clause(representative_boost)] if representative_boost > 0 else [],
             }
         },
-        "collapse": {"field": "cluster_id"},
+        "collapse": {"field": CLUSTER_ID},
         "from": (page - 1) * size,
         "size": size,
         "_source": VERSION_SOURCE,
         "track_total_hits": True,
-        "aggs": {"stories": {"cardinality": {"field": "cluster_id", "precision_threshold": precision_threshold}}},
+        "aggs": {"stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": precision_threshold}}},
     }
     if q:
         body["highlight"] = {
@@ -165,7 +165,7 @@ def collapsed_search(
     if sort == "date" or not q:
         body["sort"] = [
             {"published": {"order": "desc", "missing": "_last"}},
-            {"representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
+            {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
             {"ingested": "desc"},
         ]
     return body
@@ -173,7 +173,7 @@ def collapsed_search(
 
 def representative_clause(boost: float = REPRESENTATIVE_BOOST) -> dict:
     """A should clause adding ``boost`` to the score of a story's editor-chosen representative."""
-    return {"constant_score": {"filter": {"term": {"representative": True}}, "boost": boost}}
+    return {"constant_score": {"filter": {"term": {"newsfold.representative": True}}, "boost": boost}}
 
 
 def search_facets(
@@ -218,11 +218,11 @@ def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
     with the true cluster size as the bucket's ``doc_count``.
     """
     return {
-        "query": {"terms": {"cluster_id": list(cluster_ids)}},
+        "query": {"terms": {CLUSTER_ID: list(cluster_ids)}},
         "size": 0,
         "aggs": {
             "clusters": {
-                "terms": {"field": "cluster_id", "size": max(1, len(cluster_ids))},
+                "terms": {"field": CLUSTER_ID, "size": max(1, len(cluster_ids))},
                 "aggs": {
                     "versions": {
                         "top_hits": {"size": per_cluster, "_source": VERSION_SOURCE, "sort": [{"ingested": "asc"}]}
@@ -239,7 +239,7 @@ def largest_clusters(*, size: int = 50) -> dict:
         "size": 0,
         "aggs": {
             "clusters": {
-                "terms": {"field": "cluster_id", "size": size, "min_doc_count": 2, "order": {"_count": "desc"}},
+                "terms": {"field": CLUSTER_ID, "size": size, "min_doc_count": 2, "order": {"_count": "desc"}},
                 "aggs": {
                     "sites": {"cardinality": {"field": "site"}},
                     "first": {"min": {"field": "ingested"}},
@@ -258,7 +258,7 @@ def totals() -> dict:
     return {
         "size": 0,
         "track_total_hits": True,
-        "aggs": {"stories": {"cardinality": {"field": "cluster_id", "precision_threshold": 40000}}},
+        "aggs": {"stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}}},
     }
 
 
@@ -277,16 +277,16 @@ MEMBER_SOURCE = [
     "lang",
     "published",
     "ingested",
-    "cluster_id",
-    "signature",
-    "shingle_count",
-    "token_count",
-    "similarity",
-    "matched_id",
-    "band_keys",
-    "title_key",
-    "representative",
-    "nearest_rejected",
+    CLUSTER_ID,
+    "newsfold.signature",
+    "newsfold.shingle_count",
+    "newsfold.token_count",
+    "newsfold.similarity",
+    "newsfold.matched_id",
+    "newsfold.band_keys",
+    "newsfold.title_key",
+    "newsfold.representative",
+    "newsfold.nearest_rejected",
 ]
 
 
@@ -342,7 +342,7 @@ def clusters_with_pages(
     return {
         "size": 0,
         "query": {"bool": {"filter": page_filters(site=site, lang=lang, q=q)}},
-        "aggs": {"clusters": {"terms": {"field": "cluster_id", "size": max_clusters}}},
+        "aggs": {"clusters": {"terms": {"field": CLUSTER_ID, "size": max_clusters}}},
     }
 
 
@@ -406,7 +406,7 @@ def cluster_list(
     if min_size < 1:
         raise ValueError(f"min_size must be >= 1, got {min_size}")
     terms: dict = {
-        "field": "cluster_id",
+        "field": CLUSTER_ID,
         "size": max_clusters,
         "min_doc_count": min_size,
         "order": [{CLUSTER_SORTS[sort]: order}, {"_key": "asc"}],
@@ -420,16 +420,16 @@ def cluster_list(
     }
     if matching:
         aggs["matching"] = {"filter": {"bool": {"filter": list(matching)}}}
-    query: dict = {"terms": {"cluster_id": list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
+    query: dict = {"terms": {CLUSTER_ID: list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
     return {"size": 0, "query": query, "aggs": {"clusters": {"terms": terms, "aggs": aggs}}}
 
 
 def _representative_first() -> list[dict]:
     # an editor's choice first (missing counts as not chosen), then the first page seen
     return [
-        {"representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
+        {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
         {"ingested": "asc"},
-        {"url_key": {"order": "asc", "missing": "_last"}},
+        {"newsfold.url_key": {"order": "asc", "missing": "_last"}},
     ]
 
 
@@ -444,10 +444,10 @@ def cluster_samples(cluster_ids: list[str]) -> dict:
     """
     return {
         "size": 0,
-        "query": {"terms": {"cluster_id": list(cluster_ids)}},
+        "query": {"terms": {CLUSTER_ID: list(cluster_ids)}},
         "aggs": {
             "clusters": {
-                "terms": {"field": "cluster_id", "size": max(1, len(cluster_ids))},
+                "terms": {"field": CLUSTER_ID, "size": max(1, len(cluster_ids))},
                 "aggs": {
                     "sample": {
                         "top_hits": {
@@ -474,7 +474,7 @@ def cluster_detail(cluster_id: str, *, size: int = 200) -> dict:
         The body; ``hits.total`` is the true cluster size.
     """
     return {
-        "query": {"term": {"cluster_id": cluster_id}},
+        "query": {"term": {CLUSTER_ID: cluster_id}},
         "size": size,
         "sort": _representative_first(),
         "_source": MEMBER_SOURCE,
@@ -495,12 +495,12 @@ def duplicate_overview(*, sites: int = 30) -> dict:
     Returns:
         The body (aggregations ``stories``, ``duplicates``, ``sites``, ``ingested``).
     """
-    duplicate = {"filter": {"exists": {"field": "matched_id"}}}
+    duplicate = {"filter": {"exists": {"field": "newsfold.matched_id"}}}
     return {
         "size": 0,
         "track_total_hits": True,
         "aggs": {
-            "stories": {"cardinality": {"field": "cluster_id", "precision_threshold": 40000}},
+            "stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}},
             "duplicates": duplicate,
             "sites": {"terms": {"field": "site", "size": sites}, "aggs": {"duplicates": duplicate}},
             "ingested": {"stats": {"field": "ingested"}},
@@ -524,8 +524,8 @@ def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict:
     return {
         "size": 0,
         "aggs": {
-            "clusters": {"terms": {"field": "cluster_id", "size": max_clusters, "min_doc_count": 2}},
-            "stories": {"cardinality": {"field": "cluster_id", "precision_threshold": 40000}},
+            "clusters": {"terms": {"field": CLUSTER_ID, "size": max_clusters, "min_doc_count": 2}},
+            "stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}},
         },
     }
 
@@ -559,7 +559,10 @@ def similarity_distribution(*, interval: float = 0.05) -> dict:
             }
         }
 
-    return {"size": 0, "aggs": {"accepted": histogram("similarity"), "rejected": histogram("nearest_rejected")}}
+    return {
+        "size": 0,
+        "aggs": {"accepted": histogram("newsfold.similarity"), "rejected": histogram("newsfold.nearest_rejected")},
+    }
 
 
 #: fixed intervals for the ingest-rate chart, with their length in milliseconds
@@ -678,10 +681,10 @@ def corrections_log(
 
 def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict:
     """Search body: the pages of some clusters (ids, and ``source`` fields when asked)."""
-    return {"query": {"terms": {"cluster_id": list(cluster_ids)}}, "size": size, "_source": source}
+    return {"query": {"terms": {CLUSTER_ID: list(cluster_ids)}}, "size": size, "_source": source}
 
 
-FOLD_FIELD = "cluster_id"
+FOLD_FIELD = CLUSTER_ID
 VERSIONS_NAME = "newsfold_versions"
 STORIES_AGG = "newsfold_stories"
 UNFOLDED_AGG = "newsfold_unfolded"
@@ -762,7 +765,7 @@ def folded_hits(response: dict) -> list[dict]:
         others = [h for h in inner.get("hits", []) if h.get("_id") != hit.get("_id")]
         total = inner.get("total", {})
         count = total.get("value", 0) if isinstance(total, dict) else int(total or 0)
-        in_group = bool((hit.get("fields") or {}).get(FOLD_FIELD)) or bool((hit.get("_source") or {}).get(FOLD_FIELD))
+        in_group = bool((hit.get("fields") or {}).get(FOLD_FIELD)) or bool(cluster_of(hit.get("_source")))
         other_count = max(0, count - 1) if in_group else 0
         if not in_group:  # a document not folded yet: its own story, no versions
             others = []

@@ -57,7 +57,7 @@ def test_cluster_list_query_without_filters():
         "aggs": {
             "clusters": {
                 "terms": {
-                    "field": "cluster_id",
+                    "field": "newsfold.cluster_id",
                     "size": 10_000,
                     "min_doc_count": 2,
                     "order": [{"_count": "desc"}, {"_key": "asc"}],
@@ -77,9 +77,9 @@ def test_cluster_list_query_with_ids_page_filters_and_sort():
     body = queries.cluster_list(
         cluster_ids=["c1", "c2"], min_size=3, sort="first_seen", order="asc", max_clusters=100, single_shard=False
     )
-    assert body["query"] == {"terms": {"cluster_id": ["c1", "c2"]}}
+    assert body["query"] == {"terms": {"newsfold.cluster_id": ["c1", "c2"]}}
     assert body["aggs"]["clusters"]["terms"] == {
-        "field": "cluster_id",
+        "field": "newsfold.cluster_id",
         "size": 100,
         "min_doc_count": 3,
         "order": [{"first": "asc"}, {"_key": "asc"}],
@@ -138,14 +138,14 @@ def test_page_filter_and_statistics_queries():
                 ]
             }
         },
-        "aggs": {"clusters": {"terms": {"field": "cluster_id", "size": 50}}},
+        "aggs": {"clusters": {"terms": {"field": "newsfold.cluster_id", "size": 50}}},
     }
     with pytest.raises(ValueError, match="limit is 500"):
         queries.clusters_with_pages(q="x" * 501)
     sim = queries.similarity_distribution(interval=0.1)
     assert sim["aggs"]["rejected"] == {
         "histogram": {
-            "field": "nearest_rejected",
+            "field": "newsfold.nearest_rejected",
             "interval": 0.1,
             "min_doc_count": 0,
             "extended_bounds": {"min": 0, "max": 1},
@@ -161,9 +161,10 @@ def test_page_filter_and_statistics_queries():
     }
     assert queries.rejection_reasons(size=5)["aggs"] == {"reasons": {"terms": {"field": "reason", "size": 5}}}
     detail = queries.cluster_detail("c1", size=10)
-    assert detail["query"] == {"term": {"cluster_id": "c1"}} and detail["size"] == 10
-    assert detail["sort"][0] == {"representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}}
-    assert "body" in detail["_source"] and "band_keys" in detail["_source"]
+    assert detail["query"] == {"term": {"newsfold.cluster_id": "c1"}} and detail["size"] == 10
+    representative_first = {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}
+    assert detail["sort"][0] == {"newsfold.representative": representative_first}
+    assert "body" in detail["_source"] and "newsfold.band_keys" in detail["_source"]
 
 
 # ---------------------------------------------------------------- pure parts: evidence
@@ -473,7 +474,7 @@ def test_compare_highlights_word_differences_least_similar_first(client, corpus)
 
 
 def _cluster_of(es, settings, page_id: str) -> str:
-    return es.get(index=settings.index, id=page_id)["_source"]["cluster_id"]
+    return es.get(index=settings.index, id=page_id)["_source"]["newsfold"]["cluster_id"]
 
 
 def _search_ids(es, settings, cluster_id: str) -> set[str]:
@@ -491,7 +492,7 @@ def test_split_and_representative_forms_take_effect_and_are_logged(client, corpu
     assert "Page a2 is now the representative" in html
     assert re.findall(r'data-testid="member-row" data-page-id="([^"]+)"', html)[0] == "a2"
     assert "representative (first seen)" not in html
-    assert es.get(index=settings.index, id="a2")["_source"]["representative"] is True
+    assert es.get(index=settings.index, id="a2")["_source"]["newsfold"]["representative"] is True
 
     res = _post_form(client, url, f"/admin/clusters/{a}/split", {"page_id": "a3"})
     assert res.status_code == 303

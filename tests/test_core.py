@@ -121,22 +121,23 @@ def test_decide_is_independent_of_edge_order():
 def test_band_lookup_counts_matching_bands():
     body = queries.band_lookup(["0:aa", "1:bb"], size=5, exclude_ids=["me"])
     assert body["query"]["bool"]["minimum_should_match"] == 1
-    assert body["query"]["bool"]["should"][1] == {"constant_score": {"filter": {"term": {"band_keys": "1:bb"}}}}
+    term = {"term": {"newsfold.band_keys": "1:bb"}}
+    assert body["query"]["bool"]["should"][1] == {"constant_score": {"filter": term}}
     assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}]
     assert body["size"] == 5
 
 
 def test_band_lookup_can_leave_out_one_cluster():
     body = queries.band_lookup(["0:aa"], exclude_ids=["me"], exclude_cluster="c7")
-    assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}, {"term": {"cluster_id": "c7"}}]
+    assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}, {"term": {"newsfold.cluster_id": "c7"}}]
     assert "must_not" not in queries.band_lookup(["0:aa"])["query"]["bool"]
 
 
 def test_collapsed_search_collapses_and_counts_stories():
     body = queries.collapsed_search("flood", page=3, size=10, site="a.example")
-    assert body["collapse"] == {"field": "cluster_id"}
+    assert body["collapse"] == {"field": "newsfold.cluster_id"}
     assert body["from"] == 20
-    assert body["aggs"]["stories"]["cardinality"]["field"] == "cluster_id"
+    assert body["aggs"]["stories"]["cardinality"]["field"] == "newsfold.cluster_id"
     assert {"term": {"site": "a.example"}} in body["query"]["bool"]["filter"]
     assert "highlight" in body
 
@@ -284,15 +285,17 @@ def test_ensure_index_adds_fields_of_a_newer_mapping(es, settings):
 
     name = ensure(es, settings)
     # an index made by an older mapping: the newest field is missing
-    older = es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
-    assert "representative" in older
+    def fold_props():
+        return es.indices.get_mapping(index=name)[name]["mappings"]["properties"]["newsfold"]["properties"]
+
+    assert "representative" in fold_props()
     es.indices.delete(index=name)
     body = index_body(settings)
-    del body["mappings"]["properties"]["representative"]
+    del body["mappings"]["properties"]["newsfold"]["properties"]["representative"]
     es.indices.create(index=name, settings=body["settings"], mappings=body["mappings"], aliases={settings.index: {}})
-    assert "representative" not in es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+    assert "representative" not in fold_props()
     assert ensure(es, settings) == name
-    assert "representative" in es.indices.get_mapping(index=name)[name]["mappings"]["properties"]
+    assert "representative" in fold_props()
 
 
 def test_pages_in_flight_are_bounded_whatever_the_batch_size():

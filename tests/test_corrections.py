@@ -37,8 +37,8 @@ def _signed(settings, pid, title, paras, site=None):
 
 
 def _labels(es, settings, ids):
-    docs = es.mget(index=settings.index, ids=ids, source=["cluster_id"])["docs"]
-    return {d["_id"]: d["_source"]["cluster_id"] for d in docs if d["found"]}
+    docs = es.mget(index=settings.index, ids=ids, source=["newsfold.cluster_id"])["docs"]
+    return {d["_id"]: d["_source"]["newsfold"]["cluster_id"] for d in docs if d["found"]}
 
 
 def _partition(labels: dict[str, str]) -> set[frozenset[str]]:
@@ -145,12 +145,17 @@ def test_resolve_latest_decision_wins_per_pair_and_page():
 def test_collapsed_search_prefers_the_representative():
     body = queries.collapsed_search("flood")
     assert body["query"]["bool"]["should"] == [
-        {"constant_score": {"filter": {"term": {"representative": True}}, "boost": queries.REPRESENTATIVE_BOOST}}
+        {
+            "constant_score": {
+                "filter": {"term": {"newsfold.representative": True}},
+                "boost": queries.REPRESENTATIVE_BOOST,
+            }
+        }
     ]
     assert body["query"]["bool"]["must"][0]["simple_query_string"]["query"] == "flood"
-    assert "sort" not in body and body["collapse"] == {"field": "cluster_id"}
+    assert "sort" not in body and body["collapse"] == {"field": "newsfold.cluster_id"}
     by_date = queries.collapsed_search("", sort="date")
-    assert [next(iter(s)) for s in by_date["sort"]] == ["published", "representative", "ingested"]
+    assert [next(iter(s)) for s in by_date["sort"]] == ["published", "newsfold.representative", "ingested"]
     assert queries.collapsed_search("flood", representative_boost=0)["query"]["bool"]["should"] == []
 
 
@@ -231,7 +236,7 @@ def test_merge_clusters_supersedes_cannot_links_and_later_copies_follow(es, sett
 
 def _shown(es, settings, q):
     res = es.search(index=settings.index, **queries.collapsed_search(q, size=10))
-    return {h["_source"]["cluster_id"]: h["_id"] for h in res["hits"]["hits"]}
+    return {h["_source"]["newsfold"]["cluster_id"]: h["_id"] for h in res["hits"]["hits"]}
 
 
 def test_representative_is_shown_and_survives_a_changed_reingest(es, settings):
@@ -246,17 +251,17 @@ def test_representative_is_shown_and_survives_a_changed_reingest(es, settings):
     assert _shown(es, settings, word)["r1"] != "r1"
     first = set_representative("r1", user=ED, client=es, settings=settings)
     flags = {
-        d["_id"]: d["_source"].get("representative")
+        d["_id"]: d["_source"]["newsfold"].get("representative")
         for d in es.mget(index=settings.index, ids=["r1", "r2", "r3", "o1"])["docs"]
     }
     assert flags == {"r1": True, "r2": False, "r3": False, "o1": None}
     assert _shown(es, settings, "")["r1"] == "r1"
     assert _shown(es, settings, word)["r1"] == "r1"
     second = set_representative("r3", user=ED, client=es, settings=settings)
-    assert es.get(index=settings.index, id="r1")["_source"]["representative"] is False
+    assert es.get(index=settings.index, id="r1")["_source"]["newsfold"]["representative"] is False
     changed = _signed(settings, "r3", titles["r3"], paras + ["An update was added to this report at noon."])
     assert ingest([changed], client=es, settings=settings)[0].status != "unchanged"
-    assert es.get(index=settings.index, id="r3")["_source"]["representative"] is True
+    assert es.get(index=settings.index, id="r3")["_source"]["newsfold"]["representative"] is True
     _, log = list_corrections(client=es, settings=settings, cluster_id="r1")
     assert [(x.id, x.superseded_by) for x in log] == [(second.id, []), (first.id, [second.id])]
 
@@ -285,7 +290,7 @@ def test_corrections_survive_a_rebuild_into_a_fresh_index(es, settings):
         for start in range(0, len(order), 3):
             ingest(order[start : start + 3], client=es, settings=rebuilt)
         assert _partition(_labels(es, rebuilt, ids)) == corrected
-        assert es.get(index=rebuilt.index, id="s2")["_source"].get("representative") is True
+        assert es.get(index=rebuilt.index, id="s2")["_source"]["newsfold"].get("representative") is True
         total, _ = list_corrections(client=es, settings=rebuilt)
         assert total == 4
     finally:
@@ -312,7 +317,7 @@ def test_corrections_made_during_a_rebuild_are_reapplied_after_it(es, settings):
         assert _partition(_labels(es, rebuilt, ids)) != corrected
         assert reapply_corrections(client=es, settings=rebuilt, since=start) == 3
         assert _partition(_labels(es, rebuilt, ids)) == corrected
-        assert es.get(index=rebuilt.index, id="s3")["_source"]["representative"] is True
+        assert es.get(index=rebuilt.index, id="s3")["_source"]["newsfold"]["representative"] is True
         reapply_corrections(client=es, settings=rebuilt)  # idempotent
         assert _partition(_labels(es, rebuilt, ids)) == corrected
     finally:

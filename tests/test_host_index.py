@@ -71,7 +71,7 @@ def _put(es, index, doc_id, paragraphs, *, section="news", author="desk", paywal
 
 def test_component_template_holds_the_fold_fields_and_signature_meta(settings):
     body = component_template(settings)
-    assert body["template"]["mappings"]["properties"] == FOLD_FIELDS
+    assert body["template"]["mappings"]["properties"]["newsfold"]["properties"] == FOLD_FIELDS
     meta = body["template"]["mappings"]["_meta"]["newsfold"]
     assert (meta["num_perm"], meta["bands"], meta["rows"], meta["seed"]) == (
         settings.num_perm, settings.bands, settings.rows, settings.seed)
@@ -88,12 +88,12 @@ def test_ingest_into_a_host_index_writes_only_fold_fields(es, settings, host):
     outcomes = {o.page_id: o for o in ingest(signed, client=es, settings=settings, index=host)}
     assert {o.status for o in outcomes.values()} == {"new", "duplicate"}
     one, two = (es.get(index=host, id=i)["_source"] for i in ("h-1", "h-2"))
-    assert one["cluster_id"] == two["cluster_id"]
+    assert one["newsfold"]["cluster_id"] == two["newsfold"]["cluster_id"]
     assert (one["section"], one["author"], one["paywalled"]) == ("business", "Wire", True)
     assert (two["section"], two["author"], two["paywalled"]) == ("local", "Desk", False)
     assert one["headline"] == "Headline" and one["text"] == "\n\n".join(text)
-    written = set(one) - {"headline", "text", "section", "author", "paywalled"}
-    assert written <= set(FOLD_FIELDS), written - set(FOLD_FIELDS)
+    assert set(one) - {"headline", "text", "section", "author", "paywalled"} == {"newsfold"}
+    assert set(one["newsfold"]) <= set(FOLD_FIELDS), set(one["newsfold"]) - set(FOLD_FIELDS)
     assert "title" not in one and "body" not in one  # newsfold's own article fields stay out of a host index
     # the host updates its own field: the fold fields stay, and a re-ingest keeps the host's change
     es.update(index=host, id="h-1", doc={"section": "economy"}, refresh="wait_for")
@@ -111,7 +111,8 @@ def test_ingest_refuses_a_host_index_without_newsfold_meta(es, settings):
             ingest([signed], client=es, settings=settings, index=name)
         assert ensure_fold_fields(es, name, settings) == [name]
         mapping = es.indices.get_mapping(index=name)[name]["mappings"]
-        assert set(FOLD_FIELDS) <= set(mapping["properties"]) and "headline" in mapping["properties"]
+        assert set(FOLD_FIELDS) == set(mapping["properties"]["newsfold"]["properties"])
+        assert "headline" in mapping["properties"] and mapping["_meta"]["newsfold"]["seed"] == settings.seed
         assert ingest([signed], client=es, settings=settings, index=name)[0].status == "new"
         with pytest.raises(RuntimeError, match="seed: index has 1, settings say 9"):
             ensure_fold_fields(es, name, settings.replace(seed=9))
@@ -154,7 +155,7 @@ def test_fold_query_keeps_the_host_parts_and_refuses_collapse():
     out = fold_query(body, versions=2)
     assert body.get("collapse") is None  # the input is not changed
     assert (out["from"], out["size"], out["sort"], out["highlight"]) == (20, 5, body["sort"], body["highlight"])
-    assert out["collapse"]["field"] == "cluster_id" and out["collapse"]["inner_hits"]["size"] == 3
+    assert out["collapse"]["field"] == "newsfold.cluster_id" and out["collapse"]["inner_hits"]["size"] == 3
     assert set(out["aggs"]) == {"mine", "newsfold_stories", "newsfold_unfolded"}
     for bad in ({"collapse": {"field": "x"}}, {"search_after": [1]}, {"rescore": {}}):
         with pytest.raises(ValueError, match="cannot use"):
@@ -181,7 +182,8 @@ def test_host_example_runs_and_folds(es_url):
     try:
         doc = client.get(index=index, id="daily-77")["_source"]
         assert (doc["section"], doc["author"], doc["paywalled"]) == ("business", "A. Reporter", True)
-        assert doc["cluster_id"] == client.get(index=index, id="wire-1001")["_source"]["cluster_id"]
+        wire = client.get(index=index, id="wire-1001")["_source"]
+        assert doc["newsfold"]["cluster_id"] == wire["newsfold"]["cluster_id"]
     finally:
         client.options(ignore_status=404).indices.delete(index=f"{index},{index}-corrections")
         client.close()

@@ -16,8 +16,8 @@ def _signed(settings, pid, title, paras, site="a.example"):
 
 
 def _clusters(es, settings, ids):
-    docs = es.mget(index=settings.index, ids=ids, source=["cluster_id"])["docs"]
-    return {d["_id"]: d["_source"]["cluster_id"] for d in docs if d["found"]}
+    docs = es.mget(index=settings.index, ids=ids, source=["newsfold.cluster_id"])["docs"]
+    return {d["_id"]: d["_source"]["newsfold"]["cluster_id"] for d in docs if d["found"]}
 
 
 def test_copies_fold_into_one_story_and_search_counts_stories(es, settings):
@@ -32,7 +32,7 @@ def test_copies_fold_into_one_story_and_search_counts_stories(es, settings):
     assert out["c1"].status == "new" and out["c1"].cluster_id == "c1"
     assert (out["a1"].status, out["b1"].status) == ("new", "duplicate")
     assert out["b1"].matched_id == "a1" and out["b1"].similarity > 0.9
-    stored = {d["_id"]: d["_source"] for d in es.mget(index=settings.index, ids=["a1", "b1"])["docs"]}
+    stored = {d["_id"]: d["_source"]["newsfold"] for d in es.mget(index=settings.index, ids=["a1", "b1"])["docs"]}
     assert stored["a1"].get("matched_id") is None  # the story's first page is no copy
     assert stored["b1"]["matched_id"] == "a1"
     es.indices.refresh(index=settings.index)

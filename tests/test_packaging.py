@@ -64,7 +64,7 @@ signed = sign_text(body, title="Storm", url="https://a.example/x", settings=s)
 assert len(signed.band_keys) == s.bands, signed.band_keys
 folded = fold_query({"query": {"match": {"title": "storm"}}})
 assert folded["collapse"]["field"].endswith("cluster_id"), folded
-assert "cluster_id" in component_template(s)["template"]["mappings"]["properties"]
+assert "cluster_id" in component_template(s)["template"]["mappings"]["properties"]["newsfold"]["properties"]
 assert text.tokenize("Hello world") == ["hello", "world"]
 assert urls.normalize_url("https://www.a.example/x/?utm_source=y") is not None
 bad = sorted(m for m in sys.modules if m.split(".")[0] in {"elasticsearch", "redis", "celery", "flask"})

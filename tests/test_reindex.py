@@ -326,7 +326,7 @@ def test_live_writes_during_a_reindex_end_up_in_the_new_index(es, live, store, p
     job = _reindex(_new_job(store, live).id, pool, store, live, chunk_pages=3, progress=during)
     assert job.status == "done" and all(written.values())
     everything = [p["id"] for p in old_pages] + [i for ids in written.values() for i in ids]
-    docs = es.mget(index=live.index, ids=everything, source=["cluster_id"])["docs"]
+    docs = es.mget(index=live.index, ids=everything, source=["newsfold.cluster_id"])["docs"]
     assert [d["_id"] for d in docs if not d["found"]] == []
     assert es.count(index=live.index)["count"] == len(everything)
     labels = current_clusters(["o0-0", "late-copy"], client=es, settings=live)

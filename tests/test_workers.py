@@ -39,8 +39,8 @@ def test_workers_fold_copies_ingested_at_the_same_moment(pipeline, es):
     # one page per task: the two workers race on every story
     outcomes = run_batches(app, [[p] for p in payloads], index=live.index)
     assert len(outcomes) == 24 and {o["status"] for o in outcomes} <= {"new", "duplicate"}
-    docs = es.mget(index=live.index, ids=[p["id"] for p in payloads], source=["cluster_id"])["docs"]
-    clusters = {d["_id"]: d["_source"]["cluster_id"] for d in docs}
+    docs = es.mget(index=live.index, ids=[p["id"] for p in payloads], source=["newsfold.cluster_id"])["docs"]
+    clusters = {d["_id"]: d["_source"]["newsfold"]["cluster_id"] for d in docs}
     for s in range(4):
         assert len({clusters[f"s{s}-c{c}"] for c in range(6)}) == 1, clusters
     assert len(set(clusters.values())) == 4

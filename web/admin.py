@@ -21,6 +21,7 @@ from flask import (
 )
 
 from newsfold.plugin import queries
+from newsfold.plugin.document import flat
 from newsfold.web import adminstats
 from newsfold.web.auth import current_user
 from newsfold.web.charts import heatmap
@@ -63,7 +64,7 @@ def cluster_rows(response: dict) -> list[dict]:
     rows = []
     for bucket in response["aggregations"]["clusters"]["buckets"]:
         sample_hits = bucket["sample"]["hits"]["hits"]
-        sample = sample_hits[0]["_source"] if sample_hits else {}
+        sample = flat(sample_hits[0]["_source"]) if sample_hits else {}
         rows.append(
             {
                 "cluster_id": bucket["key"],

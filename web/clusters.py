@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
+from newsfold.plugin.document import cluster_of, flat
 from newsfold.plugin.evidence import (
     choose_representative,
     least_similar_pairs,
@@ -257,7 +258,7 @@ def load_cluster_list(
     for bucket in shown:
         sample_bucket = samples.get(bucket["key"], {})
         hits = sample_bucket.get("sample", {}).get("hits", {}).get("hits", [])
-        sample = hits[0]["_source"] if hits else {}
+        sample = flat(hits[0]["_source"]) if hits else {}
         result.rows.append(
             {
                 "cluster_id": bucket["key"],
@@ -294,7 +295,7 @@ class ClusterDetail:
 
 
 def _member(hit: Mapping) -> dict:
-    src = hit["_source"]
+    src = flat(hit["_source"])
     out = {"id": hit["_id"], **src}
     out["representative"] = src.get("representative") is True
     out["signature_obj"] = decode_signature(src)
@@ -383,7 +384,7 @@ class Comparison:
 
 def _fetch_member(es: Elasticsearch, settings: Settings, cluster_id: str, page_id: str) -> dict:
     doc = es.mget(index=settings.index, ids=[page_id], source=queries.MEMBER_SOURCE)["docs"][0]
-    if not doc.get("found") or (doc.get("_source") or {}).get("cluster_id") != cluster_id:
+    if not doc.get("found") or cluster_of(doc.get("_source")) != cluster_id:
         raise LookupError(f"page {page_id!r} is not in cluster {cluster_id!r}")
     return _member(doc)
 

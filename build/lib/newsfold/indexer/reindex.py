@@ -44,7 +44,8 @@ from newsfold.indexer.queue import drive
 from newsfold.plugin.collection import StoryStats
 from newsfold.plugin.corrections import reapply_corrections
 from newsfold.plugin.dedup import ingest
-from newsfold.plugin.document import Outcome, SignedPage
+from newsfold.plugin.document import CLUSTER_ID, CONTENT_FIELDS, Outcome, SignedPage, cluster_of
+from newsfold.plugin.document import path as field_path
 from newsfold.plugin.extract import Article
 from newsfold.plugin.index import corrections_index, current_index, index_body, new_index_name
 from newsfold.plugin.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock
@@ -66,7 +67,7 @@ CATCH_UP_MARGIN = 300.0
 #: every worker gets chunks of a modest index, large enough that the coordinator's bookkeeping is negligible)
 CHUNK_BATCHES = 5
 #: fields re-signing needs from a stored page
-STORED_FIELDS = ["title", "body", "url", "site", "lang", "published", "ingested"]
+STORED_FIELDS = list(CONTENT_FIELDS)
 SCROLL = "10m"
 
 
@@ -258,10 +259,10 @@ class Work:
         were first ingested, so the new index decides them in memory.
         """
         bounds = {k: v for k, v in (("gte", low), ("lt", high)) if v is not None}
-        query = {"range": {"cluster_id": bounds}} if bounds else {"match_all": {}}
+        query = {"range": {CLUSTER_ID: bounds}} if bounds else {"match_all": {}}
         outcomes: list[dict] = []
         size = self.settings.batch_size
-        for hits in scan(self.client, self.state["old"], query, size=size, source=STORED_FIELDS, sort="cluster_id"):
+        for hits in scan(self.client, self.state["old"], query, size=size, source=STORED_FIELDS, sort=CLUSTER_ID):
             if not self._still_running():
                 break
             outcomes += self.resigned(hits)
@@ -276,7 +277,7 @@ class Work:
         their content stay out.
         """
         old = self.state["old"]
-        query = {"prefix": {"content_hash": prefix}} if prefix else {"match_all": {}}
+        query = {"prefix": {field_path("content_hash"): prefix}} if prefix else {"match_all": {}}
         outcomes: list[dict] = []
         added = 0
         for hits in scan(self.client, old, query, size=self.settings.batch_size, source=False):
@@ -587,7 +588,7 @@ class Reindex:
             pages = 0
             after = None
             while True:
-                composite: dict = {"size": 1000, "sources": [{"c": {"terms": {"field": "cluster_id"}}}]}
+                composite: dict = {"size": 1000, "sources": [{"c": {"terms": {"field": CLUSTER_ID}}}]}
                 if after:
                     composite["after"] = after
                 res = self.client.search(index=state["old"], size=0, aggs={"clusters": {"composite": composite}})
@@ -658,8 +659,8 @@ class Reindex:
             # copies of a story go to one bucket (by their cluster in the old index), so one worker takes
             # them in order and decides them as the first ingest did
             ids = sorted({ident for ident, _ in pending})
-            docs = self.client.mget(index=state["old"], ids=ids, source=["cluster_id"])["docs"] if ids else []
-            cluster = {d["_id"]: d["_source"].get("cluster_id") for d in docs if d.get("found")}
+            docs = self.client.mget(index=state["old"], ids=ids, source=[CLUSTER_ID])["docs"] if ids else []
+            cluster = {d["_id"]: cluster_of(d["_source"]) for d in docs if d.get("found")}
             pipe = self.redis.pipeline(transaction=False)
             for ident, entry in pending:
                 bucket = zlib.crc32((cluster.get(ident) or ident).encode("utf-8")) % buckets

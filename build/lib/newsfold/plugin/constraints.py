@@ -19,6 +19,7 @@ from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
 from newsfold.plugin.cluster import NO_CONSTRAINTS, Constraints, pair
+from newsfold.plugin.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.index import corrections_index
 from newsfold.plugin.settings import Settings
 
@@ -106,9 +107,9 @@ def current_labels(page_ids: Iterable[str], *, client: Elasticsearch, settings: 
     ids = sorted(set(page_ids))
     out: dict[str, str] = {}
     for start in range(0, len(ids), MAX_TERMS):
-        docs = client.mget(index=settings.index, ids=ids[start : start + MAX_TERMS], source=["cluster_id"])["docs"]
+        docs = client.mget(index=settings.index, ids=ids[start : start + MAX_TERMS], source=[CLUSTER_ID])["docs"]
         for d in docs:
-            cluster = (d.get("_source") or {}).get("cluster_id") if d.get("found") else None
+            cluster = cluster_of(d.get("_source")) if d.get("found") else None
             if cluster:
                 out[d["_id"]] = cluster
     return out

@@ -33,6 +33,7 @@ from newsfold.plugin import queries
 from newsfold.plugin.cluster import pair
 from newsfold.plugin.constraints import current_labels, decisions, fetch_corrections, load_constraints
 from newsfold.plugin.dedup import MAX_RECLUSTER_PAGES, cluster_page_ids, recluster, relabel
+from newsfold.plugin.document import fold_update
 from newsfold.plugin.index import corrections_index, corrections_index_body
 from newsfold.plugin.settings import Settings
 
@@ -435,7 +436,7 @@ def set_representative(
 def _set_flags(flags: dict[str, bool], *, client: Elasticsearch, settings: Settings) -> None:
     """Write ``representative`` on pages with ``refresh=wait_for`` (a page deleted meanwhile is skipped)."""
     actions = [
-        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": {"representative": flag}}
+        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(representative=flag)}
         for pid, flag in sorted(flags.items())
     ]
     _, errors = helpers.bulk(

@@ -40,11 +40,15 @@ from newsfold.plugin.cluster import (
 from newsfold.plugin.collection import StoryStats
 from newsfold.plugin.constraints import load_constraints
 from newsfold.plugin.document import (
+    CLUSTER_ID,
     LOOKUP_SOURCE,
     UNCHANGED_SOURCE,
     Candidate,
     Outcome,
     SignedPage,
+    cluster_of,
+    fold_of,
+    fold_update,
     read_candidate,
 )
 from newsfold.plugin.index import check_meta_cached
@@ -173,8 +177,8 @@ def prepare(
         for doc in docs:
             p = unique[doc["_id"]]
             src = doc.get("_source") if doc.get("found") else None
-            if src and src.get("content_hash") == p.content_hash:
-                state.outcomes[p.page_id] = Outcome(p.page_id, "unchanged", cluster_id=src.get("cluster_id"))
+            if src and fold_of(src).get("content_hash") == p.content_hash:
+                state.outcomes[p.page_id] = Outcome(p.page_id, "unchanged", cluster_id=cluster_of(src))
             else:
                 state.pages.append(p)
     state.candidates = lookup(state.pages, client=client, settings=settings)
@@ -308,7 +312,7 @@ def relabel(loser: str, survivor: str, *, client: Elasticsearch, settings: Setti
                 enforce_cluster(survivor, client=client, settings=settings)
             return moved
         actions = [
-            {"_op_type": "update", "_index": settings.index, "_id": h["_id"], "doc": {"cluster_id": survivor}}
+            {"_op_type": "update", "_index": settings.index, "_id": h["_id"], "doc": fold_update(cluster_id=survivor)}
             for h in hits
         ]
         _, errors = helpers.bulk(
@@ -325,8 +329,8 @@ def current_clusters(ids: list[str], *, client: Elasticsearch, settings: Setting
     """Realtime read of the cluster id of pages (None for missing pages)."""
     if not ids:
         return {}
-    docs = client.mget(index=settings.index, ids=ids, source=["cluster_id"])["docs"]
-    return {d["_id"]: (d.get("_source") or {}).get("cluster_id") if d.get("found") else None for d in docs}
+    docs = client.mget(index=settings.index, ids=ids, source=[CLUSTER_ID])["docs"]
+    return {d["_id"]: cluster_of(d.get("_source")) if d.get("found") else None for d in docs}
 
 
 def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
@@ -432,9 +436,9 @@ def ingest(
 def cluster_page_ids(cluster_ids: list[str], *, client: Elasticsearch, settings: Settings) -> dict[str, list[str]]:
     """The page ids of some clusters (at most ``MAX_CLUSTER_PAGES`` in all)."""
     out: dict[str, list[str]] = {c: [] for c in cluster_ids}
-    body = queries.cluster_pages(cluster_ids, size=MAX_CLUSTER_PAGES, source=["cluster_id"])
+    body = queries.cluster_pages(cluster_ids, size=MAX_CLUSTER_PAGES, source=[CLUSTER_ID])
     for hit in client.search(index=settings.index, **body)["hits"]["hits"]:
-        out.setdefault(hit["_source"]["cluster_id"], []).append(hit["_id"])
+        out.setdefault(cluster_of(hit["_source"]), []).append(hit["_id"])
     return out
 
 
@@ -474,7 +478,7 @@ def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> 
     labels = recluster_labels(cluster_id, [m.page_id for m in members], edges, rules)
     moved = {pid: label for pid, label in labels.items() if label != cluster_id}
     actions = [
-        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": {"cluster_id": label}}
+        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(cluster_id=label)}
         for pid, label in sorted(moved.items())
     ]
     if actions:

@@ -24,7 +24,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from newsfold.plugin.document import FOLD_FIELDS
+from newsfold.plugin.document import FOLD, FOLD_FIELDS, fold_mapping
 from newsfold.plugin.settings import Settings
 
 if TYPE_CHECKING:
@@ -77,12 +77,12 @@ def component_template(settings: Settings) -> dict:
                                           composed_of=["newsfold"], template={"mappings": {...}})
 
     Returns:
-        ``{"template": {"mappings": {"_meta": {"newsfold": ...}, "properties": ...}}, "_meta": ...}``;
-        the fold fields are top-level properties (``plugin.document.FOLD_FIELDS``).
+        ``{"template": {"mappings": {"_meta": {"newsfold": ...}, "properties": {"newsfold": ...}}}, "_meta": ...}``:
+        one object field ``newsfold`` holding the fold fields (``plugin.document.FOLD_FIELDS``).
     """
     meta = fold_meta(settings)
     return {
-        "template": {"mappings": {"_meta": {"newsfold": meta}, "properties": copy.deepcopy(FOLD_FIELDS)}},
+        "template": {"mappings": {"_meta": {"newsfold": meta}, "properties": fold_mapping()}},
         "_meta": {"description": "newsfold fold fields (docs/embedding.md)", "newsfold": meta},
     }
 
@@ -98,7 +98,7 @@ def index_body(settings: Settings) -> dict:
     body = copy.deepcopy(_mapping_file())
     body["settings"]["index"]["number_of_shards"] = settings.shards
     body["settings"]["index"]["number_of_replicas"] = settings.replicas
-    body["mappings"]["properties"].update(copy.deepcopy(FOLD_FIELDS))
+    body["mappings"]["properties"].update(fold_mapping())
     body["mappings"]["_meta"]["newsfold"] = fold_meta(settings)
     return body
 
@@ -152,11 +152,18 @@ def add_new_fields(client: Elasticsearch, name: str) -> None:
     Raises:
         elasticsearch.BadRequestError: a field changed its type; that needs ``newsfold reindex``.
     """
-    properties = {**_mapping_file()["mappings"]["properties"], **FOLD_FIELDS}
     current = client.indices.get_mapping(index=name)[name]["mappings"].get("properties", {})
-    missing = {field: spec for field, spec in properties.items() if field not in current}
+    missing = {f: spec for f, spec in _mapping_file()["mappings"]["properties"].items() if f not in current}
+    missing.update(_missing_fold_fields(current))
     if missing:
         client.indices.put_mapping(index=name, properties=missing)
+
+
+def _missing_fold_fields(current: dict) -> dict:
+    """The part of the ``newsfold`` object mapping an index lacks (empty when it has every fold field)."""
+    have = (current.get(FOLD) or {}).get("properties", {})
+    lacking = {f: spec for f, spec in FOLD_FIELDS.items() if f not in have}
+    return {FOLD: {"properties": lacking}} if lacking else {}
 
 
 def ensure_fold_fields(client: Elasticsearch, index: str, settings: Settings) -> list[str]:
@@ -178,16 +185,19 @@ def ensure_fold_fields(client: Elasticsearch, index: str, settings: Settings) ->
     wanted = fold_meta(settings)
     for name, body in sorted(mappings.items()):
         current = body["mappings"].get("properties", {})
-        clash = sorted(f for f, spec in FOLD_FIELDS.items() if f in current and current[f].get("type") != spec["type"])
-        if clash:
+        mine = current.get(FOLD)
+        have = (mine or {}).get("properties", {})
+        clash = sorted(f for f, spec in FOLD_FIELDS.items() if f in have and have[f].get("type") != spec["type"])
+        if (mine is not None and "properties" not in mine) or clash:
             raise RuntimeError(
-                f"index {name} already has fields named like newsfold's with another type: {', '.join(clash)}"
+                f"index {name} already has a field {FOLD!r} that is not newsfold's "
+                f"({', '.join(clash) or 'not an object'}): newsfold's fields live in that object"
             )
         meta = dict(body["mappings"].get("_meta") or {})
         if meta.get("newsfold") not in (None, wanted):
             check_meta(client, settings, name)
         meta["newsfold"] = wanted
-        missing = {f: spec for f, spec in FOLD_FIELDS.items() if f not in current}
+        missing = _missing_fold_fields(current) if mine is not None else fold_mapping()
         client.indices.put_mapping(index=name, properties=missing, meta=meta)
     return sorted(mappings)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from elasticsearch import NotFoundError
 
 from newsfold.plugin import queries
+from newsfold.plugin.document import CLUSTER_ID, cluster_of
 from newsfold.web.resources import ServiceUnavailable, get_es, get_settings
 
 KINDS = ("split", "merge", "not_duplicates", "representative")
@@ -65,10 +66,10 @@ def page_cluster(page_id: str) -> str:
     """
     settings = get_settings()
     try:
-        doc = get_es().get(index=settings.index, id=page_id, source=["cluster_id"])
+        doc = get_es().get(index=settings.index, id=page_id, source=[CLUSTER_ID])
     except NotFoundError:
         raise CorrectionFailed(f"there is no page {page_id!r}", 404) from None
-    return (doc.get("_source") or {}).get("cluster_id")
+    return cluster_of(doc.get("_source"))
 
 
 def _in_cluster(page_id: str, cluster_id: str) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
-from newsfold.plugin.document import read_signature
+from newsfold.plugin.document import cluster_of, flat, read_signature
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
 
@@ -244,10 +244,10 @@ def run_search(
     )
     if not hits:
         return result
-    cluster_ids = list(dict.fromkeys(hit["_source"]["cluster_id"] for hit in hits))
+    cluster_ids = list(dict.fromkeys(cluster_of(hit["_source"]) for hit in hits))
     versions = es.search(index=settings.index, **queries.versions_of(cluster_ids, per_cluster=per_cluster))
     buckets = {b["key"]: b for b in versions["aggregations"]["clusters"]["buckets"]}
-    result.results = [story(hit, buckets.get(hit["_source"]["cluster_id"])) for hit in hits]
+    result.results = [story(hit, buckets.get(cluster_of(hit["_source"]))) for hit in hits]
     return result
 
 
@@ -290,7 +290,7 @@ def story(hit: dict, bucket: dict | None) -> dict:
         )
     title_highlight = highlight.get("title") or []
     return {
-        "cluster_id": src["cluster_id"],
+        "cluster_id": cluster_of(src),
         "id": hit["_id"],
         **{k: src.get(k) for k in PUBLIC_FIELDS},
         "highlight": list(highlight.get("body") or []),
@@ -309,7 +309,7 @@ def load_cluster(es: Elasticsearch, settings: Settings, cluster_id: str, *, limi
     size = int(res["hits"]["total"]["value"])
     members = []
     for hit in hits:
-        src = hit["_source"]
+        src = flat(hit["_source"])
         members.append(
             {
                 "id": hit["_id"],
