@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -20,9 +21,12 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("dist")
+    # build from a copy: setuptools writes build/ and *.egg-info into the source folder
+    source = tmp_path_factory.mktemp("source") / "newsfold"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"))
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check", "-w", str(out),
-         str(ROOT)],
+         str(source)],
         capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr

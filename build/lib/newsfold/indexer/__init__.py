@@ -1,1 +1,0 @@
-"""newsfold's ingest side: the Celery app and its tasks."""

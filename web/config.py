@@ -1,0 +1,96 @@
+"""The web application's own settings: login, session cookie, API tokens, page size.
+
+The core's ``Settings`` holds what detection and the index need; these are
+the web's alone and live here. The environment variable names are the same
+as ever (``NEWSFOLD_SECRET_KEY``, ``NEWSFOLD_ADMIN_USER``, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from newsfold.plugin.settings import read_env
+
+DEV_SECRET_KEY = "dev-only-change-me"  # the web refuses logins while the secret key is this (sessions could be forged)
+#: werkzeug ``generate_password_hash`` output: ``method$salt$hexdigest`` (scrypt or pbkdf2)
+_PASSWORD_HASH = re.compile(r"^(scrypt(:\d+){0,3}|pbkdf2:[a-z0-9_]+(:\d+)?)\$[^$\s]+\$[0-9a-f]+$")
+#: one ``NEWSFOLD_API_TOKEN_HASHES`` entry: ``name:sha256-hex-of-the-token``
+_TOKEN_ENTRY = re.compile(r"^([A-Za-z0-9._-]{1,64}):([0-9a-f]{64})$")
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """The web's settings, validated on construction (the hash values are never echoed)."""
+
+    page_size: int = 10
+    secret_key: str = field(default=DEV_SECRET_KEY, repr=False)
+    admin_user: str = "admin"
+    admin_password_hash: str | None = field(default=None, repr=False)
+    api_token_hashes: str | None = field(default=None, repr=False)
+    cookie_secure: bool = True
+    session_hours: int = 12
+    login_max_failures: int = 5
+    login_lockout_seconds: int = 900
+
+    def __post_init__(self) -> None:
+        if not self.admin_user or len(self.admin_user) > 100 or not self.admin_user.isprintable():
+            raise ValueError(f"admin_user must be 1-100 printable characters, got {self.admin_user[:100]!r}")
+        if self.admin_password_hash is not None and not _PASSWORD_HASH.match(self.admin_password_hash):
+            raise ValueError(
+                "admin_password_hash is not a password hash like 'scrypt:32768:8:1$<salt>$<hex>'; "
+                "make one with `newsfold hash-password`"
+            )
+        api_token_digests(self.api_token_hashes)
+        for name in ("page_size", "session_hours", "login_max_failures", "login_lockout_seconds"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> WebSettings:
+        """Read the web settings from the environment (``NEWSFOLD_`` plus the upper-cased field name).
+
+        Raises:
+            ValueError: a value does not parse or is out of range; the message names the variable.
+        """
+        return cls(**read_env(cls, environ, ENV_NAMES, overrides))
+
+    def replace(self, **changes) -> WebSettings:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+
+ENV_NAMES = {f.name: "NEWSFOLD_" + f.name.upper() for f in dataclasses.fields(WebSettings)}
+
+
+def api_token_digests(value: str | None) -> dict[str, str]:
+    """The API tokens of ``NEWSFOLD_API_TOKEN_HASHES`` as ``{sha256 hex digest: token name}``.
+
+    Args:
+        value: comma- or whitespace-separated ``name:sha256hex`` entries, or None.
+
+    Returns:
+        One entry per token; empty when ``value`` is empty.
+
+    Raises:
+        ValueError: an entry is malformed or a name is used twice (the message names the entry's position).
+    """
+    digests: dict[str, str] = {}
+    names: set[str] = set()
+    for position, entry in enumerate(re.split(r"[,\s]+", (value or "").strip()), start=1):
+        if not entry:
+            continue
+        found = _TOKEN_ENTRY.match(entry)
+        if not found:
+            raise ValueError(
+                f"api_token_hashes entry {position} must be 'name:<64 hex digits of the token's SHA-256>' "
+                "(make one with `newsfold api-token NAME`)"
+            )
+        name, digest = found.groups()
+        if name in names:
+            raise ValueError(f"api_token_hashes uses the name {name!r} twice")
+        names.add(name)
+        digests[digest] = name
+    return digests
