@@ -297,16 +297,16 @@ def index_figures(client, live: Settings, sample_ids: list[str]) -> dict:
 
 def redis_memory(live: Settings) -> int:
     """Bytes Redis holds now (``used_memory``)."""
-    import redis
+    from newsfold.state import build_redis
 
-    return int(redis.Redis.from_url(live.redis_url).info("memory")["used_memory"])
+    return int(build_redis(live.redis_url).info("memory")["used_memory"])
 
 
 def redis_figures(live: Settings, *, before: int, distinct_pages: int) -> dict:
     """What the ingest left in Redis: bytes, and keys by kind (repeated-lines counters, Celery results, other)."""
-    import redis
+    from newsfold.state import build_redis
 
-    client = redis.Redis.from_url(live.redis_url)
+    client = build_redis(live.redis_url)
     kinds: Counter = Counter()
     for key in client.scan_iter(count=1000):
         name = key.decode(errors="replace")

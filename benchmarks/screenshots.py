@@ -26,7 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a script: the browser helpers live in tests/browser
     sys.path.insert(0, str(ROOT))
 
-import redis  # noqa: E402
 
 from newsfold.embedded import services  # noqa: E402
 from newsfold.plugin.client import build_client  # noqa: E402
@@ -34,11 +33,12 @@ from newsfold.plugin.dedup import ingest  # noqa: E402
 from newsfold.plugin.document import Outcome, Page  # noqa: E402
 from newsfold.plugin.extract import Rejection  # noqa: E402
 from newsfold.plugin.index import drop_index, ensure_index  # noqa: E402
-from newsfold.plugin.jobs import JobStore  # noqa: E402
 from newsfold.plugin.rejections import record_rejections  # noqa: E402
 from newsfold.plugin.settings import Settings  # noqa: E402
 from newsfold.plugin.signing import sign_page  # noqa: E402
 from newsfold.samples import generate  # noqa: E402
+from newsfold.state import build_redis  # noqa: E402
+from newsfold.state.jobs import JobStore  # noqa: E402
 from tests.browser.live import (  # noqa: E402
     DESKTOP,
     PHONE,
@@ -59,7 +59,7 @@ def ingest_sample_corpus(settings: Settings, *, stories: int, seed: int) -> dict
     """Generate the sample corpus and ingest it in batches as one ingest job; counts by outcome."""
     client = build_client(settings)
     ensure_index(client, settings)
-    store = JobStore(redis.Redis.from_url(settings.redis_url))
+    store = JobStore(build_redis(settings.redis_url))
     counts: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="newsfold-shots-") as tmp:
         pages_file = generate(Path(tmp), seed=seed, stories=stories)

@@ -41,18 +41,18 @@ from dataclasses import dataclass
 from elasticsearch import Elasticsearch, NotFoundError, helpers
 
 from newsfold.indexer.queue import drive
-from newsfold.plugin.collection import StoryStats
 from newsfold.plugin.corrections import reapply_corrections
 from newsfold.plugin.dedup import ingest
 from newsfold.plugin.document import CLUSTER_ID, CONTENT_FIELDS, Outcome, SignedPage, cluster_of
 from newsfold.plugin.document import path as field_path
 from newsfold.plugin.extract import Article
 from newsfold.plugin.index import corrections_index, current_index, index_body, new_index_name
-from newsfold.plugin.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock
 from newsfold.plugin.rejections import record_rejections, rejections_index
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_article
-from newsfold.plugin.stats import RepeatedLines
+from newsfold.state.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock
+from newsfold.state.repeated_lines import RepeatedLines
+from newsfold.state.story_stats import StoryStats
 
 log = logging.getLogger(__name__)
 

@@ -16,17 +16,18 @@ from newsfold.indexer.celery_app import app
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
 from newsfold.indexer.reindex import ChunkContext, Reindex, ReindexError, live_target, run_chunk, target_settings
 from newsfold.plugin.client import build_client
-from newsfold.plugin.collection import StoryStats
 from newsfold.plugin.dedup import ingest
 from newsfold.plugin.document import Outcome, Page, SignedPage
 from newsfold.plugin.extract import Rejection
 from newsfold.plugin.index import ensure_index
-from newsfold.plugin.jobs import JobStore, failed_batch
 from newsfold.plugin.rejections import record_rejections
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import uses_stats
 from newsfold.plugin.signing import sign_page
-from newsfold.plugin.stats import RepeatedLines
+from newsfold.state import build_redis
+from newsfold.state.jobs import JobStore, failed_batch
+from newsfold.state.repeated_lines import RepeatedLines
+from newsfold.state.story_stats import StoryStats
 
 log = logging.getLogger(__name__)
 logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems become rejection reasons
@@ -48,9 +49,7 @@ def _client(settings: Settings):
 def _repeated(settings: Settings) -> RepeatedLines | None:
     if not (settings.repeated_lines and settings.redis_url):
         return None
-    import redis
-
-    return RepeatedLines(redis.Redis.from_url(settings.redis_url), settings.index)
+    return RepeatedLines(build_redis(settings.redis_url), settings.index)
 
 
 @lru_cache(maxsize=8)
@@ -58,9 +57,7 @@ def _stats(settings: Settings) -> StoryStats | None:
     """The collection's story frequencies, when the signature settings read them."""
     if not (uses_stats(settings) and settings.redis_url):
         return None
-    import redis
-
-    return StoryStats(redis.Redis.from_url(settings.redis_url), settings.index)
+    return StoryStats(build_redis(settings.redis_url), settings.index)
 
 
 @lru_cache(maxsize=32)
@@ -71,9 +68,7 @@ def _ensured(settings: Settings) -> bool:
 
 @lru_cache(maxsize=8)
 def _redis(settings: Settings):
-    import redis
-
-    return redis.Redis.from_url(settings.redis_url)
+    return build_redis(settings.redis_url)
 
 
 @lru_cache(maxsize=8)

@@ -173,11 +173,10 @@ def cmd_cluster(args) -> int:
 
 # ---------------------------------------------------------------- jobs
 def _job_store(live: Settings):
-    import redis
+    from newsfold.state import build_redis
+    from newsfold.state.jobs import JobStore
 
-    from newsfold.plugin.jobs import JobStore
-
-    return JobStore(redis.Redis.from_url(live.redis_url))
+    return JobStore(build_redis(live.redis_url))
 
 
 def _resumable(store, job_id: str, kind: str):

@@ -25,6 +25,7 @@ def check_servers(settings) -> None:
     from elasticsearch import Elasticsearch
 
     from newsfold.plugin.client import build_client
+    from newsfold.state import build_redis
 
     client: Elasticsearch = build_client(settings.replace(es_max_retries=0, es_timeout=10))
     try:
@@ -35,6 +36,6 @@ def check_servers(settings) -> None:
     finally:
         client.close()
     try:
-        redis.Redis.from_url(settings.redis_url, socket_connect_timeout=5).ping()
+        build_redis(settings.redis_url, timeout=5.0).ping()
     except redis.RedisError as exc:
         raise RuntimeError(f"cannot reach Redis at {settings.redis_url} ({exc}); check REDIS_URL") from exc

@@ -15,8 +15,8 @@ from celery import Celery
 
 from newsfold.embedded import die_with_parent
 from newsfold.indexer.queue import drive
-from newsfold.plugin.jobs import JobStore, failed_batch
 from newsfold.plugin.settings import Settings, settings_env
+from newsfold.state.jobs import JobStore, failed_batch
 
 INGEST_TASK = "indexer.tasks.ingest_batch"
 

@@ -22,6 +22,7 @@ import datetime as dt
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from elasticsearch import Elasticsearch, helpers
 
@@ -37,7 +38,6 @@ from newsfold.plugin.cluster import (
     recluster_labels,
     verify,
 )
-from newsfold.plugin.collection import StoryStats
 from newsfold.plugin.constraints import load_constraints
 from newsfold.plugin.document import (
     CLUSTER_ID,
@@ -54,6 +54,9 @@ from newsfold.plugin.document import (
 from newsfold.plugin.index import check_meta_cached
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import uses_stats
+
+if TYPE_CHECKING:
+    from newsfold.state.story_stats import StoryStats
 
 log = logging.getLogger(__name__)
 

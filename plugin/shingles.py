@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+
+import numpy as np
+
 
 def shingles(tokens: list[str], k: int) -> set[bytes]:
     """The set of k-token shingles, as UTF-8 bytes ready for hashing.
@@ -39,3 +43,12 @@ def stopword_shingles(tokens: list[str], k: int = 2) -> set[bytes]:
     if len(out) < max(5, len(tokens) // 20):
         return shingles(tokens, k)
     return out
+
+
+def feature_hashes(features: list[bytes] | set[bytes]) -> np.ndarray:
+    """Stable 64-bit hashes of shingles or words (blake2b), as uint64."""
+    return np.fromiter(
+        (int.from_bytes(hashlib.blake2b(f, digest_size=8).digest(), "little") for f in features),
+        dtype=np.uint64,
+        count=len(features),
+    )

@@ -6,15 +6,18 @@ import base64
 import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 from datasketch import MinHash
 
-from newsfold.plugin.collection import StoryStats, feature_hashes
 from newsfold.plugin.settings import HASH_SCHEME, Settings
-from newsfold.plugin.shingles import STOP_WORDS, shingles, stopword_shingles
+from newsfold.plugin.shingles import STOP_WORDS, feature_hashes, shingles, stopword_shingles
 from newsfold.plugin.text import cjk_sentences, is_cjk_text, tokenize
 from newsfold.plugin.weighted import weighted_minhash
+
+if TYPE_CHECKING:
+    from newsfold.state.story_stats import StoryStats
 
 
 @dataclass(frozen=True)

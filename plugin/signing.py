@@ -18,8 +18,8 @@ from newsfold.plugin.text import cjk_share, tokenize
 from newsfold.plugin.urls import normalize_title, normalize_url, site_of
 
 if TYPE_CHECKING:
-    from newsfold.plugin.collection import StoryStats
-    from newsfold.plugin.stats import RepeatedLines
+    from newsfold.state.repeated_lines import RepeatedLines
+    from newsfold.state.story_stats import StoryStats
 
 
 

@@ -27,10 +27,10 @@ from newsfold.plugin.evidence import (
     similarity_matrix,
     word_diff,
 )
-from newsfold.plugin.jobs import JobStore
 from newsfold.plugin.rejections import record_rejections
 from newsfold.plugin.signature import signature_of
 from newsfold.plugin.signing import sign_page
+from newsfold.state.jobs import JobStore
 from newsfold.web import clusters as web_clusters
 from newsfold.web import create_app
 from newsfold.web.auth import token_digest

@@ -12,7 +12,7 @@ from warcio.warcwriter import WARCWriter
 
 from newsfold.cli import main
 from newsfold.indexer.archive import iter_archive
-from newsfold.plugin.jobs import JobStore
+from newsfold.state.jobs import JobStore
 from tests.pages import page, story
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ import uuid
 import pytest
 import redis
 
-from newsfold.plugin.jobs import MAX_RETRY_PAYLOAD, Job, JobStore, LockBusy, RedisLock
+from newsfold.state.jobs import MAX_RETRY_PAYLOAD, Job, JobStore, LockBusy, RedisLock
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import json
 import pytest
 import redis
 
-from newsfold.plugin.jobs import JobStore
+from newsfold.state.jobs import JobStore
 from newsfold.web import create_app
 from newsfold.web.auth import new_api_token
 

@@ -8,14 +8,15 @@ import pytest
 import redis
 
 from newsfold.plugin.cluster import NO_EVIDENCE, Evidence, lcc_duplicate, verify
-from newsfold.plugin.collection import StoryStats, feature_hashes
 from newsfold.plugin.dedup import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import drop_index, ensure_index
+from newsfold.plugin.shingles import feature_hashes
 from newsfold.plugin.signature import Signature, cjk_feature_string, jaccard, signature_of, signed_features
 from newsfold.plugin.signing import sign_page
 from newsfold.plugin.urls import normalize_title
 from newsfold.plugin.weighted import EMPTY, weighted_minhash
+from newsfold.state.story_stats import StoryStats
 from tests.pages import page, story
 
 RNG = np.random.default_rng(7)

@@ -17,9 +17,9 @@ from newsfold.indexer.tasks import chunk_context
 from newsfold.plugin.dedup import current_clusters, ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import current_index
-from newsfold.plugin.jobs import JobStore, RedisLock
 from newsfold.plugin.rejections import rejection_actions, rejections_index
 from newsfold.plugin.signing import sign_page
+from newsfold.state.jobs import JobStore, RedisLock
 from newsfold.workers import LocalWorkers, run_batches
 from tests.pages import page, story
 

@@ -6,7 +6,7 @@ import uuid
 
 import redis
 
-from newsfold.plugin.stats import RepeatedLines
+from newsfold.state.repeated_lines import RepeatedLines
 from tests.pages import story
 
 PITCH = "Subscribe to the Morning Review newsletter for the day's top headlines in your inbox"

@@ -64,7 +64,7 @@ def test_a_batch_whose_worker_is_killed_is_sent_again(settings, redis_url, es, c
 
     import redis
 
-    from newsfold.plugin.jobs import JobStore
+    from newsfold.state.jobs import JobStore
 
     url = redis_url.rsplit("/", 1)[0] + "/4"  # a database of its own: no other worker takes these batches
     redis.Redis.from_url(url).flushdb()

@@ -25,7 +25,6 @@ import threading
 import time
 from urllib.parse import urlsplit
 
-import redis
 import redis.exceptions
 from flask import (
     Blueprint,
@@ -43,6 +42,7 @@ from flask_wtf.csrf import CSRFProtect
 from werkzeug.security import check_password_hash
 
 from newsfold.plugin.settings import DEV_SECRET_KEY, Settings, api_token_digests
+from newsfold.state import build_redis
 from newsfold.web.resources import get_settings
 
 log = logging.getLogger(__name__)
@@ -175,7 +175,7 @@ class LoginLimiter:
         self._redis = None
         if redis_url and urlsplit(redis_url).scheme in ("redis", "rediss", "unix"):
             # short timeouts: a login must not hang on a Redis that is down (the fallback counts instead)
-            self._redis = redis.Redis.from_url(redis_url, socket_connect_timeout=1.0, socket_timeout=1.0)
+            self._redis = build_redis(redis_url, timeout=1.0)
         self._local: dict[str, tuple[int, float]] = {}
         self._lock = threading.Lock()
 

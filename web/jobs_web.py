@@ -11,9 +11,9 @@ import math
 import threading
 from dataclasses import dataclass, field
 
-import redis
 from flask import current_app
 
+from newsfold.state import build_redis
 from newsfold.web.resources import ServiceUnavailable, get_celery, get_settings
 
 REINDEX_TASK = "indexer.tasks.reindex"
@@ -36,9 +36,9 @@ def jobs_module():
         ServiceUnavailable: the module is not installed in this build.
     """
     try:
-        return importlib.import_module("newsfold.plugin.jobs")
+        return importlib.import_module("newsfold.state.jobs")
     except ModuleNotFoundError as exc:
-        if exc.name != "newsfold.plugin.jobs":
+        if exc.name != "newsfold.state.jobs":
             raise
         raise ServiceUnavailable("Jobs are not available: plugin.jobs is not installed.") from None
 
@@ -60,9 +60,7 @@ def get_job_store():
         store = current_app.extensions.get(STORE_KEY)
         if store is None:
             # short timeouts: a page must answer 503 quickly when Redis is down, not hang
-            client = redis.Redis.from_url(
-                settings.redis_url, socket_connect_timeout=3.0, socket_timeout=5.0, decode_responses=False
-            )
+            client = build_redis(settings.redis_url, timeout=5.0)
             store = job_store(client)
             current_app.extensions[STORE_KEY] = store
     return store

@@ -20,20 +20,9 @@ under-estimated, only over-estimated by about (total increments / width).
 
 from __future__ import annotations
 
-import hashlib
-
 import numpy as np
 
 _MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-
-
-def feature_hashes(features: list[bytes] | set[bytes]) -> np.ndarray:
-    """Stable 64-bit hashes of shingles or words (blake2b), as uint64."""
-    return np.fromiter(
-        (int.from_bytes(hashlib.blake2b(f, digest_size=8).digest(), "little") for f in features),
-        dtype=np.uint64,
-        count=len(features),
-    )
 
 
 def _mix(x: np.ndarray, salt: int) -> np.ndarray:
