@@ -14,10 +14,14 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
 from newsfold.plugin.settings import Settings
+
+if TYPE_CHECKING:
+    from newsfold.web.config import WebSettings
 
 log = logging.getLogger("newsfold")
 
@@ -408,6 +412,7 @@ def cmd_demo(args) -> int:
     from newsfold.indexer.sources import iter_jsonl
     from newsfold.samples import generate
     from newsfold.web import create_app
+    from newsfold.web.config import WebSettings
 
     settings = _settings(args)
     with tempfile.TemporaryDirectory(prefix="newsfold-demo-") as tmp:
@@ -421,8 +426,8 @@ def cmd_demo(args) -> int:
             ensure_index(build_client(live), live)
             outcomes = _ingest(app, live, payloads, index=live.index, quiet=args.quiet)
             print(f"ingested: {_summary(outcomes)}", file=sys.stderr)
-            web_settings, password = _demo_web_settings(live)
-            web = create_app(settings=web_settings)
+            web_settings, password = _demo_web_settings(WebSettings.from_env())
+            web = create_app(settings=live, web=web_settings)
             print(f"newsfold is serving on http://{args.host}:{args.port}/  (Ctrl-C to stop)", file=sys.stderr)
             if password:
                 print(
@@ -437,7 +442,7 @@ def cmd_demo(args) -> int:
     return 0
 
 
-def _demo_web_settings(settings: Settings) -> tuple[Settings, str | None]:
+def _demo_web_settings(settings: WebSettings) -> tuple[WebSettings, str | None]:
     """The demo web's settings and the admin password made for this run (None when one is configured).
 
     The demo serves plain http, so the session cookie may not be HTTPS-only;
@@ -447,8 +452,8 @@ def _demo_web_settings(settings: Settings) -> tuple[Settings, str | None]:
 
     from werkzeug.security import generate_password_hash
 
-    from newsfold.plugin.settings import DEV_SECRET_KEY
     from newsfold.web.auth import MIN_SECRET_KEY_CHARS
+    from newsfold.web.config import DEV_SECRET_KEY
 
     changes: dict = {"cookie_secure": False}
     if settings.secret_key == DEV_SECRET_KEY or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:

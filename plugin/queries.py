@@ -118,15 +118,17 @@ def collapsed_search(
     precision_threshold: int = 40000,
     representative_boost: float = REPRESENTATIVE_BOOST,
 ) -> dict:
-    """Search body returning one hit per story (collapsed on ``cluster_id``).
+    """newsfold's own story search: one hit per story, folded by :func:`fold_query` as a host's search is.
 
     The hit of each story is its best-matching version; a version an editor
     made the story's representative is preferred: by relevance it gets
     ``representative_boost`` added to its score (which also lifts its story a
     little), by date it wins among versions of the same date. ``hits.total`` counts
-    documents, so the number of stories comes from the ``stories``
-    cardinality aggregation. Pages use from/size (collapse only pages with
-    ``search_after`` when sorting on the collapse field).
+    documents; :func:`story_count` of the response is the number of stories.
+    Pages use from/size (collapse only pages with ``search_after`` when
+    sorting on the collapse field). The versions of each story are fetched
+    apart (:func:`versions_of`, one aggregation for the whole page), so no
+    inner hits are asked for.
 
     Raises:
         ValueError: the query is too long, the page out of range, the sort
@@ -148,12 +150,10 @@ def collapsed_search(
                 "should": [representative_clause(representative_boost)] if representative_boost > 0 else [],
             }
         },
-        "collapse": {"field": CLUSTER_ID},
         "from": (page - 1) * size,
         "size": size,
         "_source": VERSION_SOURCE,
         "track_total_hits": True,
-        "aggs": {"stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": precision_threshold}}},
     }
     if q:
         body["highlight"] = {
@@ -168,7 +168,7 @@ def collapsed_search(
             {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
             {"ingested": "desc"},
         ]
-    return body
+    return fold_query(body, versions=0, precision_threshold=precision_threshold)
 
 
 def representative_clause(boost: float = REPRESENTATIVE_BOOST) -> dict:

@@ -1,27 +1,22 @@
-"""Settings: one validated, frozen dataclass read from the environment.
+"""Settings: the detection, index and ingest settings, one validated, frozen dataclass read from the environment.
 
 Every field is documented in the README's configuration table; the
 environment variable of a field is given by ``ENV_NAMES`` (``NEWSFOLD_`` plus
-the upper-cased field name, except the well-known server URLs).
+the upper-cased field name, except the well-known server URLs). The web's own
+settings (login, cookies, tokens, page size) are ``newsfold.web.config.WebSettings``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 HASH_SCHEME = "affine32"  # datasketch >= 2.0 scheme; recorded in the index _meta
 SIGNATURE_VERSION = 1  # bump when shingling or signing changes meaning
 CJK_METHODS = ("ngram", "periods")
 SHINGLE_SCHEMES = ("words", "stopwords")
-DEV_SECRET_KEY = "dev-only-change-me"  # the web refuses logins while the secret key is this (sessions could be forged)
-#: werkzeug ``generate_password_hash`` output: ``method$salt$hexdigest`` (scrypt or pbkdf2)
-_PASSWORD_HASH = re.compile(r"^(scrypt(:\d+){0,3}|pbkdf2:[a-z0-9_]+(:\d+)?)\$[^$\s]+\$[0-9a-f]+$")
-#: one ``NEWSFOLD_API_TOKEN_HASHES`` entry: ``name:sha256-hex-of-the-token``
-_TOKEN_ENTRY = re.compile(r"^([A-Za-z0-9._-]{1,64}):([0-9a-f]{64})$")
 SIGNATURE_KINDS = ("minhash", "weighted")
 SHINGLE_FILTERS = ("none", "frequent")
 CJK_VERIFIERS = ("minhash", "lcc")
@@ -39,7 +34,7 @@ _UNPREFIXED = {
 
 @dataclass(frozen=True)
 class Settings:
-    """All newsfold settings, validated on construction."""
+    """The settings of detection, the index and ingest, validated on construction."""
 
     # servers
     elasticsearch_url: str | None = None
@@ -87,16 +82,6 @@ class Settings:
     max_page_bytes: int = 10 * 1024 * 1024
     page_timeout: float = 60.0
     task_retries: int = 5
-    # web
-    page_size: int = 10
-    secret_key: str = field(default=DEV_SECRET_KEY, repr=False)
-    admin_user: str = "admin"
-    admin_password_hash: str | None = field(default=None, repr=False)
-    api_token_hashes: str | None = field(default=None, repr=False)
-    cookie_secure: bool = True
-    session_hours: int = 12
-    login_max_failures: int = 5
-    login_lockout_seconds: int = 900
 
     def __post_init__(self) -> None:
         if self.num_perm < 16:
@@ -135,7 +120,6 @@ class Settings:
             "stats_min_stories",
             "batch_size",
             "shards",
-            "page_size",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -145,7 +129,6 @@ class Settings:
             raise ValueError(f"page_timeout must be >= 0 (0: no limit), got {self.page_timeout}")
         if self.max_page_bytes < 1024:
             raise ValueError(f"max_page_bytes must be >= 1024, got {self.max_page_bytes}")
-        self._check_web()
         if self.index != self.index.lower() or not self.index or self.index.startswith(("-", "_")):
             raise ValueError(f"index must be a lower-case Elasticsearch name, got {self.index!r}")
         if self.corrections_index is not None and (
@@ -159,20 +142,6 @@ class Settings:
                 "corrections_index must be a lower-case Elasticsearch name other than the index, "
                 f"got {self.corrections_index!r}"
             )
-
-    def _check_web(self) -> None:
-        """Validate the login settings (the hash values are never echoed)."""
-        if not self.admin_user or len(self.admin_user) > 100 or not self.admin_user.isprintable():
-            raise ValueError(f"admin_user must be 1-100 printable characters, got {self.admin_user[:100]!r}")
-        if self.admin_password_hash is not None and not _PASSWORD_HASH.match(self.admin_password_hash):
-            raise ValueError(
-                "admin_password_hash is not a password hash like 'scrypt:32768:8:1$<salt>$<hex>'; "
-                "make one with `newsfold hash-password`"
-            )
-        api_token_digests(self.api_token_hashes)
-        for name in ("session_hours", "login_max_failures", "login_lockout_seconds"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> Settings:
@@ -189,16 +158,7 @@ class Settings:
             ValueError: a value does not parse or is out of range; the
                 message names the variable.
         """
-        environ = os.environ if environ is None else environ
-        values = {}
-        for f in fields(cls):
-            name = ENV_NAMES[f.name]
-            raw = environ.get(name)
-            if raw is None or raw == "":
-                continue
-            values[f.name] = _parse(name, raw, f.type)
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        return cls(**read_env(cls, environ, ENV_NAMES, overrides))
 
     def replace(self, **changes) -> Settings:
         """A copy with some fields changed (validated again)."""
@@ -229,6 +189,24 @@ class Settings:
 ENV_NAMES = {f.name: _UNPREFIXED.get(f.name, "NEWSFOLD_" + f.name.upper()) for f in fields(Settings)}
 
 
+def read_env(cls, environ: Mapping[str, str] | None, names: Mapping[str, str], overrides: Mapping) -> dict:
+    """The field values of dataclass ``cls`` found in the environment, parsed by their types, then ``overrides``.
+
+    Raises:
+        ValueError: a value does not parse; the message names the variable.
+    """
+    environ = os.environ if environ is None else environ
+    values = {}
+    for f in fields(cls):
+        name = names[f.name]
+        raw = environ.get(name)
+        if raw is None or raw == "":
+            continue
+        values[f.name] = _parse(name, raw, f.type)
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return values
+
+
 def _parse(name: str, raw: str, kind: str):
     kind = str(kind)
     try:
@@ -246,37 +224,6 @@ def _parse(name: str, raw: str, kind: str):
     except ValueError:
         raise ValueError(f"{name}={raw!r} is not a valid {kind.split(' ')[0]}") from None
     return raw
-
-
-def api_token_digests(value: str | None) -> dict[str, str]:
-    """The API tokens of ``NEWSFOLD_API_TOKEN_HASHES`` as ``{sha256 hex digest: token name}``.
-
-    Args:
-        value: comma- or whitespace-separated ``name:sha256hex`` entries, or None.
-
-    Returns:
-        One entry per token; empty when ``value`` is empty.
-
-    Raises:
-        ValueError: an entry is malformed or a name is used twice (the message names the entry's position).
-    """
-    digests: dict[str, str] = {}
-    names: set[str] = set()
-    for position, entry in enumerate(re.split(r"[,\s]+", (value or "").strip()), start=1):
-        if not entry:
-            continue
-        found = _TOKEN_ENTRY.match(entry)
-        if not found:
-            raise ValueError(
-                f"api_token_hashes entry {position} must be 'name:<64 hex digits of the token's SHA-256>' "
-                "(make one with `newsfold api-token NAME`)"
-            )
-        name, digest = found.groups()
-        if name in names:
-            raise ValueError(f"api_token_hashes uses the name {name!r} twice")
-        names.add(name)
-        digests[digest] = name
-    return digests
 
 
 def settings_env(settings: Settings) -> dict[str, str]:

@@ -35,6 +35,7 @@ from newsfold.web import clusters as web_clusters
 from newsfold.web import create_app
 from newsfold.web.auth import token_digest
 from newsfold.web.clusters import select_buckets
+from newsfold.web.config import WebSettings
 from newsfold.web.jobs_web import REINDEX_TASK, RETRY_TASK, close_job_store
 from newsfold.web.resources import close_resources
 from tests.pages import page, story
@@ -216,13 +217,15 @@ def test_matrix_pairs_representative_and_signals(settings):
 
 @pytest.fixture
 def admin_settings(settings, redis_url):
-    return settings.replace(
-        redis_url=redis_url,
-        secret_key="test-secret-" + "k" * 24,
-        admin_password_hash=PASSWORD_HASH,
-        cookie_secure=False,
-        api_token_hashes=f"robot:{token_digest(TOKEN)}",
-    )
+    return settings.replace(redis_url=redis_url)
+
+
+ADMIN_WEB = WebSettings(
+    secret_key="test-secret-" + "k" * 24,
+    admin_password_hash=PASSWORD_HASH,
+    cookie_secure=False,
+    api_token_hashes=f"robot:{token_digest(TOKEN)}",
+)
 
 
 @pytest.fixture
@@ -230,7 +233,7 @@ def make_app():
     apps = []
 
     def make(settings, **config):
-        app = create_app({"TESTING": True, **config}, settings=settings)
+        app = create_app({"TESTING": True, **config}, settings=settings, web=ADMIN_WEB)
         apps.append(app)
         return app
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import time
@@ -12,9 +13,9 @@ import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from newsfold import cli
-from newsfold.plugin.settings import DEV_SECRET_KEY, Settings, api_token_digests
 from newsfold.web import auth, create_app
 from newsfold.web.auth import LoginLimiter, current_user, safe_next, token_digest
+from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
 from newsfold.web.resources import close_resources
 
 PASSWORD = "correct horse battery staple"
@@ -22,6 +23,9 @@ TOKEN = "test-auth-token-fedcba9876543210"
 SECRET = "test-secret-" + "k" * 40
 PASSWORD_HASH = generate_password_hash(PASSWORD)
 DOWN_REDIS = "redis://127.0.0.1:9/0"
+
+
+WEB_FIELDS = {f.name for f in dataclasses.fields(WebSettings)}
 
 
 @pytest.fixture
@@ -39,7 +43,9 @@ def make_app(settings, redis_url):
             # each test counts its own failures: the counters are per index, and the index is the test's own
         }
         values.update(changes)
-        app = create_app({"TESTING": True}, settings=settings.replace(**values))
+        web = {k: v for k, v in values.items() if k in WEB_FIELDS}
+        core = {k: v for k, v in values.items() if k not in WEB_FIELDS}
+        app = create_app({"TESTING": True}, settings=settings.replace(**core), web=WebSettings(**web))
         apps.append(app)
         return app
 
@@ -364,16 +370,16 @@ def test_templates_have_no_inline_script_or_style(app):
 
 def test_settings_validate_the_login_values():
     with pytest.raises(ValueError, match="newsfold hash-password"):
-        Settings(admin_password_hash="hunter2")
+        WebSettings(admin_password_hash="hunter2")
     with pytest.raises(ValueError, match="api_token_hashes entry 2"):
-        Settings(api_token_hashes=f"a:{'0' * 64}, b:xyz")
+        WebSettings(api_token_hashes=f"a:{'0' * 64}, b:xyz")
     with pytest.raises(ValueError, match="twice"):
-        Settings(api_token_hashes=f"a:{'0' * 64},a:{'1' * 64}")
+        WebSettings(api_token_hashes=f"a:{'0' * 64},a:{'1' * 64}")
     with pytest.raises(ValueError, match="login_max_failures"):
-        Settings(login_max_failures=0)
-    assert Settings(admin_password_hash=generate_password_hash("x" * 8)).admin_password_hash
+        WebSettings(login_max_failures=0)
+    assert WebSettings(admin_password_hash=generate_password_hash("x" * 8)).admin_password_hash
     assert api_token_digests(f" a:{'0' * 64}\nb:{'1' * 64} ") == {"0" * 64: "a", "1" * 64: "b"}
-    parsed = Settings.from_env({"NEWSFOLD_COOKIE_SECURE": "0", "NEWSFOLD_ADMIN_USER": "editor"})
+    parsed = WebSettings.from_env({"NEWSFOLD_COOKIE_SECURE": "0", "NEWSFOLD_ADMIN_USER": "editor"})
     assert (parsed.cookie_secure, parsed.admin_user) == (False, "editor")
 
 
@@ -382,7 +388,7 @@ def test_hash_password_command_reads_stdin(monkeypatch, capsys):
     assert cli.main(["hash-password"]) == 0
     printed = capsys.readouterr().out.strip()
     assert check_password_hash(printed, "s3cret-enough")
-    Settings(admin_password_hash=printed)  # accepted as a setting
+    WebSettings(admin_password_hash=printed)  # accepted as a setting
     monkeypatch.setattr("sys.stdin", io.StringIO("short\n"))
     with pytest.raises(SystemExit, match="8 to 1024 characters"):
         cli.main(["hash-password"])
@@ -400,11 +406,11 @@ def test_api_token_command_prints_a_token_and_its_entry(capsys):
 
 
 def test_demo_makes_a_password_and_plain_http_cookies():
-    web_settings, password = cli._demo_web_settings(Settings())
+    web_settings, password = cli._demo_web_settings(WebSettings())
     assert password and check_password_hash(web_settings.admin_password_hash, password)
     assert web_settings.cookie_secure is False
     assert web_settings.secret_key != DEV_SECRET_KEY and auth.login_closed_reason(web_settings) is None
-    configured = Settings(admin_password_hash=generate_password_hash(PASSWORD), secret_key=SECRET)
+    configured = WebSettings(admin_password_hash=generate_password_hash(PASSWORD), secret_key=SECRET)
     kept, none = cli._demo_web_settings(configured)
     assert none is None and kept.admin_password_hash == configured.admin_password_hash
     assert kept.secret_key == SECRET

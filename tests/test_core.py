@@ -137,7 +137,7 @@ def test_collapsed_search_collapses_and_counts_stories():
     body = queries.collapsed_search("flood", page=3, size=10, site="a.example")
     assert body["collapse"] == {"field": "newsfold.cluster_id"}
     assert body["from"] == 20
-    assert body["aggs"]["stories"]["cardinality"]["field"] == "newsfold.cluster_id"
+    assert body["aggs"]["newsfold_stories"]["cardinality"]["field"] == "newsfold.cluster_id"
     assert {"term": {"site": "a.example"}} in body["query"]["bool"]["filter"]
     assert "highlight" in body
 
@@ -220,9 +220,11 @@ def test_every_setting_is_documented_in_the_readme():
     from pathlib import Path
 
     from newsfold.plugin.settings import ENV_NAMES
+    from newsfold.web.config import ENV_NAMES as WEB_ENV_NAMES
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    missing = [name for name in ENV_NAMES.values() if f"`{name}`" not in readme]
+    names = [*ENV_NAMES.values(), *WEB_ENV_NAMES.values()]
+    missing = [name for name in names if f"`{name}`" not in readme]
     assert not missing, f"settings missing from the README configuration table: {missing}"
 
 

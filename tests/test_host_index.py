@@ -187,3 +187,62 @@ def test_host_example_runs_and_folds(es_url):
     finally:
         client.options(ignore_status=404).indices.delete(index=f"{index},{index}-corrections")
         client.close()
+
+
+RACER = """
+import sys, time
+from newsfold.plugin import Settings, build_client, ingest, sign_text
+url, index, who, start, text = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
+settings = Settings(elasticsearch_url=url)
+client = build_client(settings)
+while time.time() < start:
+    time.sleep(0.005)
+for n in range(6):  # one page per call: every copy races the other process's copies
+    page = sign_text(text, page_id=f"{who}-{n}", url=f"https://{who}{n}.example/story", settings=settings)
+    ingest([page], client=client, settings=settings, index=index)
+client.close()
+"""
+
+
+def test_racing_copies_from_two_processes_fold_into_one_story(es, es_url, settings, host):
+    import time
+
+    text = "\n\n".join(story(21))
+    for who in ("a", "b"):
+        for n in range(6):
+            _put(es, host, f"{who}-{n}", story(21), section=who)
+    start = f"{time.time() + 2.0:.3f}"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", RACER, es_url, host, who, start, text], stderr=subprocess.PIPE,
+                         text=True)
+        for who in ("a", "b")
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    docs = es.mget(index=host, ids=[f"{w}-{n}" for w in "ab" for n in range(6)])["docs"]
+    clusters = {d["_id"]: d["_source"]["newsfold"]["cluster_id"] for d in docs}
+    assert len(set(clusters.values())) == 1, clusters
+    assert {d["_source"]["section"] for d in docs} == {"a", "b"}  # the host's field is untouched
+
+
+def test_corrections_work_on_a_host_index(es, settings, host):
+    from newsfold.plugin import split_page
+
+    text = story(22)
+    for n in range(3):
+        _put(es, host, f"c-{n}", text)
+    signed = [sign_text("\n\n".join(text), page_id=f"c-{n}", settings=settings) for n in range(3)]
+    ingest(signed, client=es, settings=settings, index=host)
+    on_host = settings.replace(index=host)
+    split_page("c-2", user="editor", client=es, settings=on_host)
+
+    def cluster(page_id):
+        return es.get(index=host, id=page_id)["_source"]["newsfold"]["cluster_id"]
+
+    assert cluster("c-0") == cluster("c-1") != cluster("c-2")
+    # a later copy of the page stays apart: the correction is honoured by ingest on the host index
+    edited = "\n\n".join([*text, "The council will meet again next week."])
+    again = sign_text(edited, page_id="c-2", url="https://changed.example/x", settings=settings)
+    assert ingest([again], client=es, settings=settings, index=host)[0].status != "unchanged"
+    assert cluster("c-2") != cluster("c-0")

@@ -11,6 +11,7 @@ import redis
 from newsfold.state.jobs import JobStore
 from newsfold.web import create_app
 from newsfold.web.auth import new_api_token
+from newsfold.web.config import WebSettings
 
 TOKEN, TOKEN_ENTRY = new_api_token("tests")
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -36,7 +37,8 @@ def store(broker_url):
 
 @pytest.fixture
 def client(settings, broker_url):
-    app = create_app({"TESTING": True}, settings=settings.replace(redis_url=broker_url, api_token_hashes=TOKEN_ENTRY))
+    web = WebSettings(api_token_hashes=TOKEN_ENTRY)
+    app = create_app({"TESTING": True}, settings=settings.replace(redis_url=broker_url), web=web)
     with app.test_client() as c:
         yield c
 
@@ -132,6 +134,7 @@ def test_retry_queues_the_failures_of_a_finished_job(client, store, broker_url):
 
 
 def test_jobs_answer_503_when_redis_is_down(settings):
-    down = settings.replace(redis_url="redis://127.0.0.1:9/0", api_token_hashes=TOKEN_ENTRY)
-    res = create_app({"TESTING": True}, settings=down).test_client().get("/api/jobs", headers=AUTH)
+    down = settings.replace(redis_url="redis://127.0.0.1:9/0")
+    web = WebSettings(api_token_hashes=TOKEN_ENTRY)
+    res = create_app({"TESTING": True}, settings=down, web=web).test_client().get("/api/jobs", headers=AUTH)
     assert res.status_code == 503 and "Redis" in res.json["error"]

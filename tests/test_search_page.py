@@ -14,6 +14,7 @@ from newsfold.plugin.dedup import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.signing import sign_page
 from newsfold.web import create_app
+from newsfold.web.config import WebSettings
 from newsfold.web.resources import close_resources
 from tests.pages import page, story
 
@@ -102,7 +103,7 @@ def corpus(es, settings):
 def client(settings, corpus):
     # a login is configured so that /login shows its form
     login = {"secret_key": "s" * 32, "admin_password_hash": generate_password_hash("password-for-tests")}
-    app = create_app({"TESTING": True}, settings=settings.replace(page_size=2, **login))
+    app = create_app({"TESTING": True}, settings=settings, web=WebSettings(page_size=2, **login))
     yield app.test_client()
     close_resources(app)
 

@@ -20,6 +20,7 @@ from newsfold.plugin.document import Page
 from newsfold.plugin.signing import sign_page
 from newsfold.web import create_app
 from newsfold.web.auth import token_digest
+from newsfold.web.config import WebSettings
 from newsfold.web.formatting import page_links, redact_url, safe_fragment, safe_url
 from newsfold.web.resources import close_resources, web_client_settings
 from newsfold.web.tasks import INGEST_TASK, chunked
@@ -39,9 +40,9 @@ def make_app():
     """Build apps on given settings; their clients are closed afterwards."""
     apps = []
 
-    def make(settings, **config):
-        settings = settings.replace(api_token_hashes=f"tests:{token_digest(TOKEN)}")
-        app = create_app({"TESTING": True, **config}, settings=settings)
+    def make(settings, *, page_size=10, **config):
+        web = WebSettings(api_token_hashes=f"tests:{token_digest(TOKEN)}", page_size=page_size)
+        app = create_app({"TESTING": True, **config}, settings=settings, web=web)
         apps.append(app)
         return app
 
@@ -98,7 +99,7 @@ def corpus(es, settings):
 @pytest.fixture
 def client(make_app, settings, corpus):
     """A test client on the corpus with two stories per page."""
-    return make_app(settings.replace(page_size=2)).test_client()
+    return make_app(settings, page_size=2).test_client()
 
 
 def _text(response) -> str:

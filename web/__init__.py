@@ -1,6 +1,6 @@
 """newsfold's web front end: the search UI, the JSON API and the admin (behind a login).
 
-Run it with ``flask --app web run`` (settings from the environment, see the
+Run it with ``flask --app newsfold.web run`` (settings from the environment, see the
 README's configuration table). The web imports ``plugin`` but never the
 indexer: it queues ingest work by task name.
 """
@@ -14,28 +14,34 @@ from flask import Flask
 
 from newsfold.plugin.settings import Settings
 from newsfold.web import admin, admin_api, api, auth, errors, formatting, resources, search
+from newsfold.web.config import WebSettings
 
 
-def create_app(test_config: Mapping | None = None, *, settings: Settings | None = None) -> Flask:
+def create_app(
+    test_config: Mapping | None = None, *, settings: Settings | None = None, web: WebSettings | None = None
+) -> Flask:
     """Build the Flask app.
 
     Args:
         test_config: Flask config values that win over the defaults and the
             ``FLASK_*`` environment variables.
         settings: the newsfold settings; ``Settings.from_env()`` when omitted.
+        web: the web's own settings (login, cookies, tokens, page size);
+            ``WebSettings.from_env()`` when omitted.
 
     Returns:
         The app; its Elasticsearch and Celery clients are built on first use.
     """
     settings = settings if settings is not None else Settings.from_env()
+    web = web if web is not None else WebSettings.from_env()
     app = Flask(__name__)
     app.config.from_mapping(
-        SECRET_KEY=settings.secret_key,
+        SECRET_KEY=web.secret_key,
         # the session cookie only carries the login: never readable by scripts, not sent on cross-site posts
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        SESSION_COOKIE_SECURE=settings.cookie_secure,
-        PERMANENT_SESSION_LIFETIME=dt.timedelta(hours=settings.session_hours),
+        SESSION_COOKIE_SECURE=web.cookie_secure,
+        PERMANENT_SESSION_LIFETIME=dt.timedelta(hours=web.session_hours),
         # the web's Elasticsearch client fails fast so a down server answers 503 quickly
         ES_TIMEOUT=5.0,
         ES_MAX_RETRIES=1,
@@ -51,9 +57,9 @@ def create_app(test_config: Mapping | None = None, *, settings: Settings | None 
 
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
-    resources.init_app(app, settings)
+    resources.init_app(app, settings, web)
     errors.register(app)
-    auth.init_app(app, settings)
+    auth.init_app(app, settings, web)
     app.add_template_filter(formatting.format_date, "date")
     app.add_template_filter(formatting.format_datetime, "datetime")
     app.add_template_filter(formatting.percent, "percent")

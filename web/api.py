@@ -10,7 +10,7 @@ from flask import Blueprint, abort, current_app, jsonify, request
 from newsfold.web.auth import current_user
 from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
 from newsfold.web.jobs_web import REINDEX_SOURCES, JobRequestError, get_job_store, retry_job, start_reindex
-from newsfold.web.resources import get_celery, get_es, get_settings
+from newsfold.web.resources import get_celery, get_es, get_settings, get_web_settings
 from newsfold.web.stories import SearchParams, load_cluster, run_search, search_body
 from newsfold.web.tasks import INGEST_TASK, chunked, task_status
 from newsfold.web.validation import InvalidPages, parse_pages
@@ -33,10 +33,17 @@ def search():
     settings = get_settings()
     try:
         params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
-        body = search_body(params, settings)
+        body = search_body(params, page_size=get_web_settings().page_size)
     except ValueError as exc:
         return _bad_request(str(exc))
-    result = run_search(get_es(), settings, params, body, per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))
+    result = run_search(
+        get_es(),
+        settings,
+        params,
+        body,
+        page_size=get_web_settings().page_size,
+        per_cluster=int(current_app.config["VERSIONS_PER_STORY"]),
+    )
     return jsonify(result.as_json())
 
 

@@ -41,9 +41,10 @@ from flask import (
 from flask_wtf.csrf import CSRFProtect
 from werkzeug.security import check_password_hash
 
-from newsfold.plugin.settings import DEV_SECRET_KEY, Settings, api_token_digests
+from newsfold.plugin.settings import Settings
 from newsfold.state import build_redis
-from newsfold.web.resources import get_settings
+from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
+from newsfold.web.resources import get_web_settings
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +93,7 @@ def new_api_token(name: str) -> tuple[str, str]:
     return token, entry
 
 
-def login_closed_reason(settings: Settings) -> str | None:
+def login_closed_reason(settings: WebSettings) -> str | None:
     """Why nobody can log in with these settings, or None when the login is open."""
     if not settings.admin_password_hash:
         return (
@@ -107,13 +108,13 @@ def login_closed_reason(settings: Settings) -> str | None:
     return None
 
 
-def _session_fingerprint(settings: Settings) -> str:
+def _session_fingerprint(settings: WebSettings) -> str:
     """Ties a session to the configured user and password: changing either ends every open session."""
     message = f"{settings.admin_user}\0{settings.admin_password_hash}".encode()
     return hmac.new(settings.secret_key.encode(), message, hashlib.sha256).hexdigest()[:32]
 
 
-def check_credentials(settings: Settings, username: str, password: str) -> bool:
+def check_credentials(settings: WebSettings, username: str, password: str) -> bool:
     """Whether ``username``/``password`` are the admin's.
 
     The password hash is checked even when the user name is wrong, so the
@@ -132,12 +133,12 @@ def _authenticate() -> tuple[str | None, str | None]:
     scheme, _, credentials = header.partition(" ")
     if scheme.lower() == "bearer":
         token = credentials.strip()
-        name = api_token_digests(get_settings().api_token_hashes).get(token_digest(token)) if token else None
+        name = api_token_digests(get_web_settings().api_token_hashes).get(token_digest(token)) if token else None
         return (f"token:{name}", "token") if name else (None, "bad-token")
     user = session.get("user")
     if not user:
         return None, None
-    settings = get_settings()
+    settings = get_web_settings()
     if login_closed_reason(settings) is None and hmac.compare_digest(
         str(session.get("auth", "")), _session_fingerprint(settings)
     ):
@@ -291,7 +292,7 @@ def safe_next(value: str | None) -> str | None:
 
 
 def _login_page(status: int = 200, **context):
-    settings = get_settings()
+    settings = get_web_settings()
     context.setdefault("closed", login_closed_reason(settings))
     context.setdefault("next", None)
     context.setdefault("username", "")
@@ -302,7 +303,7 @@ def _login_page(status: int = 200, **context):
 @bp.route("/login", methods=["GET", "POST"])
 def login():
     """``/login``: the admin login form; POST checks the credentials and starts a session."""
-    settings = get_settings()
+    settings = get_web_settings()
     next_url = safe_next(request.values.get("next"))
     if request.method == "GET":
         return _login_page(next=next_url)
@@ -403,13 +404,13 @@ def _template_globals() -> dict:
     return {"current_user": current_user}
 
 
-def init_app(app: Flask, settings: Settings) -> None:
+def init_app(app: Flask, settings: Settings, web: WebSettings) -> None:
     """Install the login views, the checks, the CSRF protection and the failed-login limiter on ``app``."""
     app.config.setdefault("WTF_CSRF_CHECK_DEFAULT", False)  # _guard decides when to check
     app.config.setdefault("WTF_CSRF_TIME_LIMIT", None)  # a token lives as long as its session
     app.extensions[LIMITER_KEY] = LoginLimiter(
-        max_failures=settings.login_max_failures,
-        window_seconds=settings.login_lockout_seconds,
+        max_failures=web.login_max_failures,
+        window_seconds=web.login_lockout_seconds,
         namespace=f"newsfold:{settings.index}",
         redis_url=settings.redis_url,
     )
@@ -418,8 +419,8 @@ def init_app(app: Flask, settings: Settings) -> None:
     app.after_request(_headers)
     app.context_processor(_template_globals)
     app.register_blueprint(bp)
-    if login_closed_reason(settings):
-        app.logger.warning("%s", login_closed_reason(settings))
+    if login_closed_reason(web):
+        app.logger.warning("%s", login_closed_reason(web))
 
 
 def close(app: Flask) -> None:

@@ -1,4 +1,4 @@
-"""Per-app resources: the newsfold settings, an Elasticsearch client and a Celery client.
+"""Per-app resources: the newsfold and web settings, an Elasticsearch client and a Celery client.
 
 Views reach them only through the accessors below. The clients are built on
 first use and kept on the Flask app (``app.extensions``), never in module
@@ -16,9 +16,11 @@ from flask import Flask, current_app
 
 from newsfold.plugin.client import build_client
 from newsfold.plugin.settings import Settings
+from newsfold.web.config import WebSettings
 from newsfold.web.tasks import make_celery
 
 SETTINGS_KEY = "newsfold"
+WEB_SETTINGS_KEY = "newsfold.web"
 RESOURCES_KEY = "newsfold.resources"
 
 
@@ -33,15 +35,21 @@ class _Resources:
     celery: Celery | None = None
 
 
-def init_app(app: Flask, settings: Settings) -> None:
-    """Attach the settings (``app.extensions["newsfold"]``) and an empty resource holder."""
+def init_app(app: Flask, settings: Settings, web: WebSettings) -> None:
+    """Attach the settings (``app.extensions["newsfold"]``, ``["newsfold.web"]``) and an empty resource holder."""
     app.extensions[SETTINGS_KEY] = settings
+    app.extensions[WEB_SETTINGS_KEY] = web
     app.extensions[RESOURCES_KEY] = _Resources()
 
 
 def get_settings() -> Settings:
     """The newsfold settings of the current app."""
     return current_app.extensions[SETTINGS_KEY]
+
+
+def get_web_settings() -> WebSettings:
+    """The web settings (login, cookies, tokens, page size) of the current app."""
+    return current_app.extensions[WEB_SETTINGS_KEY]
 
 
 def web_client_settings(settings: Settings, *, timeout: float, max_retries: int) -> Settings:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, render_template, request
 
 from newsfold.web.formatting import page_links
-from newsfold.web.resources import get_es, get_settings
+from newsfold.web.resources import get_es, get_settings, get_web_settings
 from newsfold.web.stories import FilterChoices, SearchParams, filter_choices, run_search, search_body
 
 bp = Blueprint("search", __name__)
@@ -21,13 +21,20 @@ def index():
     settings = get_settings()
     try:
         params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
-        body = search_body(params, settings)
+        body = search_body(params, page_size=get_web_settings().page_size)
     except ValueError as exc:
         form = SearchParams.for_form(request.args)
         page = render_template("search.html", params=form, error=str(exc), choices=FilterChoices.chosen(form))
         return page, 400
     es = get_es()
-    result = run_search(es, settings, params, body, per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))
+    result = run_search(
+        es,
+        settings,
+        params,
+        body,
+        page_size=get_web_settings().page_size,
+        per_cluster=int(current_app.config["VERSIONS_PER_STORY"]),
+    )
     choices = filter_choices(es, settings, params)
     links = page_links(params.page, result.total_pages)
     return render_template("search.html", params=params, result=result, page_links=links, choices=choices)

@@ -19,6 +19,7 @@ from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
 from newsfold.plugin.document import cluster_of, flat, read_signature
+from newsfold.plugin.queries import story_count
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
 
@@ -183,7 +184,7 @@ class SearchResult:
         }
 
 
-def search_body(params: SearchParams, settings: Settings) -> dict:
+def search_body(params: SearchParams, *, page_size: int) -> dict:
     """The collapsed search for ``params``.
 
     Raises:
@@ -192,7 +193,7 @@ def search_body(params: SearchParams, settings: Settings) -> dict:
     return queries.collapsed_search(
         params.q,
         page=params.page,
-        size=settings.page_size,
+        size=page_size,
         sort=params.sort,
         site=params.site,
         lang=params.lang,
@@ -231,15 +232,15 @@ def filter_choices(es: Elasticsearch, settings: Settings, params: SearchParams) 
 
 
 def run_search(
-    es: Elasticsearch, settings: Settings, params: SearchParams, body: dict, *, per_cluster: int = 20
+    es: Elasticsearch, settings: Settings, params: SearchParams, body: dict, *, page_size: int, per_cluster: int = 20
 ) -> SearchResult:
     """Execute ``body`` and fetch the versions of the stories found, in two requests."""
     res = es.search(index=settings.index, **body)
     hits = res["hits"]["hits"]
     result = SearchResult(
         params=params,
-        page_size=settings.page_size,
-        stories=int(res.get("aggregations", {}).get("stories", {}).get("value") or 0),
+        page_size=page_size,
+        stories=story_count(res),
         documents=int(res["hits"]["total"]["value"]),
     )
     if not hits:

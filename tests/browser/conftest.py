@@ -21,6 +21,7 @@ from tests.browser.live import (
     clear_cookies,
     ingest_one_by_one,
     live_settings,
+    live_web,
     resize_viewport,
 )
 from tests.pages import page, story
@@ -99,6 +100,6 @@ def corpus(es, settings):
 @pytest.fixture
 def live(settings, redis_url, corpus):
     """The web app on a free local port, reading the test's index; admin password ``ADMIN_PASSWORD``."""
-    server = LiveServer(live_settings(settings, redis_url, page_size=PAGE_SIZE))
+    server = LiveServer(live_settings(settings, redis_url), live_web(page_size=PAGE_SIZE))
     yield server
     server.close()

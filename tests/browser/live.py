@@ -22,6 +22,7 @@ from newsfold.plugin.extract import Rejection
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_page
 from newsfold.web import auth, create_app
+from newsfold.web.config import WebSettings
 from newsfold.web.jobs_web import close_job_store
 from newsfold.web.resources import close_resources
 
@@ -45,10 +46,14 @@ def browser_missing() -> str | None:
     )
 
 
-def live_settings(settings: Settings, redis_url: str, **changes) -> Settings:
-    """``settings`` with a working admin login over plain http (the password is ``ADMIN_PASSWORD``)."""
-    return settings.replace(
-        redis_url=redis_url,
+def live_settings(settings: Settings, redis_url: str) -> Settings:
+    """``settings`` on the test Redis."""
+    return settings.replace(redis_url=redis_url)
+
+
+def live_web(**changes) -> WebSettings:
+    """Web settings with a working admin login over plain http (the password is ``ADMIN_PASSWORD``)."""
+    return WebSettings(
         secret_key="browser-test-secret-" + "k" * 24,
         admin_password_hash=_PASSWORD_HASH,
         cookie_secure=False,
@@ -59,8 +64,8 @@ def live_settings(settings: Settings, redis_url: str, **changes) -> Settings:
 class LiveServer:
     """The newsfold web app served on ``127.0.0.1`` on a free port by a background thread."""
 
-    def __init__(self, settings: Settings, **config) -> None:
-        self.app = create_app(config or None, settings=settings)
+    def __init__(self, settings: Settings, web: WebSettings | None = None, **config) -> None:
+        self.app = create_app(config or None, settings=settings, web=web or live_web())
         self._server = make_server("127.0.0.1", 0, self.app, threaded=True)
         self.url = f"http://127.0.0.1:{self._server.server_port}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="live-server", daemon=True)
