@@ -39,14 +39,17 @@ class PlainJsonNode(Urllib3HttpNode):
         )
 
 
-def build_client(settings: Settings) -> Elasticsearch:
+def build_client(settings: Settings, *, retry_on_timeout: bool = True) -> Elasticsearch:
     """Build the Elasticsearch client described by ``settings``.
 
     Args:
         settings: the newsfold settings; ``elasticsearch_url`` must be set.
+        retry_on_timeout: send a request again when it timed out (workers
+            do); a search front end should not, since the server may still
+            be working on the first one.
 
     Returns:
-        A client that retries on timeouts and connection errors.
+        A client that retries on connection errors (and on timeouts when asked).
 
     Raises:
         ValueError: when no Elasticsearch URL is configured.
@@ -57,7 +60,7 @@ def build_client(settings: Settings) -> Elasticsearch:
         "node_class": PlainJsonNode,
         "request_timeout": settings.es_timeout,
         "max_retries": settings.es_max_retries,
-        "retry_on_timeout": True,
+        "retry_on_timeout": retry_on_timeout,
     }
     if settings.elasticsearch_api_key:
         options["api_key"] = settings.elasticsearch_api_key

@@ -9,6 +9,12 @@ import re
 from newsfold.plugin.document import CLUSTER_ID, LOOKUP_SOURCE, VERSION_SOURCE, cluster_of
 
 MAX_QUERY_CHARS = 500
+MAX_QUERY_TERMS = 32
+#: the simple_query_string operators a public query may use: no fuzzy (~N after a word), no phrase slop
+#: (~N after a phrase) and no prefix (word*): each of those can make one query cost the server minutes
+PUBLIC_QUERY_FLAGS = "AND|OR|NOT|PHRASE|PRECEDENCE|WHITESPACE|ESCAPE"
+#: the server-side time limit of a public search (Elasticsearch returns what it found by then)
+SEARCH_TIMEOUT = "2s"
 REPRESENTATIVE_BOOST = 2.0  # added to the relevance score of an editor-chosen representative
 SORTS = ("relevance", "date")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -79,9 +85,11 @@ def _filters(
         rng = {}
         if start:
             rng["gte"] = start.isoformat()
-        if end:
+        if end and end < dt.date.max:
             # "up to and including that day": before the next midnight, the same on every Elasticsearch version
             rng["lt"] = (end + dt.timedelta(days=1)).isoformat()
+        if not rng:  # 9999-12-31 and nothing else: no bound at all
+            return out
         out.append({"range": {"published": rng}})
     return out
 
@@ -98,11 +106,42 @@ def _day(value: str | None, name: str) -> dt.date | None:
         raise ValueError(f"{name} must be a date like 2024-05-31, got {value[:40]!r}") from None
 
 
-def _text_query(q: str) -> dict:
-    """The full-text part of a story search: every word must match, titles count double."""
+def checked_query(q: str | None) -> str:
+    """A public query string, stripped and checked against the limits.
+
+    Raises:
+        ValueError: more than ``MAX_QUERY_CHARS`` characters or ``MAX_QUERY_TERMS`` words (the message says which).
+    """
+    q = (q or "").strip()
+    if len(q) > MAX_QUERY_CHARS:
+        raise ValueError(f"the query has {len(q)} characters; the limit is {MAX_QUERY_CHARS}")
+    words = len(q.split())
+    if words > MAX_QUERY_TERMS:
+        raise ValueError(f"the query has {words} words; ask with at most {MAX_QUERY_TERMS} words")
+    return q
+
+
+def text_query(q: str | None) -> dict:
+    """The full-text part of a public search: every word must match, titles count double.
+
+    Quotes, ``-word``, ``|`` and parentheses work; fuzziness, phrase slop and
+    prefixes are switched off (``PUBLIC_QUERY_FLAGS``), so their characters
+    are read as text.
+
+    Raises:
+        ValueError: see :func:`checked_query`.
+    """
+    q = checked_query(q)
     if not q:
         return {"match_all": {}}
-    return {"simple_query_string": {"query": q, "fields": ["title^2", "body"], "default_operator": "and"}}
+    return {
+        "simple_query_string": {
+            "query": q,
+            "fields": ["title^2", "body"],
+            "default_operator": "and",
+            "flags": PUBLIC_QUERY_FLAGS,
+        }
+    }
 
 
 def collapsed_search(
@@ -134,14 +173,12 @@ def collapsed_search(
         ValueError: the query is too long, the page out of range, the sort
             unknown or a date not ``YYYY-MM-DD`` (the message says which).
     """
-    q = (q or "").strip()
-    if len(q) > MAX_QUERY_CHARS:
-        raise ValueError(f"the query has {len(q)} characters; the limit is {MAX_QUERY_CHARS}")
+    q = checked_query(q)
     if page < 1 or size < 1 or page * size > 10_000:
         raise ValueError(f"page {page} of size {size} is out of range (at most 10,000 results)")
     if sort not in SORTS:
         raise ValueError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
-    must = _text_query(q)
+    must = text_query(q)
     body: dict = {
         "query": {
             "bool": {
@@ -154,6 +191,7 @@ def collapsed_search(
         "size": size,
         "_source": VERSION_SOURCE,
         "track_total_hits": True,
+        "timeout": SEARCH_TIMEOUT,
     }
     if q:
         body["highlight"] = {
@@ -197,12 +235,10 @@ def search_facets(
     Raises:
         ValueError: the query is too long or a date is malformed.
     """
-    q = (q or "").strip()
-    if len(q) > MAX_QUERY_CHARS:
-        raise ValueError(f"the query has {len(q)} characters; the limit is {MAX_QUERY_CHARS}")
     return {
-        "query": {"bool": {"must": [_text_query(q)], "filter": _filters(date_from=date_from, date_to=date_to)}},
+        "query": {"bool": {"must": [text_query(q)], "filter": _filters(date_from=date_from, date_to=date_to)}},
         "size": 0,
+        "timeout": SEARCH_TIMEOUT,
         "aggs": {
             "sites": {"terms": {"field": "site", "size": sites}},
             "langs": {"terms": {"field": "lang", "size": langs}},
@@ -291,12 +327,7 @@ MEMBER_SOURCE = [
 
 
 def _text_filter(q: str | None) -> list[dict]:
-    q = (q or "").strip()
-    if len(q) > MAX_QUERY_CHARS:
-        raise ValueError(f"the query has {len(q)} characters; the limit is {MAX_QUERY_CHARS}")
-    if not q:
-        return []
-    return [{"simple_query_string": {"query": q, "fields": ["title^2", "body"], "default_operator": "and"}}]
+    return [text_query(q)] if checked_query(q) else []
 
 
 def page_filters(*, site: str | None = None, lang: str | None = None, q: str | None = None) -> list[dict]:

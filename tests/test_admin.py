@@ -88,7 +88,7 @@ def test_cluster_list_query_with_ids_page_filters_and_sort():
     filters = queries.page_filters(site="a.test", q="storm")
     assert filters == [
         {"term": {"site": "a.test"}},
-        {"simple_query_string": {"query": "storm", "fields": ["title^2", "body"], "default_operator": "and"}},
+        queries.text_query("storm"),
     ]
     body = queries.cluster_list(matching=filters, sort="sites")
     assert body["aggs"]["clusters"]["aggs"]["matching"] == {"filter": {"bool": {"filter": filters}}}
@@ -134,6 +134,7 @@ def test_page_filter_and_statistics_queries():
                             "query": "storm",
                             "fields": ["title^2", "body"],
                             "default_operator": "and",
+                            "flags": "AND|OR|NOT|PHRASE|PRECEDENCE|WHITESPACE|ESCAPE",
                         }
                     },
                 ]

@@ -92,7 +92,7 @@ def test_jobs_are_listed_newest_first_with_progress_and_failures(client, store):
 
 def test_bad_job_requests_are_answered_plainly(client):
     assert client.get("/api/jobs?limit=0", headers=AUTH).status_code == 400
-    assert "whole numbers" in client.get("/api/jobs?offset=x", headers=AUTH).json["error"]
+    assert "whole number" in client.get("/api/jobs?offset=x", headers=AUTH).json["error"]
     assert client.get("/api/jobs/ingest-20240101-000000-abcdef", headers=AUTH).status_code == 404
     assert client.get("/api/jobs/../../etc", headers=AUTH).status_code == 404
     assert client.get("/api/jobs/not-a-job-id", headers=AUTH).status_code == 404

@@ -17,6 +17,7 @@ from flask import Blueprint, current_app, jsonify, request
 
 from newsfold.web.auth import current_user
 from newsfold.web.corrections_web import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.validation import BadBody, json_body
 
 bp = Blueprint("admin_api", __name__)
 
@@ -31,7 +32,10 @@ def _require_user():
 
 
 def _body() -> dict:
-    payload = request.get_json(silent=True)
+    try:
+        payload = json_body()
+    except BadBody as exc:
+        raise CorrectionFailed(f"{exc}; the body must be a JSON object") from None
     if not isinstance(payload, dict):
         raise CorrectionFailed("the body must be a JSON object (Content-Type: application/json)")
     return payload

@@ -13,7 +13,7 @@ from newsfold.web.jobs_web import REINDEX_SOURCES, JobRequestError, get_job_stor
 from newsfold.web.resources import get_celery, get_es, get_settings, get_web_settings
 from newsfold.web.stories import SearchParams, load_cluster, run_search, search_body
 from newsfold.web.tasks import INGEST_TASK, chunked, task_status
-from newsfold.web.validation import InvalidPages, parse_pages
+from newsfold.web.validation import MAX_OFFSET, BadBody, InvalidPages, json_body, parse_pages, whole_number
 
 bp = Blueprint("api", __name__)
 
@@ -59,9 +59,10 @@ def cluster(cluster_id: str):
 @bp.post("/pages")
 def submit_pages():
     """``POST /api/pages`` with ``{"pages": [...]}``: queue the pages in batches; 202 with the task ids."""
-    payload = request.get_json(silent=True)
-    if payload is None:
-        return _bad_request('the body must be JSON (Content-Type: application/json) like {"pages": [...]}')
+    try:
+        payload = json_body()
+    except BadBody as exc:
+        return _bad_request(f'{exc}; send {{"pages": [...]}}')
     try:
         pages = parse_pages(payload, max_pages=int(current_app.config["MAX_API_PAGES"]))
     except InvalidPages as exc:
@@ -97,13 +98,8 @@ def openapi():
 
 def _window(prefix: str = "") -> tuple[int, int]:
     """``offset`` and ``limit`` query parameters (optionally prefixed), validated."""
-    try:
-        offset = int(request.args.get(f"{prefix}offset", 0))
-        limit = int(request.args.get(f"{prefix}limit", 50))
-    except ValueError:
-        raise ValueError(f"{prefix}offset and {prefix}limit must be whole numbers") from None
-    if offset < 0 or not 1 <= limit <= MAX_JOBS_PAGE:
-        raise ValueError(f"{prefix}offset must be >= 0 and {prefix}limit between 1 and {MAX_JOBS_PAGE}")
+    offset = whole_number(request.args.get(f"{prefix}offset"), f"{prefix}offset", default=0, low=0, high=MAX_OFFSET)
+    limit = whole_number(request.args.get(f"{prefix}limit"), f"{prefix}limit", default=50, low=1, high=MAX_JOBS_PAGE)
     return offset, limit
 
 
@@ -140,7 +136,10 @@ def job(job_id: str):
 @bp.post("/jobs/reindex")
 def reindex():
     """``POST /api/jobs/reindex`` with ``{"source": "text"|"archive"}``: queue a reindex; 409 while one is active."""
-    body = request.get_json(silent=True) if request.content_length else {}
+    try:
+        body = json_body(required=False) or {}
+    except BadBody as exc:
+        return _bad_request(str(exc))
     if not isinstance(body, dict):
         return _bad_request('the body must be a JSON object like {"source": "text"}')
     source = body.get("source", "text")

@@ -78,7 +78,7 @@ def get_es() -> Elasticsearch:
                 timeout=float(current_app.config["ES_TIMEOUT"]),
                 max_retries=int(current_app.config["ES_MAX_RETRIES"]),
             )
-            res.es = build_client(web_settings)
+            res.es = build_client(web_settings, retry_on_timeout=False)
         return res.es
 
 

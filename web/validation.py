@@ -1,6 +1,52 @@
-"""Checking the body of ``POST /api/pages`` before anything is queued."""
+"""Checking what requests carry before anything is done with it: JSON bodies, numbers, pages."""
 
 from __future__ import annotations
+
+import json
+
+from flask import request
+
+MAX_OFFSET = 10_000_000
+
+
+class BadBody(ValueError):
+    """The request body is not the JSON it should be (answered with 400 and the message)."""
+
+
+def json_body(*, required: bool = True):
+    """The request's JSON body, or None when it is empty and not ``required``.
+
+    Raises:
+        BadBody: the body is not JSON, or nested too deeply to read (the message says which).
+    """
+    data = request.get_data(cache=True)
+    if not data:
+        if required:
+            raise BadBody("the body must be JSON (Content-Type: application/json); it is empty")
+        return None
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise BadBody("the body must be JSON nested less deeply; this JSON is too deep to read") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadBody(f"the body must be JSON (Content-Type: application/json): {str(exc)[:120]}") from None
+
+
+def whole_number(value: str | None, name: str, *, default: int, low: int, high: int) -> int:
+    """A query parameter as an int in ``[low, high]``.
+
+    Raises:
+        ValueError: not a whole number, or out of range (the message names the parameter).
+    """
+    if value is None or value == "":
+        return default
+    text = value.strip()
+    if not text.lstrip("-").isdigit() or len(text) > 12:
+        raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value[:40]!r}")
+    number = int(text)
+    if not low <= number <= high:
+        raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value[:40]!r}")
+    return number
 
 PAGE_FIELDS = ("html", "url", "id", "site", "lang", "published")
 OPTIONAL_FIELDS = PAGE_FIELDS[1:]
