@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 bp = Blueprint("auth", __name__)
 
 LIMITER_KEY = "newsfold.login_limiter"
+SESSIONS_KEY = "newsfold.sessions"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 MIN_SECRET_KEY_CHARS = 16
 #: longer user names and passwords are refused before hashing (a megabyte password would cost CPU for nothing)
@@ -139,8 +140,10 @@ def _authenticate() -> tuple[str | None, str | None]:
     if not user:
         return None, None
     settings = get_web_settings()
-    if login_closed_reason(settings) is None and hmac.compare_digest(
-        str(session.get("auth", "")), _session_fingerprint(settings)
+    if (
+        login_closed_reason(settings) is None
+        and hmac.compare_digest(str(session.get("auth", "")), _session_fingerprint(settings))
+        and get_sessions().alive(str(session.get("sid", "")), settings.session_hours * 3600)
     ):
         return user, "session"
     return None, None
@@ -160,7 +163,15 @@ def _auth_method() -> str | None:
 
 # ---------------------------------------------------------------- failed-login limits
 class LoginLimiter:
-    """Counts failed logins per client address and per user name within a window.
+    """Counts failed logins within a window and pauses guessing without locking the real user out.
+
+    - per address and user name: ``max_failures`` failures pause logins for
+      that name from that address;
+    - per address: ``ADDRESS_FACTOR`` times as many failures (any names)
+      pause every login from that address;
+    - per user name, from any address: never a pause (an attacker could lock
+      the admin out from everywhere), but each further attempt for the name
+      is slowed down by up to ``MAX_SLOWDOWN`` seconds.
 
     The counters live in Redis (shared by every web process; each expires
     ``window_seconds`` after its first failure). Without Redis, or while it
@@ -168,6 +179,8 @@ class LoginLimiter:
     """
 
     MAX_LOCAL_KEYS = 10_000
+    ADDRESS_FACTOR = 4
+    MAX_SLOWDOWN = 1.0
 
     def __init__(self, *, max_failures: int, window_seconds: int, namespace: str, redis_url: str | None = None):
         self.max_failures = max_failures
@@ -181,9 +194,15 @@ class LoginLimiter:
         self._lock = threading.Lock()
 
     def _keys(self, ip: str, user: str) -> list[str]:
+        """The counters of a login: (address, user), address, user; in that order."""
         # the user name is hashed: it is whatever a visitor typed
         user_hash = hashlib.sha256(user.strip().lower().encode("utf-8")).hexdigest()[:32]
-        return [f"{self.namespace}:login-failures:ip:{ip}", f"{self.namespace}:login-failures:user:{user_hash}"]
+        base = f"{self.namespace}:login-failures"
+        return [f"{base}:pair:{ip}:{user_hash}", f"{base}:ip:{ip}", f"{base}:user:{user_hash}"]
+
+    def _limits(self) -> list[int | None]:
+        """The failures that pause logins, per counter of :meth:`_keys` (None: never a pause)."""
+        return [self.max_failures, self.max_failures * self.ADDRESS_FACTOR, None]
 
     def _redis_failed(self, keys: list[str]) -> None:
         pipe = self._redis.pipeline(transaction=True)
@@ -193,17 +212,22 @@ class LoginLimiter:
             pipe.incr(key)
         pipe.execute()
 
-    def _redis_wait(self, keys: list[str]) -> int | None:
+    def _redis_counts(self, keys: list[str]) -> list[tuple[int, int]]:
         pipe = self._redis.pipeline(transaction=False)
         for key in keys:
             pipe.get(key)
             pipe.ttl(key)
         values = pipe.execute()
-        waits = [
-            max(int(ttl), 1)
-            for count, ttl in zip(values[::2], values[1::2], strict=True)
-            if count is not None and int(count) >= self.max_failures
-        ]
+        return [(int(count or 0), max(int(ttl), 1)) for count, ttl in zip(values[::2], values[1::2], strict=True)]
+
+    def _local_counts(self, keys: list[str]) -> list[tuple[int, int]]:
+        now = time.monotonic()
+        with self._lock:
+            found = [self._local.get(key, (0, 0.0)) for key in keys]
+        return [(count if until > now else 0, max(int(until - now), 1)) for count, until in found]
+
+    def _waits(self, counts: list[tuple[int, int]]) -> int | None:
+        waits = [ttl for (count, ttl), limit in zip(counts, self._limits(), strict=True) if limit and count >= limit]
         return max(waits) if waits else None
 
     def _local_failed(self, keys: list[str]) -> None:
@@ -213,17 +237,6 @@ class LoginLimiter:
             for key in keys:
                 count, until = self._local.get(key, (0, now + self.window_seconds))
                 self._local[key] = (count + 1, until)
-
-    def _local_wait(self, keys: list[str]) -> int | None:
-        now = time.monotonic()
-        with self._lock:
-            waits = [
-                max(int(until - now), 1)
-                for key in keys
-                for count, until in [self._local.get(key, (0, 0.0))]
-                if count >= self.max_failures and until > now
-            ]
-        return max(waits) if waits else None
 
     def _prune(self, now: float) -> None:
         expired = [key for key, (_, until) in self._local.items() if until <= now]
@@ -241,16 +254,22 @@ class LoginLimiter:
         return local(keys)
 
     def wait_seconds(self, ip: str, user: str) -> int | None:
-        """Seconds until logins from ``ip`` or for ``user`` are accepted again; None when they are now."""
-        return self._call(self._redis_wait, self._local_wait, self._keys(ip, user))
+        """Seconds until a login for ``user`` from ``ip`` is accepted again; None when it is now."""
+        return self._waits(self._call(self._redis_counts, self._local_counts, self._keys(ip, user)))
+
+    def slowdown(self, ip: str, user: str) -> float:
+        """Seconds to hold a login attempt for a user name that failed often from anywhere (0 usually)."""
+        (count, _) = self._call(self._redis_counts, self._local_counts, self._keys(ip, user))[2]
+        over = count - self.max_failures
+        return min(self.MAX_SLOWDOWN, 0.1 * over) if over > 0 else 0.0
 
     def failed(self, ip: str, user: str) -> None:
         """Count one failed login from ``ip`` for ``user``."""
         self._call(self._redis_failed, self._local_failed, self._keys(ip, user))
 
     def succeeded(self, ip: str, user: str) -> None:
-        """Forget the failures of ``ip`` and ``user`` after a successful login."""
-        keys = self._keys(ip, user)
+        """Forget the failures of ``ip`` for ``user`` after a successful login (the address's own stay)."""
+        keys = self._keys(ip, user)[:1]
 
         def remote(keys):
             self._redis.delete(*keys)
@@ -266,6 +285,84 @@ class LoginLimiter:
         """Close the Redis connections."""
         if self._redis is not None:
             self._redis.close()
+
+
+class SessionStore:
+    """Open admin sessions, kept on the server so a logout (or an expiry) ends them for every copy of the cookie.
+
+    A login starts a session id with a time to live; each request renews it;
+    logout deletes it. In Redis when the app has one (shared by every web
+    process; a Redis that cannot be reached ends sessions rather than trust a
+    cookie), else in this process.
+    """
+
+    MAX_LOCAL = 10_000
+
+    def __init__(self, *, namespace: str, redis_url: str | None = None) -> None:
+        self.namespace = namespace
+        self._redis = None
+        if redis_url and urlsplit(redis_url).scheme in ("redis", "rediss", "unix"):
+            self._redis = build_redis(redis_url, timeout=1.0)
+        self._local: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def _key(self, sid: str) -> str:
+        return f"{self.namespace}:session:{sid}"
+
+    def start(self, ttl: int) -> str:
+        """A new session id, alive for ``ttl`` seconds without a request."""
+        sid = secrets.token_urlsafe(24)
+        if self._redis is not None:
+            try:
+                self._redis.set(self._key(sid), 1, ex=ttl)
+                return sid
+            except redis.exceptions.RedisError as exc:
+                log.warning("sessions kept in this process: Redis error %s", exc)
+        with self._lock:
+            if len(self._local) >= self.MAX_LOCAL:
+                now = time.monotonic()
+                self._local = {k: v for k, v in self._local.items() if v > now}
+            self._local[sid] = time.monotonic() + ttl
+        return sid
+
+    def alive(self, sid: str, ttl: int) -> bool:
+        """Whether the session is open; renews it for ``ttl`` seconds when it is."""
+        if not sid:
+            return False
+        if self._redis is not None:
+            try:
+                if self._redis.expire(self._key(sid), ttl):
+                    return True
+            except redis.exceptions.RedisError as exc:
+                log.warning("cannot check an admin session in Redis: %s", exc)
+        with self._lock:
+            until = self._local.get(sid)
+            if until is None or until <= time.monotonic():
+                self._local.pop(sid, None)
+                return False
+            self._local[sid] = time.monotonic() + ttl
+        return True
+
+    def end(self, sid: str) -> None:
+        """End a session (logout)."""
+        if not sid:
+            return
+        if self._redis is not None:
+            try:
+                self._redis.delete(self._key(sid))
+            except redis.exceptions.RedisError as exc:
+                log.warning("cannot end an admin session in Redis: %s", exc)
+        with self._lock:
+            self._local.pop(sid, None)
+
+    def close(self) -> None:
+        if self._redis is not None:
+            self._redis.close()
+
+
+def get_sessions() -> SessionStore:
+    """The current app's session store."""
+    return current_app.extensions[SESSIONS_KEY]
 
 
 def get_limiter() -> LoginLimiter:
@@ -320,6 +417,7 @@ def login():
         message = f"Too many failed logins. Logins are paused for {_in_words(wait)}; try again later."
         page, status = _login_page(429, next=next_url, username=shown_name, error=message, locked=True)
         return page, status, {"Retry-After": str(wait)}
+    time.sleep(limiter.slowdown(ip, shown_name))  # a name guessed at from many addresses: slower, never locked
     too_long = len(username) > MAX_USER_CHARS or len(password) > MAX_PASSWORD_CHARS
     if too_long or not password or not check_credentials(settings, username, password):
         limiter.failed(ip, shown_name)
@@ -334,6 +432,7 @@ def login():
     session.permanent = True
     session["user"] = settings.admin_user
     session["auth"] = _session_fingerprint(settings)
+    session["sid"] = get_sessions().start(settings.session_hours * 3600)
     log.info("user %r logged in from %s", settings.admin_user, ip)
     return redirect(next_url or url_for("admin.index"), code=303)
 
@@ -345,6 +444,7 @@ def logout():
         if current_user() is None:
             return redirect(url_for("search.index"))
         return render_template("login.html", mode="logout", user=current_user())
+    get_sessions().end(str(session.get("sid", "")))
     session.clear()
     return redirect(url_for("search.index"), code=303)
 
@@ -414,6 +514,7 @@ def init_app(app: Flask, settings: Settings, web: WebSettings) -> None:
         namespace=f"newsfold:{settings.index}",
         redis_url=settings.redis_url,
     )
+    app.extensions[SESSIONS_KEY] = SessionStore(namespace=f"newsfold:{settings.index}", redis_url=settings.redis_url)
     app.before_request(_guard)  # registered before CSRFProtect's own hook, which WTF_CSRF_CHECK_DEFAULT turns off
     CSRFProtect(app)
     app.after_request(_headers)
@@ -425,6 +526,7 @@ def init_app(app: Flask, settings: Settings, web: WebSettings) -> None:
 
 def close(app: Flask) -> None:
     """Close the connections the auth parts of ``app`` hold."""
-    limiter = app.extensions.get(LIMITER_KEY)
-    if limiter is not None:
-        limiter.close()
+    for key in (LIMITER_KEY, SESSIONS_KEY):
+        held = app.extensions.get(key)
+        if held is not None:
+            held.close()
