@@ -343,6 +343,9 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     from newsfold.indexer.tasks import sign_payloads
     from newsfold.plugin import dedup
     from newsfold.plugin.client import build_client
+
+    folders = {str(Path(p["html_path"]).resolve().parent) for p in payloads if p.get("html_path")}
+    live = live.replace(read_roots=os.pathsep.join(sorted(folders)))  # the worker reads only where it may
     from newsfold.plugin.document import UNCHANGED_SOURCE
     from newsfold.plugin.extract import extract_article
 
@@ -560,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"ingest_bench: configuration error: {exc}", file=sys.stderr)
         return 2
+    settings = settings.replace(read_roots=str(args.dev_dir.resolve()))  # the workers read the dev pages
 
     from newsfold.embedded import services
     from newsfold.errors import check_servers, describe

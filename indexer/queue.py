@@ -6,6 +6,7 @@ coordinator (chunks), in a plain process or inside a worker.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -34,6 +35,8 @@ def drive(
     alive: Callable[[list[str]], list[bool]] | None = None,
     check_every: float = 1.0,
     on_idle: Callable[[], None] | None = None,
+    max_outage: float = 300.0,
+    on_wait: Callable[[str | None], None] | None = None,
 ) -> None:
     """Send ``(key, item)`` units with ``send`` and hand each result to ``on_result``.
 
@@ -51,46 +54,99 @@ def drive(
     pause between polls doubles (from ``poll`` up to ``max_poll``) while
     nothing finishes: polling 64 units every 50 ms cost the coordinator
     5-12 ms of CPU per page and Redis as much again.
+
+    An outage of Redis (the broker and the result store) is waited out for up
+    to ``max_outage`` seconds, with ``on_wait("waiting for Redis (N s)")``
+    while it lasts and ``on_wait(None)`` when it is over; no unit is lost or
+    handed to ``on_result`` twice. A longer outage raises its error.
     """
     source = iter(items)
     pending: list[_Pending] = []
+    unsent: tuple[str, Any] | None = None  # a unit taken from ``items`` but not yet sent (the broker was away)
     exhausted = False
     next_check = time.monotonic() + check_every
     pause = poll
-    while pending or not exhausted:
-        while not exhausted and len(pending) < max_in_flight:
-            unit = next(source, None)
-            if unit is None:
-                exhausted = True
-                break
-            key, item = unit
-            pending.append(_Pending(key, item, send(key, item)))
-        still = []
-        for p in pending:
-            if not p.result.ready():
-                still.append(p)
-                continue
-            if p.result.successful():
-                value, error = p.result.get(disable_sync_subtasks=False), None
-            else:
-                value, error = None, p.result.result
-                if not isinstance(error, BaseException):
-                    error = RuntimeError(str(error))
-            p.result.forget()
-            on_result(p.key, p.item, value, error)
-        progressed = len(still) < len(pending)
-        pending = still
-        if time.monotonic() >= next_check:
-            next_check = time.monotonic() + check_every
-            if alive is not None and pending:
-                _resend_dead(pending, send, alive)
-            if on_idle is not None:
-                on_idle()
+    outage = _Outage(max_wait=max_outage, on_wait=on_wait)
+    while pending or not exhausted or unsent:
+        try:
+            while not exhausted and len(pending) < max_in_flight:
+                unit = unsent or next(source, None)
+                if unit is None:
+                    exhausted = True
+                    break
+                unsent = unit
+                key, item = unit
+                pending.append(_Pending(key, item, send(key, item)))
+                unsent = None
+            progressed = False
+            for p in list(pending):
+                if not p.result.ready():
+                    continue
+                if p.result.successful():
+                    value, error = p.result.get(disable_sync_subtasks=False), None
+                else:
+                    value, error = None, p.result.result
+                    if not isinstance(error, BaseException):
+                        error = RuntimeError(str(error))
+                pending.remove(p)  # before anything else can fail: a result is handed on once
+                progressed = True
+                on_result(p.key, p.item, value, error)
+                with contextlib.suppress(Exception):
+                    p.result.forget()
+            if time.monotonic() >= next_check:
+                next_check = time.monotonic() + check_every
+                if alive is not None and pending:
+                    _resend_dead(pending, send, alive)
+                if on_idle is not None:
+                    on_idle()
+            outage.over()
+        except _down_errors() as exc:
+            outage.wait(exc)  # raises when the outage lasts longer than ``max_outage``
+            continue
         if progressed:
             pause = poll
         elif pending:
             time.sleep(pause)
             pause = min(max_poll, pause * 2)
+
+
+def _down_errors() -> tuple[type[BaseException], ...]:
+    """What Redis (broker and result store) being away looks like to the coordinator."""
+    from kombu.exceptions import OperationalError
+
+    from newsfold.state import redis_down_errors
+
+    return (*redis_down_errors(), OperationalError)
+
+
+class _Outage:
+    """Waiting out an outage of the broker: backoff, a message, and a limit."""
+
+    def __init__(self, *, max_wait: float, on_wait: Callable[[str | None], None] | None) -> None:
+        self.max_wait = max_wait
+        self.on_wait = on_wait
+        self.started: float | None = None
+        self.pause = 0.5
+
+    def wait(self, exc: BaseException) -> None:
+        now = time.monotonic()
+        if self.started is None:
+            self.started = now
+            log.warning("Redis is unavailable (%s): waiting up to %.0f s for it to come back", exc, self.max_wait)
+        waited = now - self.started
+        if waited >= self.max_wait:
+            raise exc
+        if self.on_wait is not None:
+            self.on_wait(f"waiting for Redis ({waited:.0f} s)")
+        time.sleep(min(self.pause, self.max_wait - waited))
+        self.pause = min(self.pause * 2, 10.0)
+
+    def over(self) -> None:
+        if self.started is not None:
+            log.warning("Redis is back after %.0f s", time.monotonic() - self.started)
+            if self.on_wait is not None:
+                self.on_wait(None)
+        self.started, self.pause = None, 0.5
 
 
 def _resend_dead(pending: list[_Pending], send, alive) -> None:

@@ -20,6 +20,7 @@ import gzip
 import json
 import os
 import re
+import stat
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -80,6 +81,7 @@ class PageRecord:
     error: str | None = None
     origin: str = ""
     html_path: str | None = None
+    reason: str = "unreadable"  # the rejection reason of an error record
 
     def meta(self) -> dict:
         """``{"id", "url", "site", "lang", "published"}``: the task-payload fields besides the HTML."""
@@ -105,8 +107,57 @@ class SourceStats:
         return sum(self.skipped.values())
 
 
-def _error(message: str, origin: str, *, id: str | None = None, url: str | None = None) -> PageRecord:
-    return PageRecord(id=id, url=url, site=None, lang=None, published=None, html=None, error=message, origin=origin)
+def _error(
+    message: str, origin: str, *, id: str | None = None, url: str | None = None, reason: str = "unreadable"
+) -> PageRecord:
+    return PageRecord(
+        id=id, url=url, site=None, lang=None, published=None, html=None, error=message, origin=origin, reason=reason
+    )
+
+
+class PageFileError(Exception):
+    """A page file that may not or cannot be read: ``reason`` is the rejection reason, ``detail`` says why."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def read_page_file(path: Path | str, *, max_bytes: int, roots: list[str] | None = None) -> bytes:
+    """The raw bytes of a page file, read safely.
+
+    At most ``max_bytes + 1`` bytes are read, so ``/dev/zero`` costs nothing;
+    only regular files are read (a FIFO, a device or a folder is refused
+    without blocking); with ``roots``, only files inside one of those folders
+    (after following links) are read.
+
+    Raises:
+        PageFileError: ``unreadable``, ``not_a_file``, ``outside_roots`` or ``too_large``.
+    """
+    try:
+        real = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise PageFileError("unreadable", f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if roots is not None and not any(real.is_relative_to(Path(root).resolve()) for root in roots):
+        allowed = ", ".join(roots) or "none configured (NEWSFOLD_READ_ROOTS)"
+        raise PageFileError("outside_roots", f"{path} is outside the folders pages may be read from: {allowed}")
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise PageFileError("unreadable", f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PageFileError("not_a_file", f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise PageFileError("unreadable", f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise PageFileError("too_large", f"{path} is larger than {max_bytes} bytes")
+    return data
 
 
 def _counted(records: Iterator[PageRecord], stats: SourceStats | None) -> Iterator[PageRecord]:
@@ -134,13 +185,9 @@ def _published(fields: dict) -> str | None:
 def _read_html(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
     """The file's raw bytes, or an error message."""
     try:
-        with path.open("rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        return None, f"cannot read {path}: {exc.strerror or exc}"
-    if len(data) > max_bytes:
-        return None, f"{path} is larger than {max_bytes} bytes"
-    return data, None
+        return read_page_file(path, max_bytes=max_bytes), None
+    except PageFileError as exc:
+        return None, exc.detail
 
 
 # --------------------------------------------------------------------------- JSONL
@@ -163,7 +210,12 @@ def _file_record(path: Path, fields: dict, page_id: str | None, url: str | None,
 
 
 def iter_jsonl(
-    path: Path | str, *, stats: SourceStats | None = None, max_bytes: int = MAX_HTML_BYTES, read_html: bool = True
+    path: Path | str,
+    *,
+    stats: SourceStats | None = None,
+    max_bytes: int = MAX_HTML_BYTES,
+    read_html: bool = True,
+    allow_outside: bool = False,
 ):
     """Yield one record per non-blank line of PAGES.jsonl.
 
@@ -173,8 +225,13 @@ def iter_jsonl(
     ``line-N``. With ``read_html=False`` ("paths only") no page file is opened:
     each record carries the resolved ``html_path`` for a worker to read, and
     a missing file is that worker's ``unreadable`` rejection.
+
+    An ``html`` path must stay inside the JSONL file's folder (``../`` and
+    absolute paths elsewhere are an ``outside_folder`` error) unless
+    ``allow_outside``; a line repeating an earlier line's id is a
+    ``duplicate_id`` error (the first line wins).
     """
-    return _counted(_jsonl(Path(path), max_bytes, read_html), stats)
+    return _counted(_jsonl(Path(path), max_bytes, read_html, allow_outside), stats)
 
 
 def _json_objects(fh, name: str) -> Iterator[tuple[int, str, dict | str]]:
@@ -191,13 +248,14 @@ def _json_objects(fh, name: str) -> Iterator[tuple[int, str, dict | str]]:
         yield n, f"{name}:{n}", row if isinstance(row, dict) else "is not a JSON object"
 
 
-def _jsonl(path: Path, max_bytes: int, read_html: bool = True) -> Iterator[PageRecord]:
+def _jsonl(path: Path, max_bytes: int, read_html: bool = True, allow_outside: bool = False) -> Iterator[PageRecord]:
     try:
         fh = path.open("rb")
     except OSError as exc:
         yield _error(f"cannot read {path}: {exc.strerror or exc}", str(path))
         return
     base = path.resolve().parent
+    seen: dict[str, int] = {}
     with fh:
         for n, origin, row in _json_objects(fh, path.name):
             if isinstance(row, str):
@@ -208,6 +266,19 @@ def _jsonl(path: Path, max_bytes: int, read_html: bool = True) -> Iterator[PageR
             html_path = row.get("html")
             if not isinstance(html_path, str) or not html_path.strip():
                 yield _error(f"line {n} has no html path", origin, id=page_id, url=url)
+                continue
+            if page_id in seen:
+                first = seen[page_id]
+                message = f"duplicate_id: line {n} repeats the id {page_id!r} of line {first} (the first is kept)"
+                yield _error(message, origin, id=page_id, url=url, reason="duplicate_id")
+                continue
+            seen[page_id] = n
+            if not allow_outside and not (base / html_path).resolve().is_relative_to(base):
+                message = (
+                    f"outside_folder: line {n}: the html path {html_path[:200]!r} leads outside the page list's "
+                    f"folder {base} (allow it with --allow-outside-paths)"
+                )
+                yield _error(message, origin, id=page_id, url=url, reason="outside_folder")
                 continue
             if not read_html:
                 yield PageRecord(

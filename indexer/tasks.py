@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import logging
+import os
 import time
 from functools import lru_cache
 
@@ -15,6 +16,7 @@ from elasticsearch import ApiError
 from newsfold.indexer.celery_app import app
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
 from newsfold.indexer.reindex import ChunkContext, Reindex, ReindexError, live_target, run_chunk, target_settings
+from newsfold.indexer.sources import PageFileError, read_page_file
 from newsfold.plugin.client import build_client
 from newsfold.plugin.dedup import ingest
 from newsfold.plugin.document import Outcome, Page, SignedPage
@@ -24,7 +26,7 @@ from newsfold.plugin.rejections import record_rejections
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import uses_stats
 from newsfold.plugin.signing import sign_page
-from newsfold.state import build_redis
+from newsfold.state import build_redis, patiently, redis_down_errors
 from newsfold.state.jobs import JobStore, failed_batch
 from newsfold.state.repeated_lines import RepeatedLines
 from newsfold.state.story_stats import StoryStats
@@ -33,6 +35,8 @@ log = logging.getLogger(__name__)
 logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems become rejection reasons
 
 TRANSIENT = (TransportConnectionError, ConnectionTimeout)
+#: a server that cannot be reached: the batch waits or retries, never rejects its pages
+UNREACHABLE = (*TRANSIENT, *redis_down_errors())
 
 
 @lru_cache(maxsize=1)
@@ -76,7 +80,15 @@ def _store(settings: Settings) -> JobStore:
     return JobStore(_redis(settings))
 
 
-def page_from_payload(payload: dict) -> Page:
+def read_roots(settings: Settings) -> list[str]:
+    """The folders a worker may read ``html_path`` files from: ``NEWSFOLD_READ_ROOTS`` and the archive folder."""
+    roots = [r for r in (settings.read_roots or "").split(os.pathsep) if r.strip()]
+    if settings.archive_dir:
+        roots.append(settings.archive_dir)
+    return roots
+
+
+def page_from_payload(payload: dict, *, max_bytes: int = 10 * 1024 * 1024, roots: list[str] | None = None) -> Page:
     """A ``Page`` from a task payload: ``archive`` (a reference into the raw-page archive),
     ``html_path`` (a file), ``html_b64`` (raw bytes) or ``html`` (text).
 
@@ -91,8 +103,7 @@ def page_from_payload(payload: dict) -> Page:
         html: bytes | str = record.html or b""
         meta = {key: value if key in payload else getattr(record, key) for key, value in meta.items()}
     elif payload.get("html_path"):
-        with open(payload["html_path"], "rb") as fh:
-            html = fh.read()
+        html = read_page_file(payload["html_path"], max_bytes=max_bytes, roots=roots)
     elif payload.get("html_b64") is not None:
         html = base64.b64decode(payload["html_b64"])
     else:
@@ -123,13 +134,17 @@ def _sign(
             if guard is not None:
                 guard.signing(page_id)
             with time_limit(settings.page_timeout):
-                page = page_from_payload(payload)
+                page = page_from_payload(payload, max_bytes=settings.max_page_bytes, roots=read_roots(settings))
                 page_id = str(page.id or page.url or page_id)
                 source.update(url=page.url, site=page.site)
                 result = sign_page(page, settings, repeated=_repeated(settings), stats=stats)
         except PageTimeout as exc:
             log.warning("page %s: extraction stopped, %s", page_id, exc)
             result = Rejection("timeout", f"extraction and signing {exc} (NEWSFOLD_PAGE_TIMEOUT)")
+        except UNREACHABLE:
+            raise  # an outage of Redis or Elasticsearch says nothing about the page: the batch waits and retries
+        except PageFileError as exc:
+            result = Rejection(exc.reason, exc.detail)
         except OSError as exc:
             result = Rejection("unreadable", f"cannot read the page: {exc}")
         except Exception as exc:  # the per-page boundary: log the page and go on with the batch
@@ -240,12 +255,16 @@ def ingest_batch(
         if guard is not None and guard.exhausted:
             outcomes, sources = crashed_batch(pages, guard.delivery)
         else:
+            what = f"the batch of {len(pages)} pages"
             try:
-                outcomes, sources = ingest_payloads(pages, settings, job_id=job_id, guard=guard)
+                # Redis down (it is the broker too): wait here; Elasticsearch down: retry through the broker
+                outcomes, sources = patiently(
+                    lambda: ingest_payloads(pages, settings, job_id=job_id, guard=guard), what=what
+                )
             except (*TRANSIENT, ApiError) as exc:
-                _retry_later(self, exc, settings, f"a batch of {len(pages)} pages")
+                _retry_later(self, exc, settings, what)
         if tracked:
-            store.record(job_id, key, outcomes, payloads=sources)
+            patiently(lambda: store.record(job_id, key, outcomes, payloads=sources), what=f"recording {what}")
     log.info("batch of %d pages in %.2f s", len(pages), time.perf_counter() - started)
     return outcomes
 

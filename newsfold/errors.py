@@ -38,4 +38,18 @@ def check_servers(settings) -> None:
     try:
         build_redis(settings.redis_url, timeout=5.0).ping()
     except redis.RedisError as exc:
-        raise RuntimeError(f"cannot reach Redis at {settings.redis_url} ({exc}); check REDIS_URL") from exc
+        raise RuntimeError(f"cannot reach Redis at {shown_url(settings.redis_url)} ({exc}); check REDIS_URL") from exc
+
+
+def shown_url(url: str | None) -> str:
+    """A server URL fit for messages and logs: any password replaced by ``***``."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if not url:
+        return str(url)
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))

@@ -16,6 +16,7 @@ from celery import Celery
 from newsfold.embedded import die_with_parent
 from newsfold.indexer.queue import drive
 from newsfold.plugin.settings import Settings, settings_env
+from newsfold.state import patiently
 from newsfold.state.jobs import JobStore, failed_batch
 
 INGEST_TASK = "indexer.tasks.ingest_batch"
@@ -138,6 +139,8 @@ def run_batches(
     store: JobStore | None = None,
     job_id: str | None = None,
     on_idle: Callable[[], None] | None = None,
+    max_outage: float = 300.0,
+    on_wait: Callable[[str | None], None] | None = None,
 ) -> list[dict]:
     """Queue batches for the workers and collect one outcome per page.
 
@@ -153,6 +156,8 @@ def run_batches(
     job once under its key, the checkpoint a resumed run skips; a batch that
     failed for good is counted here, with its pages kept for a retry; and a
     batch whose worker died is sent again at once (see ``indexer.queue.drive``).
+    A Redis outage is waited out for up to ``max_outage`` seconds (``on_wait``
+    hears "waiting for Redis" while it lasts).
     """
     outcomes: list[dict] = []
     tracked = store is not None and job_id is not None
@@ -169,7 +174,10 @@ def run_batches(
         if error is not None:
             got = failed_batch(batch, error)
             if tracked:
-                store.record(job_id, key, got, payloads={str(p.get("id")): p for p in batch})
+                patiently(
+                    lambda: store.record(job_id, key, got, payloads={str(p.get("id")): p for p in batch}),
+                    what=f"recording the failed batch {key}",
+                )
         if collect:
             outcomes.extend(got)
         on_done(got)
@@ -182,5 +190,7 @@ def run_batches(
         poll=poll,
         alive=partial(store.alive, job_id) if tracked else None,
         on_idle=on_idle,
+        max_outage=max_outage,
+        on_wait=on_wait,
     )
     return outcomes

@@ -82,6 +82,8 @@ class Settings:
     max_page_bytes: int = 10 * 1024 * 1024
     page_timeout: float = 60.0
     task_retries: int = 5
+    read_roots: str | None = None  # folders (os.pathsep-separated) workers may read page files from
+    outage_wait: float = 300.0  # seconds a job's coordinator waits for Redis to come back
 
     def __post_init__(self) -> None:
         if self.num_perm < 16:

@@ -126,3 +126,252 @@ def test_a_huge_offset_is_a_400(settings, redis_url):
                                 headers={"Authorization": f"Bearer {token}"})
     assert res.status_code == 400 and "offset" in res.get_json()["error"]
     close_resources(app)
+
+
+# ---------------------------------------------------------------- files named by page lists and task messages
+
+
+def test_page_files_are_read_safely(tmp_path):
+    from newsfold.indexer.sources import PageFileError, read_page_file
+
+    good = tmp_path / "a.html"
+    good.write_bytes(b"<html>" + b"x" * 100 + b"</html>")
+    assert read_page_file(good, max_bytes=1024, roots=[str(tmp_path)]).startswith(b"<html>")
+    with pytest.raises(PageFileError) as big:
+        read_page_file(good, max_bytes=50)
+    assert big.value.reason == "too_large"
+    with pytest.raises(PageFileError) as zero:
+        read_page_file("/dev/zero", max_bytes=1024)  # a device: refused, nothing read
+    assert zero.value.reason == "not_a_file"
+    fifo = tmp_path / "pipe.html"
+    os.mkfifo(fifo)
+    started = time.monotonic()
+    with pytest.raises(PageFileError) as pipe:
+        read_page_file(fifo, max_bytes=1024)  # would block forever if opened for a plain read
+    assert pipe.value.reason == "not_a_file" and time.monotonic() - started < 2
+    with pytest.raises(PageFileError) as outside:
+        read_page_file("/etc/hostname", max_bytes=1024, roots=[str(tmp_path)])
+    assert outside.value.reason == "outside_roots"
+    link = tmp_path / "link.html"
+    link.symlink_to("/etc/hostname")
+    with pytest.raises(PageFileError) as linked:
+        read_page_file(link, max_bytes=1024, roots=[str(tmp_path)])  # a link out of the root is outside too
+    assert linked.value.reason == "outside_roots"
+
+
+def test_a_worker_reads_only_under_its_roots(settings, tmp_path):
+    from newsfold.indexer.tasks import sign_payloads
+
+    inside = tmp_path / "pages"
+    inside.mkdir()
+    (inside / "a.html").write_text(page("Harbour strike ends", story(32)), encoding="utf-8")
+    secret = tmp_path / "secret.html"
+    secret.write_text(page("Secret", story(33)), encoding="utf-8")
+    worker = settings.replace(read_roots=str(inside), repeated_lines=False)
+    signed, rejected = sign_payloads(
+        [{"id": "ok", "html_path": str(inside / "a.html")}, {"id": "evil", "html_path": str(secret)}], worker
+    )
+    assert [s.page_id for s in signed] == ["ok"]
+    assert [(r.page_id, r.reason) for r in rejected] == [("evil", "outside_roots")]
+
+
+def test_page_lists_refuse_escapes_and_duplicate_ids(tmp_path):
+    import json
+
+    from newsfold.indexer.sources import iter_jsonl
+
+    (tmp_path / "a.html").write_text("<html></html>", encoding="utf-8")
+    lines = [{"id": "a", "html": "a.html"}, {"id": "a", "html": "a.html"}, {"id": "b", "html": "../../etc/hostname"}]
+    (tmp_path / "p.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    first, again, escape = iter_jsonl(tmp_path / "p.jsonl", read_html=False)
+    assert first.error is None
+    assert (again.reason, again.id) == ("duplicate_id", "a") and "line 1" in again.error
+    assert escape.reason == "outside_folder" and "--allow-outside-paths" in escape.error
+    allowed = list(iter_jsonl(tmp_path / "p.jsonl", read_html=False, allow_outside=True))
+    assert allowed[2].error is None
+
+
+def test_extract_keeps_the_good_lines_when_one_names_dev_zero(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "a.html").write_text(page("Harbour strike ends", story(34)), encoding="utf-8")
+    (tmp_path / "zero.html").symlink_to("/dev/zero")
+    lines = [{"id": "good", "html": "a.html"}, {"id": "zero", "html": "zero.html"}]
+    (tmp_path / "p.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "newsfold.cli", "extract", str(tmp_path / "p.jsonl"), "--out", str(tmp_path / "x.jsonl"),
+         "--jobs", "1", "--quiet", "--allow-outside-paths"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "x.jsonl").read_text().splitlines())}
+    assert "Harbour" in rows["good"]["title"]
+    assert rows["zero"]["error"].startswith("not_a_file")
+
+
+# ---------------------------------------------------------------- outages
+
+
+def test_a_redis_outage_while_signing_is_an_error_to_wait_out_not_a_rejection(settings):
+    import redis
+
+    from newsfold.indexer.tasks import sign_payloads
+
+    down = settings.replace(redis_url="redis://127.0.0.1:9/0", repeated_lines=True)
+    html = page("Harbour strike ends", story(35))
+    with pytest.raises(redis.exceptions.ConnectionError):
+        sign_payloads([{"id": "p", "url": "https://a.example/x", "html": html}], down)
+
+
+def test_patiently_waits_out_a_short_outage(monkeypatch):
+    import redis
+
+    from newsfold import state
+
+    waits: list[float] = []
+    monkeypatch.setattr(state.time, "sleep", waits.append)
+    calls = iter([redis.exceptions.ConnectionError("down"), redis.exceptions.TimeoutError("slow"), "done"])
+
+    def flaky():
+        got = next(calls)
+        if isinstance(got, Exception):
+            raise got
+        return got
+
+    assert state.patiently(flaky, what="a test") == "done"
+    assert waits == [1.0, 2.0]
+    with pytest.raises(redis.exceptions.ConnectionError):
+        state.patiently(lambda: (_ for _ in ()).throw(redis.exceptions.ConnectionError("x")), what="t", attempts=2)
+
+
+# ---------------------------------------------------------------- API bodies
+
+
+def _token_app(settings, **web):
+    from newsfold.web.auth import new_api_token
+
+    token, entry = new_api_token("tests")
+    app = create_app({"TESTING": True}, settings=settings, web=WebSettings(api_token_hashes=entry, **web))
+    return app, {"Authorization": f"Bearer {token}"}
+
+
+def test_pages_over_the_size_limit_are_refused_at_the_door(settings):
+    small = settings.replace(max_page_bytes=2048, redis_url="redis://127.0.0.1:9/0")
+    app, auth = _token_app(small)
+    pages = [{"html": "<p>fine</p>"}, {"html": "<p>" + "x" * 5000 + "</p>"}]
+    res = app.test_client().post("/api/pages", json={"pages": pages}, headers=auth)
+    assert res.status_code == 413, res.get_data(as_text=True)
+    assert "pages[1].html" in res.get_json()["error"] and "NEWSFOLD_MAX_PAGE_BYTES" in res.get_json()["error"]
+    close_resources(app)
+
+
+def test_corrections_api_refuses_unknown_fields(settings, es):
+    app, auth = _token_app(settings)
+    res = app.test_client().post("/api/clusters/c1/split", json={"page_id": "a", "pgae_id": "b"}, headers=auth)
+    assert res.status_code == 400 and "unknown field(s) pgae_id" in res.get_json()["error"]
+    close_resources(app)
+
+
+def test_the_embedded_redis_wants_a_password_kept_out_of_the_process_list():
+    import stat
+    import subprocess
+
+    import redis
+
+    from newsfold.embedded import EmbeddedRedis
+
+    server = EmbeddedRedis()
+    try:
+        assert server.password not in subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        assert stat.S_IMODE(os.stat(server.config).st_mode) == 0o600
+        assert server.password not in server.shown_url
+        with pytest.raises(redis.exceptions.RedisError):
+            redis.Redis(host="127.0.0.1", port=server.port).ping()  # no password: refused
+        client = redis.Redis.from_url(server.url)
+        assert client.ping() and client.config_get("appendonly")["appendonly"] == "yes"
+        assert client.config_get("bind")["bind"].split() == ["127.0.0.1"]
+        client.close()
+    finally:
+        server.close()
+
+
+class _Result:
+    """A finished task's result as Celery hands it to the coordinator (not a server: a value and a flag)."""
+
+    def __init__(self, value, outage: list[int]):
+        self.value, self.outage = value, outage
+
+    def ready(self):
+        if self.outage and self.outage[0] > 0:
+            self.outage[0] -= 1
+            import redis
+
+            raise redis.exceptions.ConnectionError("Connection refused")
+        return True
+
+    def successful(self):
+        return True
+
+    def get(self, **_):
+        return self.value
+
+    def forget(self):
+        pass
+
+
+def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch):
+    import redis
+    from kombu.exceptions import OperationalError
+
+    from newsfold.indexer import queue
+
+    monkeypatch.setattr(queue.time, "sleep", lambda s: None)
+    outage = [3]  # three polls fail as if Redis were restarting
+    sends = iter([None, OperationalError("broker down"), None, None, None])
+    sent: list[str] = []
+
+    def send(key, item):
+        failure = next(sends, None)
+        if failure is not None:
+            raise failure
+        sent.append(key)
+        return _Result([key], outage)
+
+    got: list[str] = []
+    states: list = []
+    queue.drive(
+        ((str(n), n) for n in range(4)), send, lambda key, item, value, error: got.extend(value),
+        on_wait=states.append, max_outage=60,
+    )
+    assert sorted(got) == ["0", "1", "2", "3"] and sorted(sent) == ["0", "1", "2", "3"]  # each once
+    assert states[0].startswith("waiting for Redis") and states[-1] is None
+    # an outage longer than allowed stops the coordinator with the error
+    outage[0] = 10**6
+    with pytest.raises(redis.exceptions.ConnectionError):
+        queue.drive(iter([("x", 1)]), lambda k, i: _Result([k], outage), lambda *a: None, max_outage=0.0)
+
+
+def test_a_job_on_a_redis_that_keeps_nothing_is_warned_about(redis_url):
+    from newsfold.cli import _warn_if_not_persistent
+    from newsfold.state import build_redis
+    from newsfold.state.jobs import JobStore
+
+    store = JobStore(build_redis(redis_url))
+    said: list[str] = []
+    aof = store.redis.config_get("appendonly")["appendonly"]
+    try:
+        store.redis.config_set("appendonly", "no")
+        saves = store.redis.config_get("save")["save"]
+        store.redis.config_set("save", "")
+        _warn_if_not_persistent(store, announce=said.append)
+        assert said and "appendonly yes" in said[0]
+        said.clear()
+        store.redis.config_set("appendonly", "yes")
+        _warn_if_not_persistent(store, announce=said.append)
+        assert said == []
+    finally:
+        store.redis.config_set("appendonly", aof)
+        store.redis.config_set("save", saves)
+        store.redis.close()

@@ -41,3 +41,18 @@ def test_same_site_copy_keeps_its_text(redis_url):
     store.strip(text, site="a.test", page_id="p1", date="2025-03-04")
     # everything repeats: that is a republished story, not boilerplate
     assert store.strip(text, site="a.test", page_id="p2", date="2025-03-04") == text
+
+
+def test_a_story_republished_under_a_second_url_is_signed_like_the_first(redis_url):
+    store = _store(redis_url)
+    other = "\n".join([*story(6), PITCH])
+    store.strip(other, site="a.test", page_id="p0", date="2025-03-04")  # the pitch is the site's furniture
+    page = "\n".join([*story(7), PITCH])
+    first = store.strip(page, site="a.test", page_id="p1", date="2025-03-04")
+    assert PITCH not in first
+    # the same story again (an AMP or section URL): its own lines were carried by its first copy only,
+    # so they stay; the site's furniture goes, as it did from the first copy
+    again = store.strip(page, site="a.test", page_id="p2", date="2025-03-05")
+    assert again == first
+    third = store.strip(page, site="a.test", page_id="p3", date="2025-03-05")
+    assert third == first

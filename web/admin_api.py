@@ -41,9 +41,23 @@ def _body() -> dict:
     return payload
 
 
+#: the fields each correction takes in a JSON body; anything else is refused so a misspelt field is not ignored
+FIELDS = {
+    "split": ("page_id", "note"),
+    "merge": ("other_cluster_id", "note"),
+    "not_duplicates": ("page_a", "page_b", "note"),
+    "representative": ("page_id", "note"),
+}
+
+
 def _correct(kind: str, cluster_id: str | None):
     try:
-        applied = apply_correction(kind, cluster_id=cluster_id, fields=_body(), user=current_user())
+        fields = _body()
+        unknown = sorted(set(fields) - set(FIELDS[kind]))
+        if unknown:
+            shown = ", ".join(name[:40] for name in unknown[:5])
+            raise CorrectionFailed(f"unknown field(s) {shown}; this correction takes {', '.join(FIELDS[kind])}")
+        applied = apply_correction(kind, cluster_id=cluster_id, fields=fields, user=current_user())
     except CorrectionFailed as exc:
         return jsonify(error=str(exc)), exc.status
     return jsonify(correction=applied.correction.as_dict(), message=applied.message, cluster_id=applied.cluster_id)

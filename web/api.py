@@ -67,6 +67,13 @@ def submit_pages():
         pages = parse_pages(payload, max_pages=int(current_app.config["MAX_API_PAGES"]))
     except InvalidPages as exc:
         return _bad_request(str(exc), problems=exc.problems)
+    limit = get_settings().max_page_bytes
+    too_large = [
+        f"pages[{i}].html has {size:,} bytes" for i, p in enumerate(pages) if (size := len(p["html"].encode())) > limit
+    ]
+    if too_large:
+        message = f"{len(too_large)} page(s) over the limit of {limit:,} bytes (NEWSFOLD_MAX_PAGE_BYTES); the first: "
+        return jsonify(error=message + too_large[0], problems=too_large[:20]), 413
     celery = get_celery()
     batch_size = get_settings().batch_size
     task_ids: list[str] = []

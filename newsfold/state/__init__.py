@@ -14,6 +14,44 @@ never imports Redis; :func:`build_redis` is to Redis what
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def redis_down_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean "Redis cannot be reached right now" (wait and try again), not a bad request."""
+    import redis.exceptions
+
+    return (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, redis.exceptions.BusyLoadingError)
+
+
+def patiently(call: Callable[[], T], *, what: str, attempts: int = 6, max_wait: float = 30.0) -> T:
+    """``call()``, waiting out a Redis outage: on a connection error, wait (1, 2, 4 ... s) and call again.
+
+    Args:
+        call: the work; it must be safe to run again (newsfold's ingest and job records are).
+        what: named in the log message ("the batch of 100 pages").
+        attempts: calls before giving up (the last error is raised).
+        max_wait: the longest single wait, in seconds.
+    """
+    down = redis_down_errors()
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except down as exc:
+            if attempt == attempts:
+                log.error("Redis is still unavailable after %d attempts at %s: %s", attempts, what, exc)
+                raise
+            wait = min(max_wait, 2.0 ** (attempt - 1))
+            log.warning("Redis is unavailable (%s): waiting %.0f s before trying %s again", exc, wait, what)
+            time.sleep(wait)
+    raise AssertionError("unreachable")
+
 
 def build_redis(url: str, *, timeout: float | None = None):
     """A ``redis.Redis`` client for ``url`` (``redis://[:password@]host:port/db``).

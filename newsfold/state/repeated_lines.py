@@ -3,8 +3,11 @@
 Media Cloud's observation: sentences a site repeats across its stories in the
 same week (subscription pitches, cookie notices, disclaimers, bylines of the
 template) are not the story. newsfold keeps, per index, site and ISO week, how
-many distinct pages carried each normalised line, and signs a page without the
-lines other pages of its site already carried this week or last. The counts
+many distinct pages carried each normalised line and which page carried it
+first, and signs a page without the lines other pages of its site already
+carried this week or last. A story republished under a second URL keeps the
+lines its first copy carried first (its own text) and loses the same
+furniture as that copy did, so both copies are signed alike. The counts
 live in Redis (shared by every worker, persistent with Redis' AOF in
 production) and are updated once per page id, so re-ingesting changes nothing.
 """
@@ -20,21 +23,28 @@ MIN_LINE_CHARS = 20  # shorter lines ("Reply", "Share") carry little weight eith
 KEEP_AT_LEAST = 0.5  # never strip more than half a text: that is a same-site copy, not boilerplate
 TTL_SECONDS = 21 * 24 * 3600
 
-# One round trip per page: add the page to this week's set; read each line's count this week and last week;
-# count the lines this week if the page is new to the set (so re-ingesting a page changes nothing).
+# One round trip per page: add the page to this week's set; read each line's count this week and last week, and
+# the page that first carried it; count the lines this week (and note this page as their first carrier where no
+# page is yet) if the page is new to the set, so re-ingesting a page changes nothing.
 _RECORD_SCRIPT = """
 local is_new = redis.call('SADD', KEYS[1], ARGV[1])
-local now, last = {}, {}
+local now, last, first = {}, {}, {}
 for i = 3, #ARGV do
   now[#now + 1] = redis.call('HGET', KEYS[2], ARGV[i])
   last[#last + 1] = redis.call('HGET', KEYS[3], ARGV[i])
-  if is_new == 1 then redis.call('HINCRBY', KEYS[2], ARGV[i], 1) end
+  local f = redis.call('HGET', KEYS[4], ARGV[i]) or redis.call('HGET', KEYS[5], ARGV[i])
+  first[#first + 1] = f or ''
+  if is_new == 1 then
+    redis.call('HINCRBY', KEYS[2], ARGV[i], 1)
+    redis.call('HSETNX', KEYS[4], ARGV[i], ARGV[1])
+  end
 end
 if is_new == 1 then
   redis.call('EXPIRE', KEYS[1], ARGV[2])
   redis.call('EXPIRE', KEYS[2], ARGV[2])
+  redis.call('EXPIRE', KEYS[4], ARGV[2])
 end
-return {is_new, now, last}
+return {is_new, now, last, first}
 """
 
 
@@ -77,13 +87,38 @@ class RepeatedLines:
         if not wanted:
             return text
         this, last = _week(date)
-        keys_used = [self._key(site, this, "pages"), self._key(site, this, "lines"), self._key(site, last, "lines")]
-        is_new, now_counts, last_counts = self._record(keys=keys_used, args=[page_id, TTL_SECONDS, *wanted])
+        keys_used = [
+            self._key(site, this, "pages"),
+            self._key(site, this, "lines"),
+            self._key(site, last, "lines"),
+            self._key(site, this, "first"),
+            self._key(site, last, "first"),
+        ]
+        is_new, now_counts, last_counts, firsts = self._record(keys=keys_used, args=[page_id, TTL_SECONDS, *wanted])
         own = 0 if is_new == 1 else 1
         others = {k: int(a or 0) - own + int(b or 0) for k, a, b in zip(wanted, now_counts, last_counts, strict=True)}
-        kept = [line for line, k in zip(lines, keys, strict=True) if not (k and others.get(k, 0) > 0)]
+        first = {k: _text(f) for k, f in zip(wanted, firsts, strict=True)}
+        repeated = [k is not None and others.get(k, 0) > 0 for k in keys]
+        # An earlier copy of this story on the site (a second URL: AMP, a section path, an update) first carried
+        # most of this page's text, by the same measure as KEEP_AT_LEAST. Its lines are the story's own: they
+        # stay, and the lines other pages carried first (the site's furniture) go, as they went from that copy.
+        tokens = len(tokenize(text))
+        carried: dict[str, int] = {}
+        for line, k, rep in zip(lines, keys, repeated, strict=True):
+            if rep and first.get(k) and first[k] != page_id:
+                carried[first[k]] = carried.get(first[k], 0) + len(tokenize(line))
+        copy_of = next((p for p, n in carried.items() if n > KEEP_AT_LEAST * tokens), None)
+        kept = [
+            line
+            for line, k, rep in zip(lines, keys, repeated, strict=True)
+            if not rep or (copy_of is not None and first.get(k) == copy_of)
+        ]
         if len(kept) == len(lines):
             return text
-        if len(tokenize("\n".join(kept))) < KEEP_AT_LEAST * len(tokenize(text)):
+        if len(tokenize("\n".join(kept))) < KEEP_AT_LEAST * tokens:
             return text
         return "\n".join(kept)
+
+
+def _text(value) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value or "")
