@@ -27,7 +27,7 @@ from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import uses_stats
 from newsfold.plugin.signing import sign_page
 from newsfold.state import build_redis, patiently, redis_down_errors
-from newsfold.state.jobs import JobStore, failed_batch
+from newsfold.state.jobs import HEARTBEAT_TTL, JobStore, UnitBusy, failed_batch
 from newsfold.state.repeated_lines import RepeatedLines
 from newsfold.state.story_stats import StoryStats
 
@@ -248,23 +248,29 @@ def ingest_batch(
         return []  # a late redelivery of a batch already done
     started = time.perf_counter()
     guard_key = f"{job_id}:{key}" if tracked else None  # a job's batch keys repeat across jobs: qualify them
-    with (
-        store.heartbeat(job_id, key) if tracked else contextlib.nullcontext(),
-        _guarded(settings, pages, guard_key) as guard,
-    ):
-        if guard is not None and guard.exhausted:
-            outcomes, sources = crashed_batch(pages, guard.delivery)
-        else:
-            what = f"the batch of {len(pages)} pages"
-            try:
-                # Redis down (it is the broker too): wait here; Elasticsearch down: retry through the broker
-                outcomes, sources = patiently(
-                    lambda: ingest_payloads(pages, settings, job_id=job_id, guard=guard), what=what
-                )
-            except (*TRANSIENT, ApiError) as exc:
-                _retry_later(self, exc, settings, what)
-        if tracked:
-            patiently(lambda: store.record(job_id, key, outcomes, payloads=sources), what=f"recording {what}")
+    try:
+        with (
+            store.heartbeat(job_id, key, claim=True) if tracked else contextlib.nullcontext(),
+            _guarded(settings, pages, guard_key) as guard,
+        ):
+            if guard is not None and guard.exhausted:
+                outcomes, sources = crashed_batch(pages, guard.delivery)
+            else:
+                what = f"the batch of {len(pages)} pages"
+                try:
+                    # Redis down (it is the broker too): wait here; Elasticsearch down: retry through the broker
+                    outcomes, sources = patiently(
+                        lambda: ingest_payloads(pages, settings, job_id=job_id, guard=guard), what=what
+                    )
+                except (*TRANSIENT, ApiError) as exc:
+                    _retry_later(self, exc, settings, what)
+            if tracked:
+                patiently(lambda: store.record(job_id, key, outcomes, payloads=sources), what=f"recording {what}")
+    except UnitBusy as busy:
+        # another delivery of this batch is alive (the broker's redelivery and the coordinator's resend can
+        # meet): never two at once, or the crash guard would blame the page the other one is signing
+        log.info("batch %s: %s; trying again in %.0f s", key, busy, HEARTBEAT_TTL)
+        raise self.retry(countdown=HEARTBEAT_TTL, exc=busy) from busy
     log.info("batch of %d pages in %.2f s", len(pages), time.perf_counter() - started)
     return outcomes
 

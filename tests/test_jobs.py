@@ -208,3 +208,19 @@ def test_an_abandoned_lock_expires(redis_url):
     assert lock.held()
     lock.release()
     client.close()
+
+
+def test_one_live_delivery_of_a_batch_at_a_time(store):
+    from newsfold.state.jobs import UnitBusy
+
+    job = store.create("ingest", params={})
+    # another worker process is on batch 7 (its heartbeat is current)
+    store.redis.set(store._key(job.id, "alive:7"), "otherhost:4242", px=10_000)
+    with pytest.raises(UnitBusy, match="otherhost:4242"), store.heartbeat(job.id, "7", claim=True):
+        raise AssertionError("a second delivery must not run while the first is alive")
+    assert store.claim(job.id, "8") is None  # a free batch is claimed
+    with store.heartbeat(job.id, "8", claim=True):  # this process's own heartbeat does not block it
+        assert store.alive(job.id, ["8"]) == [True]
+    store.redis.delete(store._key(job.id, "alive:7"))  # the other delivery's heartbeat expired: its worker died
+    with store.heartbeat(job.id, "7", claim=True):
+        assert store.workers(job.id)["7"].endswith(f":{__import__('os').getpid()}")

@@ -446,6 +446,22 @@ class JobStore:
         """Say that this process (``host:pid``, the value) is working on ``key`` for ``ttl`` seconds."""
         self.redis.set(self._key(job_id, f"alive:{key}"), f"{socket.gethostname()}:{os.getpid()}", px=int(ttl * 1000))
 
+    def claim(self, job_id: str, key: str, ttl: float = HEARTBEAT_TTL) -> str | None:
+        """Start the heartbeat on ``key`` unless another delivery's heartbeat is current.
+
+        Returns:
+            None when this process now holds ``key``, else the ``host:pid`` of the live holder.
+        """
+        me = f"{socket.gethostname()}:{os.getpid()}"
+        name = self._key(job_id, f"alive:{key}")
+        if self.redis.set(name, me, px=int(ttl * 1000), nx=True):
+            return None
+        holder = _text(self.redis.get(name)) or None
+        if holder is None or holder == me:  # expired meanwhile, or this process's own (finished) delivery
+            self.redis.set(name, me, px=int(ttl * 1000))
+            return None
+        return holder
+
     def workers(self, job_id: str) -> dict[str, str]:
         """``{key: "host:pid"}`` of the units being worked on now."""
         prefix = self._key(job_id, "alive:")
@@ -463,13 +479,22 @@ class JobStore:
         return [bool(n) for n in pipe.execute()]
 
     @contextlib.contextmanager
-    def heartbeat(self, job_id: str, key: str, *, every: float = HEARTBEAT_EVERY) -> Iterator[None]:
+    def heartbeat(
+        self, job_id: str, key: str, *, every: float = HEARTBEAT_EVERY, claim: bool = False
+    ) -> Iterator[None]:
         """Keep a heartbeat on ``key`` while the block runs.
 
         The heartbeat is left to expire rather than deleted at the end: the
         task's result reaches the coordinator before it expires, so a missing
         heartbeat on an unfinished unit always means its worker died.
+
+        With ``claim``, the block does not run while another delivery of the
+        unit is alive (:class:`UnitBusy`): one live delivery at a time.
         """
+        if claim:
+            holder = self.claim(job_id, key)
+            if holder is not None:
+                raise UnitBusy(key, holder)
         stop = threading.Event()
 
         def renew() -> None:
@@ -477,7 +502,8 @@ class JobStore:
                 with contextlib.suppress(Exception):  # a missed beat only risks a duplicate (idempotent) run
                     self.beat(job_id, key)
 
-        self.beat(job_id, key)
+        if not claim:
+            self.beat(job_id, key)
         thread = threading.Thread(target=renew, name=f"heartbeat-{key}", daemon=True)
         thread.start()
         try:
@@ -485,6 +511,14 @@ class JobStore:
         finally:
             stop.set()
             thread.join()
+
+
+class UnitBusy(RuntimeError):
+    """Another delivery of the same unit of work is running now (its heartbeat is current)."""
+
+    def __init__(self, key: str, holder: str) -> None:
+        super().__init__(f"{key} is being worked on by {holder}")
+        self.holder = holder
 
 
 class LockBusy(RuntimeError):
