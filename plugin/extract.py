@@ -7,6 +7,7 @@ says what was wrong, so one bad page never stops a batch.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import gzip
 import io
@@ -269,17 +270,19 @@ _TITLE_XPATHS = (
     "//title/text()",
     "//h1//text()",
 )
-_DATE_XPATHS = (
-    "//meta[@property='article:published_time']/@content",
-    "//meta[@property='og:published_time']/@content",
-    "//meta[@itemprop='datePublished']/@content",
-    "//meta[@name='date']/@content",
-    "//meta[@name='pubdate']/@content",
-    "//meta[@name='publish-date']/@content",
-    "//meta[@name='dc.date']/@content",
-    "//*[@itemprop='datePublished']/@datetime",
-    "//time/@datetime",
+# where a publication date is declared, best first: (attribute, value) of a <meta> whose content is the date
+_DATE_METAS = (
+    ("property", "article:published_time"),
+    ("property", "og:published_time"),
+    ("itemprop", "datePublished"),
+    ("name", "date"),
+    ("name", "pubdate"),
+    ("name", "publish-date"),
+    ("name", "dc.date"),
 )
+_DATE_RANK = {key: rank for rank, key in enumerate(_DATE_METAS)}
+# every element that can carry a date, in one walk of the tree
+_DATE_NODES = etree.XPath("//meta[@content]|//*[@datetime]")
 _ISO_DATE = re.compile(r"((?:19|20)\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]+)"')
 
@@ -295,10 +298,36 @@ def page_title(tree) -> str:
 
 
 def published_date(tree, html: str) -> str | None:
-    """The publication date (YYYY-MM-DD) from common meta tags or JSON-LD, if any."""
-    candidates = [str(v) for xpath in _DATE_XPATHS for v in tree.xpath(xpath)]
-    candidates += _JSONLD_DATE.findall(html[:300_000])
-    for value in candidates:
+    """The publication date (YYYY-MM-DD) from common meta tags or JSON-LD, if any.
+
+    Meta tags in the order of :data:`_DATE_METAS`, then the ``datetime`` of an
+    element marked ``itemprop="datePublished"``, then of a ``<time>``, then
+    JSON-LD (a search over the page's text, so only when nothing else has a date).
+    """
+    ranked = []
+    for n, el in enumerate(_DATE_NODES(tree)):
+        if el.tag == "meta":
+            rank = next(
+                (
+                    r
+                    for attr in ("property", "itemprop", "name")
+                    if (r := _DATE_RANK.get((attr, el.get(attr)))) is not None
+                ),
+                None,
+            )
+            value = el.get("content")
+        else:
+            rank = len(_DATE_METAS) if el.get("itemprop") == "datePublished" else None
+            if rank is None and el.tag == "time":
+                rank = len(_DATE_METAS) + 1
+            value = el.get("datetime")
+        if rank is not None and value:
+            ranked.append((rank, n, value))
+    for _rank, _n, value in sorted(ranked):
+        m = _ISO_DATE.search(value)
+        if m:
+            return m.group(0)
+    for value in _JSONLD_DATE.findall(html[:300_000]):
         m = _ISO_DATE.search(value)
         if m:
             return m.group(0)
@@ -325,15 +354,51 @@ _BOILER_HEADING = re.compile(
     re.I,
 )
 _KEEP_TAGS = {"html", "body", "main", "article"}
-# the same tokens at the start of any class/id name, found by one search over both attributes
-_BOILER_ATTR = re.compile(r"(?:^|\s)(?:" + _BOILER_TOKEN.pattern[2:-1] + ")", re.I)
-_WITH_ATTRS = etree.XPath("//*[@class or @id]")
-# one-line blocks that could be a "Related stories" heading; the XPath keeps this scan in C
-_SHORT_BLOCKS = etree.XPath(
-    "//*[self::h2 or self::h3 or self::h4 or self::h5 or self::h6 or self::strong or self::b or self::p"
-    " or self::div or self::span][count(*) <= 1][string-length(normalize-space()) > 0]"
-    "[string-length(normalize-space()) < 60]"
-)
+# the same tokens at the start of any class/id name; searched once over all the page's class and id
+# values joined by newlines (one C-level scan instead of a regex call per element)
+_BOILER_ATTR = re.compile(r"(?:^|\s)(?:" + _BOILER_TOKEN.pattern[2:-1] + ")", re.I | re.M)
+_CLASS_ID_VALUES = etree.XPath("//@class|//@id")
+# blocks that can hold a one-line "Related stories" heading
+_HEADING_TAGS = ("h2", "h3", "h4", "h5", "h6", "strong", "b", "p", "div", "span")
+_HEADING_CHARS = 60  # longer text is not a heading
+
+
+def _boiler_named(tree) -> list:
+    """Elements whose class or id starts a name with a :data:`_BOILER_TOKEN`, in document order."""
+    values = _CLASS_ID_VALUES(tree)
+    if not values:
+        return []
+    joined = "\n".join(values)
+    starts, offset = [], 0
+    for value in values:
+        starts.append(offset)
+        offset += len(value) + 1
+    found: dict = {}
+    for m in _BOILER_ATTR.finditer(joined):
+        el = values[bisect.bisect_right(starts, m.start() + (joined[m.start()] == "\n")) - 1].getparent()
+        found.setdefault(el, None)
+    return list(found)
+
+
+def _short_block_text(el) -> str | None:
+    """The text of a block with at most one child element, when under :data:`_HEADING_CHARS` characters.
+
+    Reads the text lazily, so a one-child wrapper around the whole page costs a few text nodes, not the page.
+    """
+    if len(el) > 1:
+        return None
+    if len(el) == 0:
+        text = el.text
+        return text if text and 0 < len(" ".join(text.split())) < _HEADING_CHARS else None
+    parts, size = [], 0
+    for part in el.itertext():
+        words = part.split()
+        if words:
+            size += sum(map(len, words)) + len(words)
+            if size > _HEADING_CHARS:
+                return None
+        parts.append(part)
+    return " ".join(parts) if size else None
 
 
 def _body_words(tree) -> int:
@@ -365,17 +430,17 @@ def clean_tree(tree, *, body_words: int | None = None) -> int:
     total = max(1, _body_words(tree) if body_words is None else body_words)
     doomed = []
     boxes = set()
-    for el in _WITH_ATTRS(tree):
-        if el.tag in _KEEP_TAGS or not _BOILER_ATTR.search(f"{el.get('class', '')} {el.get('id', '')}"):
+    for el in _boiler_named(tree):
+        if el.tag in _KEEP_TAGS:
             continue
         size = _text_len(el)
         if size < total / 2 and (size < 200 or _link_density(el) >= 0.4):
             doomed.append(el)
             boxes.add(el)
-    for el in _SHORT_BLOCKS(tree):
+    for el in tree.iter(_HEADING_TAGS):
         if el in boxes:
             continue
-        text = el.text if len(el) == 0 else " ".join(el.itertext())
+        text = _short_block_text(el)
         if not text or not _BOILER_HEADING.match(text):
             continue
         box = el.getparent()
