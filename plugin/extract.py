@@ -7,6 +7,7 @@ says what was wrong, so one bad page never stops a batch.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import gzip
 import io
@@ -185,8 +186,10 @@ def extract_article(
     Steps: decode; parse (leniently when trafilatura's loader refuses the
     markup); turn page-sized aside/header/footer wrappers into plain blocks
     (:func:`unwrap_page_wrappers`); remove teaser boxes and banners
-    (:func:`clean_tree`); trafilatura; add back the paragraphs, lists and
-    tables it dropped inside the article's container
+    (:func:`clean_tree`); trafilatura in its fast mode, and its full cascade
+    (readability, justext) only when the fast result covers little of the
+    page's prose or is mostly not prose (:func:`_needs_second_opinion`); add
+    back the paragraphs, lists and tables it dropped inside the article's container
     (:func:`recover_dropped_blocks`); drop a first line that only repeats the
     headline (:func:`drop_headline`).
 
@@ -228,9 +231,13 @@ def extract_article(
         unwrap_page_wrappers(tree, body_words=body_words)
         if cleanup:
             clean_tree(tree, body_words=body_words)
-        doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
+        runs = _text_runs(tree)  # the page's text blocks: the second-opinion test and the recovery pass share them
+        doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False, fast=True)
+        if _needs_second_opinion((doc.text or "") if doc is not None else "", runs):
+            second = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
+            doc = second if second is not None else doc
         if doc is not None and doc.text:
-            doc.text = drop_headline(recover_dropped_blocks(tree, doc.text), tree, title)
+            doc.text = drop_headline(recover_dropped_blocks(tree, doc.text, runs=runs), tree, title)
     except Exception as exc:  # the per-page boundary: any parser failure is a rejection
         log.warning("extraction failed for %s: %s", url, exc)
         return Rejection("extraction_failed", f"{type(exc).__name__}: {exc}")
@@ -263,17 +270,19 @@ _TITLE_XPATHS = (
     "//title/text()",
     "//h1//text()",
 )
-_DATE_XPATHS = (
-    "//meta[@property='article:published_time']/@content",
-    "//meta[@property='og:published_time']/@content",
-    "//meta[@itemprop='datePublished']/@content",
-    "//meta[@name='date']/@content",
-    "//meta[@name='pubdate']/@content",
-    "//meta[@name='publish-date']/@content",
-    "//meta[@name='dc.date']/@content",
-    "//*[@itemprop='datePublished']/@datetime",
-    "//time/@datetime",
+# where a publication date is declared, best first: (attribute, value) of a <meta> whose content is the date
+_DATE_METAS = (
+    ("property", "article:published_time"),
+    ("property", "og:published_time"),
+    ("itemprop", "datePublished"),
+    ("name", "date"),
+    ("name", "pubdate"),
+    ("name", "publish-date"),
+    ("name", "dc.date"),
 )
+_DATE_RANK = {key: rank for rank, key in enumerate(_DATE_METAS)}
+# every element that can carry a date, in one walk of the tree
+_DATE_NODES = etree.XPath("//meta[@content]|//*[@datetime]")
 _ISO_DATE = re.compile(r"((?:19|20)\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]+)"')
 
@@ -289,10 +298,36 @@ def page_title(tree) -> str:
 
 
 def published_date(tree, html: str) -> str | None:
-    """The publication date (YYYY-MM-DD) from common meta tags or JSON-LD, if any."""
-    candidates = [str(v) for xpath in _DATE_XPATHS for v in tree.xpath(xpath)]
-    candidates += _JSONLD_DATE.findall(html[:300_000])
-    for value in candidates:
+    """The publication date (YYYY-MM-DD) from common meta tags or JSON-LD, if any.
+
+    Meta tags in the order of :data:`_DATE_METAS`, then the ``datetime`` of an
+    element marked ``itemprop="datePublished"``, then of a ``<time>``, then
+    JSON-LD (a search over the page's text, so only when nothing else has a date).
+    """
+    ranked = []
+    for n, el in enumerate(_DATE_NODES(tree)):
+        if el.tag == "meta":
+            rank = next(
+                (
+                    r
+                    for attr in ("property", "itemprop", "name")
+                    if (r := _DATE_RANK.get((attr, el.get(attr)))) is not None
+                ),
+                None,
+            )
+            value = el.get("content")
+        else:
+            rank = len(_DATE_METAS) if el.get("itemprop") == "datePublished" else None
+            if rank is None and el.tag == "time":
+                rank = len(_DATE_METAS) + 1
+            value = el.get("datetime")
+        if rank is not None and value:
+            ranked.append((rank, n, value))
+    for _rank, _n, value in sorted(ranked):
+        m = _ISO_DATE.search(value)
+        if m:
+            return m.group(0)
+    for value in _JSONLD_DATE.findall(html[:300_000]):
         m = _ISO_DATE.search(value)
         if m:
             return m.group(0)
@@ -319,15 +354,51 @@ _BOILER_HEADING = re.compile(
     re.I,
 )
 _KEEP_TAGS = {"html", "body", "main", "article"}
-# the same tokens at the start of any class/id name, found by one search over both attributes
-_BOILER_ATTR = re.compile(r"(?:^|\s)(?:" + _BOILER_TOKEN.pattern[2:-1] + ")", re.I)
-_WITH_ATTRS = etree.XPath("//*[@class or @id]")
-# one-line blocks that could be a "Related stories" heading; the XPath keeps this scan in C
-_SHORT_BLOCKS = etree.XPath(
-    "//*[self::h2 or self::h3 or self::h4 or self::h5 or self::h6 or self::strong or self::b or self::p"
-    " or self::div or self::span][count(*) <= 1][string-length(normalize-space()) > 0]"
-    "[string-length(normalize-space()) < 60]"
-)
+# the same tokens at the start of any class/id name; searched once over all the page's class and id
+# values joined by newlines (one C-level scan instead of a regex call per element)
+_BOILER_ATTR = re.compile(r"(?:^|\s)(?:" + _BOILER_TOKEN.pattern[2:-1] + ")", re.I | re.M)
+_CLASS_ID_VALUES = etree.XPath("//@class|//@id")
+# blocks that can hold a one-line "Related stories" heading
+_HEADING_TAGS = ("h2", "h3", "h4", "h5", "h6", "strong", "b", "p", "div", "span")
+_HEADING_CHARS = 60  # longer text is not a heading
+
+
+def _boiler_named(tree) -> list:
+    """Elements whose class or id starts a name with a :data:`_BOILER_TOKEN`, in document order."""
+    values = _CLASS_ID_VALUES(tree)
+    if not values:
+        return []
+    joined = "\n".join(values)
+    starts, offset = [], 0
+    for value in values:
+        starts.append(offset)
+        offset += len(value) + 1
+    found: dict = {}
+    for m in _BOILER_ATTR.finditer(joined):
+        el = values[bisect.bisect_right(starts, m.start() + (joined[m.start()] == "\n")) - 1].getparent()
+        found.setdefault(el, None)
+    return list(found)
+
+
+def _short_block_text(el) -> str | None:
+    """The text of a block with at most one child element, when under :data:`_HEADING_CHARS` characters.
+
+    Reads the text lazily, so a one-child wrapper around the whole page costs a few text nodes, not the page.
+    """
+    if len(el) > 1:
+        return None
+    if len(el) == 0:
+        text = el.text
+        return text if text and 0 < len(" ".join(text.split())) < _HEADING_CHARS else None
+    parts, size = [], 0
+    for part in el.itertext():
+        words = part.split()
+        if words:
+            size += sum(map(len, words)) + len(words)
+            if size > _HEADING_CHARS:
+                return None
+        parts.append(part)
+    return " ".join(parts) if size else None
 
 
 def _body_words(tree) -> int:
@@ -359,17 +430,17 @@ def clean_tree(tree, *, body_words: int | None = None) -> int:
     total = max(1, _body_words(tree) if body_words is None else body_words)
     doomed = []
     boxes = set()
-    for el in _WITH_ATTRS(tree):
-        if el.tag in _KEEP_TAGS or not _BOILER_ATTR.search(f"{el.get('class', '')} {el.get('id', '')}"):
+    for el in _boiler_named(tree):
+        if el.tag in _KEEP_TAGS:
             continue
         size = _text_len(el)
         if size < total / 2 and (size < 200 or _link_density(el) >= 0.4):
             doomed.append(el)
             boxes.add(el)
-    for el in _SHORT_BLOCKS(tree):
+    for el in tree.iter(_HEADING_TAGS):
         if el in boxes:
             continue
-        text = el.text if len(el) == 0 else " ".join(el.itertext())
+        text = _short_block_text(el)
         if not text or not _BOILER_HEADING.match(text):
             continue
         box = el.getparent()
@@ -462,6 +533,11 @@ _FURNITURE_WORDS = frozenset(
     "sponsor sponsored advert advertisement ad ads author bio byline breadcrumb breadcrumbs nav navigation menu "
     "cookie consent tags sidebar popup modal footer caption credit credits".split()
 )
+# a text run this long (and not mostly links) reads as a paragraph; counted in UTF-8 bytes, so that a
+# CJK character, which carries about as much as a short Latin word, weighs three Latin letters
+_PROSE_BYTES = 80
+_MIN_PROSE_SHARE = 0.25  # a fast result shorter than this share of the page's prose gets a second opinion
+_MAX_PROSE_MULTIPLE = 3  # ... and so does one this many times longer than the prose
 _CONTAINER_SHARE = 0.8  # the container holds this share of the kept text
 _ANCHOR_CHARS = 20  # kept runs shorter than this may match by accident: not used to place the container
 _MAX_LINK_SHARE = 0.5  # link-dense runs are menus and teasers
@@ -509,10 +585,8 @@ def _text_runs(tree) -> list[list]:
 
     body = tree.find(".//body")
     runs: list[list] = []
-    if body is None:
-        return runs
     last = None
-    for node in _VISIBLE_TEXT(body):
+    for node in _VISIBLE_TEXT(tree if body is None else body):
         el = node.getparent()
         if node.is_tail:
             el = el.getparent()
@@ -545,7 +619,27 @@ class _Attrs:
         return words
 
 
-def recover_dropped_blocks(tree, text: str) -> str:
+def _needs_second_opinion(text: str, runs: list[list]) -> bool:
+    """Whether trafilatura's fast result is doubtful enough to pay for its full cascade.
+
+    The page's prose is the text of its blocks that read as paragraphs: long
+    runs (:data:`_PROSE_BYTES`) that are not mostly links. A result covering
+    less than a quarter of it has probably missed the article (trafilatura
+    settled on a teaser or a lede); one three times longer is mostly
+    not prose (lists of links, short lines, a whole-page dump). Only then do
+    readability and justext get a say, as in trafilatura's default mode;
+    elsewhere they rarely change the text and cost a third of the time.
+    """
+    prose = 0
+    for _owner, nodes, link_chars in runs:
+        run = " ".join(" ".join(nodes).split())
+        if link_chars * 2 < len(run) and (size := len(run.encode())) >= _PROSE_BYTES:
+            prose += size
+    size = len(text.encode())
+    return size < prose * _MIN_PROSE_SHARE or size > prose * _MAX_PROSE_MULTIPLE
+
+
+def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -> str:
     """Add back the article blocks trafilatura dropped inside the article's container.
 
     The container is the deepest element holding 80% of the text trafilatura
@@ -561,6 +655,7 @@ def recover_dropped_blocks(tree, text: str) -> str:
     Args:
         tree: the parsed page trafilatura extracted from (after cleanup).
         text: trafilatura's text.
+        runs: the page's :func:`_text_runs`, when the caller has them.
 
     Returns:
         The text with the recovered runs appended, one per line.
@@ -568,16 +663,16 @@ def recover_dropped_blocks(tree, text: str) -> str:
     extracted = _match_key(text)
     if not extracted:
         return text
-    runs = []
-    for owner, nodes, link_chars in _text_runs(tree):
+    scored = []
+    for owner, nodes, link_chars in _text_runs(tree) if runs is None else runs:
         run = " ".join(nodes)
         key = _match_key(run)
         if key:
-            runs.append((owner, run, key, key in extracted, link_chars / len(run)))
+            scored.append((owner, run, key, key in extracted, link_chars / len(run)))
     weight: dict = {}  # element -> kept characters below it
     depth: dict = {}
     total = 0
-    for owner, _run, key, kept, _ in runs:
+    for owner, _run, key, kept, _ in scored:
         if kept and len(key) >= _ANCHOR_CHARS:
             total += len(key)
             chain = [owner, *owner.iterancestors()]
@@ -590,7 +685,7 @@ def recover_dropped_blocks(tree, text: str) -> str:
     attrs = _Attrs()
     kept_children: dict = {}  # parent -> [(tag, class words)] of its children holding kept text
     added, seen = [], set()
-    for owner, run, key, kept, link_share in runs:
+    for owner, run, key, kept, link_share in scored:
         if kept or link_share >= _MAX_LINK_SHARE or key in seen:
             continue
         chain = []

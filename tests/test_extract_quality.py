@@ -182,3 +182,44 @@ def test_extracted_text_starts_with_the_body_not_the_headline():
     assert art.title.startswith("Harbour reopens after the storm")
     assert art.text.startswith(paras[0][:40])
     assert "Harbour reopens after the storm" not in art.text
+
+
+# ------------------------------------------------------------------ fast mode first, full cascade on doubt
+def test_second_opinion_only_when_the_fast_result_covers_little_of_the_prose_or_is_mostly_not_prose():
+    from newsfold.plugin.extract import _needs_second_opinion, _text_runs
+
+    paras = story(21)
+    menu = "".join(
+        f'<li><a href="/s{i}">Section number {i} of the site menu, with a long label</a></li>' for i in range(200)
+    )
+    tree = load_html(_page(f"<ul>{menu}</ul>{_paras(paras)}"))
+    runs = _text_runs(tree)
+    article = "\n".join(paras)
+    assert not _needs_second_opinion(article, runs)  # the whole article: no doubt
+    assert _needs_second_opinion(paras[0][:60], runs)  # a lede only
+    assert _needs_second_opinion(article * 4, runs)  # far more than the page's prose: not the article
+    # the menu's link text (over four times the article) is not prose, or the article would look like under a quarter
+    assert sum(r[2] for r in runs) > 4 * len(article)
+
+
+def test_a_page_without_body_gets_text_runs():
+    from newsfold.plugin.extract import _text_runs
+
+    paras = story(22)
+    tree = lxml_html.document_fromstring(f'<text id="x">{_paras(paras)}</text>')
+    if tree.find(".//body") is None:
+        assert _text_runs(tree)
+    else:  # lxml added a body: the runs come from it
+        assert [" ".join(r[1]) for r in _text_runs(tree)] == paras
+
+
+def test_published_date_prefers_meta_tags_in_their_order_then_time_then_json_ld():
+    from newsfold.plugin.extract import published_date
+
+    head = '<meta name="date" content="2020-01-03"><meta property="article:published_time" content="2020-01-02T10:00">'
+    html = f"<html><head>{head}</head><body><time datetime='2020-01-05'>x</time><p>Text.</p></body></html>"
+    assert published_date(load_html(html), html) == "2020-01-02"
+    html = '<html><head></head><body><time datetime="2020-01-05">x</time><p>Text.</p></body></html>'
+    assert published_date(load_html(html), html) == "2020-01-05"
+    html = '<html><head><script>{"datePublished": "2019-12-31"}</script></head><body><p>Text.</p></body></html>'
+    assert published_date(load_html(html), html) == "2019-12-31"

@@ -1,0 +1,78 @@
+"""benchmarks/extract_bench.py runs on a tiny dev-like folder and prints every row it must print."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+from tests.pages import page, story
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+METHODS = ("lxml parse", "trafilatura default", "trafilatura fast", "newsfold")
+
+
+def _dev_folder(root: Path) -> None:
+    """pages.jsonl, gzipped pages and truth/ in the dev set's layout, built from tests.pages (no dev data)."""
+    (root / "html").mkdir()
+    (root / "truth").mkdir()
+    files: dict[str, list[dict]] = {
+        "pages.jsonl": [],
+        "truth/extraction.jsonl": [],
+        "truth/provenance.jsonl": [],
+        "truth/clusters.jsonl": [],
+    }
+    for n in range(4):
+        paras, page_id = story(100 + n), f"p{n}"
+        (root / "html" / f"{page_id}.html.gz").write_bytes(gzip.compress(page(f"Story {n}", paras).encode()))
+        files["pages.jsonl"].append(
+            {"id": page_id, "url": f"https://example.test/{n}", "lang": "en", "html": f"html/{page_id}.html.gz"}
+        )
+        files["truth/extraction.jsonl"].append({"id": page_id, "text": "\n\n".join(paras)})
+        files["truth/provenance.jsonl"].append({"id": page_id, "source": "left" if n < 3 else "right"})
+        files["truth/clusters.jsonl"].append({"id": page_id, "cluster": page_id})
+    for name, rows in files.items():
+        (root / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_extract_bench_prints_every_method_overall_per_language_and_per_source(monkeypatch, tmp_path, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import extract_bench
+
+    _dev_folder(tmp_path)
+    out_json = tmp_path / "rows.json"
+    assert extract_bench.main([str(tmp_path), "--pages", "4", "--repeat", "2", "--json", str(out_json)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("4 pages, repeat 2")
+
+    rows = {(r["scope"], r["group"], r["method"]): r for r in json.loads(out_json.read_text())}
+    expected = [("overall", "all", 4), ("lang", "en", 4), ("source", "left", 3), ("source", "right", 1)]
+    assert len(rows) == len(expected) * len(METHODS)
+    for scope, group, pages in expected:
+        for method in METHODS:
+            row = rows[(scope, group, method)]
+            assert row["pages"] == pages
+            assert row["cpu_ms_p95"] >= row["cpu_ms_median"] > 0 and row["cpu_ms_mean"] > 0
+            assert (row["f1"] is None) == (method == "lxml parse")
+            # the printed table holds the same row: pages, three CPU figures, ratio, F1 ("-" for lxml)
+            figures = r"\s+[\d.]+" * 4 + r"\s+(-|[01]\.\d{4})$"
+            pattern = rf"^{scope}\s+{group}\s+{method}\s+{pages}" + figures
+            assert sum(bool(re.match(pattern, line)) for line in printed) == 1, (scope, group, method)
+    assert rows[("overall", "all", "trafilatura default")]["vs_default"] == 1.0
+    # the pages are easy: a scoring that does not see the article shows up here
+    assert rows[("overall", "all", "newsfold")]["f1"] > 0.95
+    assert rows[("overall", "all", "lxml parse")]["cpu_ms_mean"] < rows[("overall", "all", "newsfold")]["cpu_ms_mean"]
+
+
+def test_extract_bench_rejects_an_unknown_method(monkeypatch, tmp_path):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import extract_bench
+
+    _dev_folder(tmp_path)
+    try:
+        extract_bench.main([str(tmp_path), "--methods", "newsfold,readability"])
+    except SystemExit as exc:
+        assert exc.code == 2
+    else:
+        raise AssertionError("an unknown method must stop the script")
