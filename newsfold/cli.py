@@ -286,6 +286,7 @@ def cmd_ingest(args) -> int:
             reasons[outcome.get("reason") or "unknown"] += 1
         if out:
             out.write(json.dumps(outcome, ensure_ascii=False) + "\n")
+            out.flush()  # each line as soon as it is known: a crash loses no outcome already reported
         bar.update(1)
 
     try:

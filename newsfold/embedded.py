@@ -88,14 +88,18 @@ class EmbeddedRedis:
                 f"port {self.port}\nbind 127.0.0.1\nprotected-mode yes\nrequirepass {self.password}\n"
                 f'dir {self.dir}\nsave ""\nappendonly yes\nappendfsync everysec\nloglevel warning\n'
             )
+        self.url = f"redis://:{self.password}@127.0.0.1:{self.port}/0"
+        self.shown_url = f"redis://127.0.0.1:{self.port}/0"  # for messages: the password stays out of logs
+        self._start()
+        atexit.register(self.close)
+
+    def _start(self) -> None:
         self.process = subprocess.Popen(
             [redis_binary(), str(self.config)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             preexec_fn=die_with_parent if sys.platform.startswith("linux") else None,
         )
-        self.url = f"redis://:{self.password}@127.0.0.1:{self.port}/0"
-        self.shown_url = f"redis://127.0.0.1:{self.port}/0"  # for messages: the password stays out of logs
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -104,20 +108,28 @@ class EmbeddedRedis:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as s:
                 s.sendall(f"AUTH {self.password}\r\nPING\r\n".encode())
                 if b"+PONG" in _read_replies(s, 2):
-                    break
+                    return
             time.sleep(0.05)
-        else:
-            self.close()
-            raise RuntimeError("the embedded Redis server did not answer within 15 s")
-        atexit.register(self.close)
+        self.close()
+        raise RuntimeError("the embedded Redis server did not answer within 15 s")
 
-    def close(self) -> None:
+    def restart(self, down_seconds: float = 0.0) -> None:
+        """Stop the server (it writes its append-only file) and start it again on the same port (fault tests)."""
+        self._stop()
+        time.sleep(down_seconds)
+        self._start()
+
+    def _stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
             try:
                 self.process.wait(5)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                self.process.wait(5)
+
+    def close(self) -> None:
+        self._stop()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
