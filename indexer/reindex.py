@@ -50,7 +50,7 @@ from newsfold.plugin.index import corrections_index, current_index, index_body, 
 from newsfold.plugin.rejections import record_rejections, rejections_index
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_article
-from newsfold.state.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock
+from newsfold.state.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock, parse_time
 from newsfold.state.repeated_lines import RepeatedLines
 from newsfold.state.story_stats import StoryStats
 
@@ -140,15 +140,6 @@ def scan(
     finally:
         if scroll_id:
             client.options(ignore_status=404).clear_scroll(scroll_id=scroll_id)
-
-
-def _time(value: str | None) -> dt.datetime | None:
-    if not value:
-        return None
-    try:
-        return dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
 
 
 def restore_ingested(client: Elasticsearch, index: str, outcomes: list[Outcome], ingested: dict[str, str]) -> None:
@@ -357,12 +348,12 @@ class Work:
         """
         if not ids:
             return {}
-        began = _time(self.state.get("began"))
+        began = parse_time(self.state.get("began"))
         docs = self.client.mget(index=self.state["old"], ids=ids, source=["ingested"])["docs"]
         out = {}
         for d in docs:
             when = (d.get("_source") or {}).get("ingested") if d.get("found") else None
-            if when and began and _time(when) and _time(when) < began:
+            if when and began and parse_time(when) and parse_time(when) < began:
                 out[d["_id"]] = when
         return out
 
@@ -386,7 +377,7 @@ class Work:
             ingested = h["_source"].get("ingested")
             if ingested and done.get(h["_id"]) == ingested:
                 continue
-            at, when = _time(refused.get(h["_id"])), _time(ingested)
+            at, when = parse_time(refused.get(h["_id"])), parse_time(ingested)
             if at and when and at >= when:
                 continue
             out.append(h)

@@ -89,7 +89,8 @@ def now_iso() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
 
 
-def _parse_time(value: str | None) -> dt.datetime | None:
+def parse_time(value: str | None) -> dt.datetime | None:
+    """An ISO 8601 time as written by :func:`now_iso`, or None when missing or malformed."""
     if not value:
         return None
     try:
@@ -124,10 +125,10 @@ class Job:
 
     def rate(self) -> float | None:
         """Pages per second since the job started (until it finished), or None before any page."""
-        start = _parse_time(self.started)
+        start = parse_time(self.started)
         if start is None or self.done <= 0:
             return None
-        end = _parse_time(self.finished) or dt.datetime.now(dt.UTC)
+        end = parse_time(self.finished) or dt.datetime.now(dt.UTC)
         elapsed = (end - start).total_seconds()
         return self.done / elapsed if elapsed > 0 else None
 
