@@ -99,7 +99,8 @@ def drive(
                     _resend_dead(pending, send, alive)
                 if on_idle is not None:
                     on_idle()
-            outage.over()
+            if outage.over():
+                _resend_after_outage(pending, send, alive)
         except _down_errors() as exc:
             outage.wait(exc)  # raises when the outage lasts longer than ``max_outage``
             continue
@@ -141,12 +142,35 @@ class _Outage:
         time.sleep(min(self.pause, self.max_wait - waited))
         self.pause = min(self.pause * 2, 10.0)
 
-    def over(self) -> None:
-        if self.started is not None:
+    def over(self) -> bool:
+        """Note that Redis answers; True when an outage just ended."""
+        ended = self.started is not None
+        if ended:
             log.warning("Redis is back after %.0f s", time.monotonic() - self.started)
             if self.on_wait is not None:
                 self.on_wait(None)
         self.started, self.pause = None, 0.5
+        return ended
+
+
+def _resend_after_outage(pending: list[_Pending], send, alive) -> None:
+    """After an outage, send again every unit no worker is seen on: its result or its message may be lost.
+
+    A task that finished while Redis was away could not store its result, and
+    one whose worker lost the broker may sit unacknowledged until the
+    visibility timeout; neither would ever answer. Units are idempotent (a
+    batch already counted returns at once), so a unit that was only waiting
+    in the queue costs one extra message.
+    """
+    running = alive([p.key for p in pending]) if alive is not None else [False] * len(pending)
+    resent = 0
+    for p, is_alive in zip(pending, running, strict=True):
+        if not is_alive and not p.result.ready():
+            p.result = send(p.key, p.item)
+            p.seen_alive = False
+            resent += 1
+    if resent:
+        log.warning("sent %d units again after the outage (their results or messages may be lost)", resent)
 
 
 def _resend_dead(pending: list[_Pending], send, alive) -> None:

@@ -245,7 +245,7 @@ def ingest_batch(
     tracked = bool(job_id and key and settings.redis_url)
     store = _store(settings) if tracked else None
     if tracked and store.is_recorded(job_id, key):
-        return []  # a late redelivery of a batch already done
+        return store.outcomes(job_id, key) or []  # a late redelivery of a batch already done: its outcomes
     started = time.perf_counter()
     guard_key = f"{job_id}:{key}" if tracked else None  # a job's batch keys repeat across jobs: qualify them
     try:

@@ -334,16 +334,16 @@ def cmd_ingest(args) -> int:
                     for rec in iter_source(Path(source), stats=stats):
                         if rec.error:
                             key = f"e{s}:{rec.origin}"
+                            outcome = {
+                                "page_id": rec.id,
+                                "origin": rec.origin,
+                                "status": "rejected",
+                                "reason": rec.reason,
+                                "detail": rec.error,
+                            }
                             if key not in done:
-                                outcome = {
-                                    "page_id": rec.id,
-                                    "origin": rec.origin,
-                                    "status": "rejected",
-                                    "reason": rec.reason,
-                                    "detail": rec.error,
-                                }
                                 store.record(job.id, key, [outcome])
-                                record(outcome)
+                            record(outcome)  # a resumed run reports it again: every page has its line
                             continue
                         pending.append(rec)
                         if len(pending) >= batch_size:
@@ -353,8 +353,13 @@ def cmd_ingest(args) -> int:
                     yield from _numbered(number, pending)
 
             def _numbered(number: int, recs: list):
-                if str(number) in done:  # counted before the interruption: not archived or sent again
-                    bar.update(len(recs))
+                if str(number) in done:  # counted before the interruption: not sent again, reported as recorded
+                    recorded = store.outcomes(job.id, str(number))
+                    if recorded is None:
+                        bar.update(len(recs))
+                    else:
+                        for outcome in recorded:
+                            record(outcome)
                 else:
                     yield str(number), [payload(rec) for rec in recs]
 

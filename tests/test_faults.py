@@ -17,14 +17,49 @@ from newsfold.samples import generate
 pytestmark = pytest.mark.slow
 
 
-def _ingest(pages: Path, out: Path, *, es_url: str, redis_url: str, index: str) -> subprocess.Popen:
+def _ingest(pages: Path | None, out: Path, *, es_url: str, redis_url: str, index: str, resume: str | None = None,
+            **env_extra: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEWSFOLD_")}
     env.update(ELASTICSEARCH_URL=es_url, REDIS_URL=redis_url, NEWSFOLD_INDEX=index, NEWSFOLD_BATCH_SIZE="4",
-               NEWSFOLD_OUTAGE_WAIT="60")
+               NEWSFOLD_OUTAGE_WAIT="60", **env_extra)
+    args = [str(pages)] if pages else []
+    if resume:
+        args += ["--resume", resume]
     return subprocess.Popen(
-        [sys.executable, "-m", "newsfold.cli", "ingest", str(pages), "--out", str(out), "--workers", "2", "--quiet"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [sys.executable, "-m", "newsfold.cli", "ingest", *args, "--out", str(out), "--workers", "2"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
+
+
+def _finish(run: subprocess.Popen, timeout: float = 240) -> str:
+    """Wait for a run to end with rc 0; on a hang, stop its process group and fail with what it printed."""
+    import signal
+
+    try:
+        _, err = run.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        _, err = run.communicate(timeout=30)
+        pytest.fail(f"the run did not end within {timeout:.0f} s; it printed:\n{err[-4000:]}")
+    assert run.returncode == 0, err[-3000:]
+    return err
+
+
+def _calm_clusters(tmp_path, pages, es, es_url, index) -> set[frozenset[str]]:
+    """The clusters of an undisturbed run of the same pages."""
+    server = EmbeddedRedis()
+    try:
+        _finish(_ingest(pages, tmp_path / "calm.jsonl", es_url=es_url, redis_url=server.url, index=index))
+    finally:
+        server.close()
+    return _clusters(es, index)
+
+
+def _wait_for_lines(path: Path, n: int, run: subprocess.Popen, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while len(_lines(path)) < n and time.monotonic() < deadline and run.poll() is None:
+        time.sleep(0.05)
+    assert run.poll() is None, "the run ended before the fault"
 
 
 def _lines(path: Path) -> list[dict]:
@@ -42,24 +77,13 @@ def _clusters(es, index: str) -> set[frozenset[str]]:
 def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, es, es_url):
     pages = generate(tmp_path / "corpus", seed=11, stories=12)
     expected = {json.loads(line)["id"] for line in pages.read_text().splitlines()}
-    calm_redis = EmbeddedRedis()
-    try:  # the undisturbed run, for the clusters
-        calm = _ingest(pages, tmp_path / "calm.jsonl", es_url=es_url, redis_url=calm_redis.url,
-                       index=f"{settings.index}-calm")
-        _, err = calm.communicate(timeout=300)
-        assert calm.returncode == 0, err[-3000:]
-    finally:
-        calm_redis.close()
+    calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
     redis = EmbeddedRedis()  # persistent: its append-only file survives the restart
     try:
         run = _ingest(pages, tmp_path / "out.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index)
-        deadline = time.monotonic() + 120
-        while len(_lines(tmp_path / "out.jsonl")) < 8 and time.monotonic() < deadline and run.poll() is None:
-            time.sleep(0.05)
-        assert run.poll() is None, "the run ended before the restart"
+        _wait_for_lines(tmp_path / "out.jsonl", 8, run)
         redis.restart(down_seconds=2.0)
-        _, err = run.communicate(timeout=300)
-        assert run.returncode == 0, err[-3000:]
+        _finish(run)
     finally:
         redis.close()
     outcomes = _lines(tmp_path / "out.jsonl")
@@ -69,5 +93,63 @@ def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, es, es_
     assert len(outcomes) == len(_lines(tmp_path / "calm.jsonl"))
     bad = [o for o in outcomes if o.get("reason") in ("internal_error", "failed")]
     assert not bad, bad
-    assert _clusters(es, settings.index) == _clusters(es, f"{settings.index}-calm")
+    assert _clusters(es, settings.index) == calm
+    es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
+
+
+def test_elasticsearch_paused_past_the_client_timeout_loses_nothing(tmp_path, settings, es, es_url):
+    import signal
+
+    from newsfold.embedded import EmbeddedElasticsearch
+    from newsfold.plugin.client import build_client
+
+    pages = generate(tmp_path / "corpus", seed=12, stories=10)
+    calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
+    server = EmbeddedElasticsearch()  # a server of its own, to pause
+    redis = EmbeddedRedis()
+    try:
+        run = _ingest(pages, tmp_path / "out.jsonl", es_url=server.url, redis_url=redis.url, index=settings.index,
+                      NEWSFOLD_ES_TIMEOUT="2", NEWSFOLD_TASK_RETRIES="8")
+        _wait_for_lines(tmp_path / "out.jsonl", 8, run)
+        os.kill(server.server.pid, signal.SIGSTOP)  # frozen, sockets open: every request times out
+        time.sleep(5.0)
+        os.kill(server.server.pid, signal.SIGCONT)
+        _finish(run)
+        client = build_client(settings.replace(elasticsearch_url=server.url))
+        assert _clusters(client, settings.index) == calm
+        client.close()
+    finally:
+        redis.close()
+        server.close()
+    outcomes = _lines(tmp_path / "out.jsonl")
+    ids = [o["page_id"] for o in outcomes if o.get("page_id")]
+    assert sorted(ids) == sorted(set(ids)) and len(outcomes) == len(_lines(tmp_path / "calm.jsonl"))
+    assert not [o for o in outcomes if o.get("reason") in ("internal_error", "failed")]
+    es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
+
+
+def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, settings, es, es_url):
+    import signal
+
+    pages = generate(tmp_path / "corpus", seed=13, stories=10)
+    calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
+    redis = EmbeddedRedis()
+    try:
+        first = _ingest(pages, tmp_path / "first.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index)
+        _wait_for_lines(tmp_path / "first.jsonl", 8, first)
+        os.killpg(first.pid, signal.SIGKILL)  # the coordinator and its local workers, no cleanup
+        _, err = first.communicate(timeout=60)
+        job = err.split("ingest job ")[1].split()[0].rstrip(";")
+        resumed = _ingest(None, tmp_path / "second.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index,
+                          resume=job)
+        _finish(resumed)
+    finally:
+        redis.close()
+    assert _clusters(es, settings.index) == calm  # every page once, the same stories
+    # the resumed run reports every page, the batches the first run finished included (from the job's records)
+    resumed_ids = sorted(o.get("page_id") or o.get("origin") for o in _lines(tmp_path / "second.jsonl"))
+    calm_ids = sorted(o.get("page_id") or o.get("origin") for o in _lines(tmp_path / "calm.jsonl"))
+    assert resumed_ids == calm_ids
+    total = es.count(index=settings.index)["count"]
+    assert total == es.count(index=f"{settings.index}-calm")["count"]
     es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")

@@ -46,6 +46,8 @@ RETRYABLE_REASONS = frozenset({"failed", "index_failed", "unreadable", "internal
 MAX_RETRY_PAYLOAD = 512 * 1024
 RETENTION_SECONDS = 30 * 24 * 3600
 HEARTBEAT_TTL = 10.0
+#: what a job keeps of each page's outcome (for redeliveries and resumed runs)
+OUTCOME_FIELDS = ("page_id", "origin", "status", "cluster_id", "similarity", "matched_id", "reason", "detail")
 HEARTBEAT_EVERY = 2.0
 
 # Count one unit of work once: mark its key, add its counters, keep its failures.
@@ -57,6 +59,7 @@ for _, f in ipairs(cjson.decode(ARGV[4])) do
   if redis.call('HSET', KEYS[3], f[1], f[2]) == 1 then redis.call('RPUSH', KEYS[4], f[1]) end
 end
 for item, payload in pairs(cjson.decode(ARGV[5])) do redis.call('HSET', KEYS[5], item, payload) end
+if ARGV[1] ~= '' then redis.call('HSET', KEYS[6], ARGV[1], ARGV[6]) end
 redis.call('HSET', KEYS[1], 'updated', ARGV[2])
 return 1
 """
@@ -307,7 +310,7 @@ class JobStore:
         pipe.hsetnx(self._key(job_id), "started", now)
         pipe.hdel(self._key(job_id), "finished")
         pipe.sadd(self._active, job_id)
-        for part in ("", "keys", "failures", "failure_order", "retry", "state"):
+        for part in ("", "keys", "failures", "failure_order", "retry", "state", "outcomes"):
             pipe.persist(self._key(job_id, part))
         pipe.execute()
 
@@ -321,7 +324,7 @@ class JobStore:
         if message is not None:
             pipe.hset(self._key(job_id), "message", message)
         pipe.srem(self._active, job_id)
-        for part in ("", "keys", "failures", "failure_order", "retry", "state"):
+        for part in ("", "keys", "failures", "failure_order", "retry", "state", "outcomes"):
             pipe.expire(self._key(job_id, part), RETENTION_SECONDS)
         pipe.execute()
 
@@ -342,7 +345,7 @@ class JobStore:
         if counters:
             pipe.hdel(key, *counters)
         pipe.hset(key, "done", 0)
-        pipe.delete(*(self._key(job_id, p) for p in ("keys", "failures", "failure_order", "retry")))
+        pipe.delete(*(self._key(job_id, p) for p in ("keys", "failures", "failure_order", "retry", "outcomes")))
         pipe.execute()
 
     # ------------------------------------------------------------------ progress
@@ -391,9 +394,16 @@ class JobStore:
             failures.append([f.item, json.dumps(entry, ensure_ascii=False)])
             if payload is not None:
                 kept[f.item] = payload
-        keys = [self._key(job_id, p) for p in ("", "keys", "failures", "failure_order", "retry")]
-        args = [key or "", at, json.dumps(counters), json.dumps(failures), json.dumps(kept)]
+        keys = [self._key(job_id, p) for p in ("", "keys", "failures", "failure_order", "retry", "outcomes")]
+        # each unit's outcomes, small: what a late redelivery or a resumed run reports for it
+        brief = [{k: o[k] for k in OUTCOME_FIELDS if o.get(k) is not None} for o in outcomes]
+        args = [key or "", at, json.dumps(counters), json.dumps(failures), json.dumps(kept), json.dumps(brief)]
         return self._record(keys=keys, args=args) == 1
+
+    def outcomes(self, job_id: str, key: str) -> list[dict] | None:
+        """The outcomes recorded for unit ``key`` (page id, status, cluster, reason), or None when none are."""
+        raw = self.redis.hget(self._key(job_id, "outcomes"), key)
+        return json.loads(raw) if raw else None
 
     def is_recorded(self, job_id: str, key: str) -> bool:
         """Whether the unit of work ``key`` has been counted."""
