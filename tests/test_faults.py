@@ -17,6 +17,23 @@ from newsfold.samples import generate
 pytestmark = pytest.mark.slow
 
 
+@pytest.fixture(params=["standin", "near-real-time"])
+def target(request, es, es_url):
+    """Where the run writes: the stand-in as it is, or behind tests/nrt_proxy.py (Elasticsearch's refreshes)."""
+    if request.param == "standin":
+        yield es_url, es
+        return
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.settings import Settings
+    from tests.nrt_proxy import NrtProxy
+
+    proxy = NrtProxy(refresh_interval=1.0)
+    client = build_client(Settings(elasticsearch_url=proxy.url))
+    yield proxy.url, client
+    client.close()
+    proxy.close()
+
+
 def _ingest(pages: Path | None, out: Path, *, es_url: str, redis_url: str, index: str, resume: str | None = None,
             **env_extra: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEWSFOLD_")}
@@ -74,7 +91,8 @@ def _clusters(es, index: str) -> set[frozenset[str]]:
     return {frozenset(g) for g in groups.values()}
 
 
-def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, es, es_url):
+def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, target):
+    es_url, es = target
     pages = generate(tmp_path / "corpus", seed=11, stories=12)
     expected = {json.loads(line)["id"] for line in pages.read_text().splitlines()}
     calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
@@ -128,7 +146,8 @@ def test_elasticsearch_paused_past_the_client_timeout_loses_nothing(tmp_path, se
     es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
 
 
-def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, settings, es, es_url):
+def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, settings, target):
+    es_url, es = target
     import signal
 
     pages = generate(tmp_path / "corpus", seed=13, stories=10)
