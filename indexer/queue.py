@@ -37,6 +37,7 @@ def drive(
     on_idle: Callable[[], None] | None = None,
     max_outage: float = 300.0,
     on_wait: Callable[[str | None], None] | None = None,
+    died: Callable[[list[str]], list[bool]] | None = None,
 ) -> None:
     """Send ``(key, item)`` units with ``send`` and hand each result to ``on_result``.
 
@@ -49,6 +50,9 @@ def drive(
     result came is sent again: its worker died (Celery would redeliver the
     message only after the broker's visibility timeout, an hour). The units
     are idempotent, so the late redelivery of the first message is harmless.
+    With ``died`` (``JobStore.died``), a unit whose delivery claimed it and
+    died is sent again even when its heartbeat was never seen (a worker killed
+    within a second of starting the unit).
     ``on_idle`` runs about every ``check_every`` seconds (progress display).
     Each poll asks the result backend about every unit in flight, so the
     pause between polls doubles (from ``poll`` up to ``max_poll``) while
@@ -96,7 +100,7 @@ def drive(
             if time.monotonic() >= next_check:
                 next_check = time.monotonic() + check_every
                 if alive is not None and pending:
-                    _resend_dead(pending, send, alive)
+                    _resend_dead(pending, send, alive, died)
                 if on_idle is not None:
                     on_idle()
             if outage.over():
@@ -173,11 +177,13 @@ def _resend_after_outage(pending: list[_Pending], send, alive) -> None:
         log.warning("sent %d units again after the outage (their results or messages may be lost)", resent)
 
 
-def _resend_dead(pending: list[_Pending], send, alive) -> None:
-    for p, is_alive in zip(pending, alive([p.key for p in pending]), strict=True):
+def _resend_dead(pending: list[_Pending], send, alive, died=None) -> None:
+    keys = [p.key for p in pending]
+    gone = died(keys) if died is not None else [False] * len(keys)
+    for p, is_alive, dead in zip(pending, alive(keys), gone, strict=True):
         if is_alive:
             p.seen_alive = True
-        elif p.seen_alive and not p.result.ready():
+        elif (p.seen_alive or dead) and not p.result.ready():
             log.warning("the worker running %s stopped answering; sending it again", p.key)
             p.result = send(p.key, p.item)
             p.seen_alive = False

@@ -189,6 +189,7 @@ def run_batches(
         max_in_flight=max_in_flight,
         poll=poll,
         alive=partial(store.alive, job_id) if tracked else None,
+        died=partial(store.died, job_id) if tracked else None,
         on_idle=on_idle,
         max_outage=max_outage,
         on_wait=on_wait,

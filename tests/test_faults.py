@@ -172,3 +172,41 @@ def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, s
     total = es.count(index=settings.index)["count"]
     assert total == es.count(index=f"{settings.index}-calm")["count"]
     es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
+
+
+def _worker_pids(parent: int) -> list[int]:
+    """The Celery worker processes a run started (children of its coordinator running celery)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ")
+        except OSError:
+            continue
+        if int(fields[1]) == parent and b"celery" in cmdline:
+            pids.append(int(stat.parent.name))
+    return sorted(pids)
+
+
+def test_a_killed_worker_loses_nothing(tmp_path, settings, target):
+    import signal
+
+    es_url, es = target
+    pages = generate(tmp_path / "corpus", seed=14, stories=10)
+    calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
+    redis = EmbeddedRedis()
+    try:
+        run = _ingest(pages, tmp_path / "out.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index)
+        _wait_for_lines(tmp_path / "out.jsonl", 8, run)
+        workers = _worker_pids(run.pid)
+        assert workers, "no worker process found"
+        os.kill(workers[0], signal.SIGKILL)  # mid-batch, no cleanup: its batch must be done again
+        _finish(run)
+    finally:
+        redis.close()
+    outcomes = _lines(tmp_path / "out.jsonl")
+    ids = [o.get("page_id") or o.get("origin") for o in outcomes]
+    assert sorted(ids) == sorted(o.get("page_id") or o.get("origin") for o in _lines(tmp_path / "calm.jsonl"))
+    assert not [o for o in outcomes if o.get("reason") in ("internal_error", "failed", "worker_crashed")]
+    assert _clusters(es, settings.index) == calm
+    es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")

@@ -224,3 +224,12 @@ def test_one_live_delivery_of_a_batch_at_a_time(store):
     store.redis.delete(store._key(job.id, "alive:7"))  # the other delivery's heartbeat expired: its worker died
     with store.heartbeat(job.id, "7", claim=True):
         assert store.workers(job.id)["7"].endswith(f":{__import__('os').getpid()}")
+
+
+def test_a_delivery_that_died_is_reported_once_even_if_never_seen_alive(store):
+    job = store.create("ingest", params={})
+    assert store.claim(job.id, "3") is None  # a worker takes batch 3 ...
+    assert store.died(job.id, ["3"]) == [False]  # ... and is working on it
+    store.redis.delete(store._key(job.id, "alive:3"))  # ... then dies: its heartbeat expires
+    assert store.died(job.id, ["3", "4"]) == [True, False]  # 4 was never started: not dead, just queued
+    assert store.died(job.id, ["3"]) == [False]  # once: the coordinator sends it again once

@@ -465,13 +465,34 @@ class JobStore:
         """
         me = f"{socket.gethostname()}:{os.getpid()}"
         name = self._key(job_id, f"alive:{key}")
+        started = self._key(job_id, f"started:{key}")
         if self.redis.set(name, me, px=int(ttl * 1000), nx=True):
+            self.redis.set(started, me, ex=RETENTION_SECONDS)  # outlives the heartbeat: see died()
             return None
         holder = _text(self.redis.get(name)) or None
         if holder is None or holder == me:  # expired meanwhile, or this process's own (finished) delivery
             self.redis.set(name, me, px=int(ttl * 1000))
+            self.redis.set(started, me, ex=RETENTION_SECONDS)
             return None
         return holder
+
+    def died(self, job_id: str, keys: list[str]) -> list[bool]:
+        """For each key, whether a delivery claimed it and its heartbeat is gone: its worker died.
+
+        Answers True once per death (the mark is taken), so the coordinator
+        sends the unit again once; the next delivery marks it again. Unlike
+        watching ``alive``, this catches a worker that died before anyone saw
+        its heartbeat.
+        """
+        if not keys:
+            return []
+        beating = self.alive(job_id, keys)
+        pipe = self.redis.pipeline()
+        for key, is_alive in zip(keys, beating, strict=True):
+            if not is_alive:
+                pipe.delete(self._key(job_id, f"started:{key}"))
+        taken = iter(pipe.execute())
+        return [False if is_alive else bool(next(taken)) for is_alive in beating]
 
     def workers(self, job_id: str) -> dict[str, str]:
         """``{key: "host:pid"}`` of the units being worked on now."""
