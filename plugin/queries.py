@@ -792,14 +792,15 @@ def folded_hits(response: dict) -> list[dict]:
     """
     out = []
     for hit in response.get("hits", {}).get("hits", []):
+        folded = bool((hit.get("fields") or {}).get(FOLD_FIELD)) or bool(cluster_of(hit.get("_source")))
+        if not folded:  # a document not folded yet: its own story, no versions
+            out.append({"hit": hit, "versions": [], "other_versions": 0})
+            continue
         inner = (hit.get("inner_hits") or {}).get(VERSIONS_NAME, {}).get("hits", {})
-        others = [h for h in inner.get("hits", []) if h.get("_id") != hit.get("_id")]
+        returned = inner.get("hits", [])
+        # the hit is one of its inner hits (asked for versions + 1): leave it out, keep at most ``versions``
+        others = [h for h in returned if h.get("_id") != hit.get("_id")][: max(0, len(returned) - 1)]
         total = inner.get("total", {})
         count = total.get("value", 0) if isinstance(total, dict) else int(total or 0)
-        in_group = bool((hit.get("fields") or {}).get(FOLD_FIELD)) or bool(cluster_of(hit.get("_source")))
-        other_count = max(0, count - 1) if in_group else 0
-        if not in_group:  # a document not folded yet: its own story, no versions
-            others = []
-        others = others[: max(0, len(inner.get("hits", [])) - 1)]
-        out.append({"hit": hit, "versions": others, "other_versions": other_count})
+        out.append({"hit": hit, "versions": others, "other_versions": max(0, count - 1)})
     return out

@@ -62,6 +62,16 @@ def _finish(run: subprocess.Popen, timeout: float = 240) -> str:
     return err
 
 
+def _assert_every_page_once(tmp_path: Path, name: str) -> None:
+    """The run's output has one line per page, the same pages as the undisturbed run, none lost to the fault."""
+    outcomes = _lines(tmp_path / name)
+    pages = sorted(o.get("page_id") or o.get("origin") for o in outcomes)
+    assert pages == sorted(o.get("page_id") or o.get("origin") for o in _lines(tmp_path / "calm.jsonl"))
+    assert len(pages) == len(set(pages)), "a page was reported twice"
+    lost = [o for o in outcomes if o.get("reason") in ("internal_error", "failed", "worker_crashed")]
+    assert not lost, lost
+
+
 def _calm_clusters(tmp_path, pages, es, es_url, index) -> set[frozenset[str]]:
     """The clusters of an undisturbed run of the same pages."""
     server = EmbeddedRedis()
@@ -94,7 +104,6 @@ def _clusters(es, index: str) -> set[frozenset[str]]:
 def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, target):
     es_url, es = target
     pages = generate(tmp_path / "corpus", seed=11, stories=12)
-    expected = {json.loads(line)["id"] for line in pages.read_text().splitlines()}
     calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
     redis = EmbeddedRedis()  # persistent: its append-only file survives the restart
     try:
@@ -104,13 +113,7 @@ def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, target)
         _finish(run)
     finally:
         redis.close()
-    outcomes = _lines(tmp_path / "out.jsonl")
-    ids = [o["page_id"] for o in outcomes if o.get("page_id")]
-    assert sorted(ids) == sorted(set(ids)), "a page was reported twice"
-    assert set(ids) == expected - {o["page_id"] for o in outcomes if o.get("status") == "rejected"} | set(ids)
-    assert len(outcomes) == len(_lines(tmp_path / "calm.jsonl"))
-    bad = [o for o in outcomes if o.get("reason") in ("internal_error", "failed")]
-    assert not bad, bad
+    _assert_every_page_once(tmp_path, "out.jsonl")
     assert _clusters(es, settings.index) == calm
     es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
 
@@ -139,10 +142,7 @@ def test_elasticsearch_paused_past_the_client_timeout_loses_nothing(tmp_path, se
     finally:
         redis.close()
         server.close()
-    outcomes = _lines(tmp_path / "out.jsonl")
-    ids = [o["page_id"] for o in outcomes if o.get("page_id")]
-    assert sorted(ids) == sorted(set(ids)) and len(outcomes) == len(_lines(tmp_path / "calm.jsonl"))
-    assert not [o for o in outcomes if o.get("reason") in ("internal_error", "failed")]
+    _assert_every_page_once(tmp_path, "out.jsonl")
     es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
 
 
@@ -166,9 +166,7 @@ def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, s
         redis.close()
     assert _clusters(es, settings.index) == calm  # every page once, the same stories
     # the resumed run reports every page, the batches the first run finished included (from the job's records)
-    resumed_ids = sorted(o.get("page_id") or o.get("origin") for o in _lines(tmp_path / "second.jsonl"))
-    calm_ids = sorted(o.get("page_id") or o.get("origin") for o in _lines(tmp_path / "calm.jsonl"))
-    assert resumed_ids == calm_ids
+    _assert_every_page_once(tmp_path, "second.jsonl")
     total = es.count(index=settings.index)["count"]
     assert total == es.count(index=f"{settings.index}-calm")["count"]
     es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
@@ -204,9 +202,6 @@ def test_a_killed_worker_loses_nothing(tmp_path, settings, target):
         _finish(run)
     finally:
         redis.close()
-    outcomes = _lines(tmp_path / "out.jsonl")
-    ids = [o.get("page_id") or o.get("origin") for o in outcomes]
-    assert sorted(ids) == sorted(o.get("page_id") or o.get("origin") for o in _lines(tmp_path / "calm.jsonl"))
-    assert not [o for o in outcomes if o.get("reason") in ("internal_error", "failed", "worker_crashed")]
+    _assert_every_page_once(tmp_path, "out.jsonl")
     assert _clusters(es, settings.index) == calm
     es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
