@@ -49,6 +49,7 @@ FOLD_FIELDS: dict[str, dict] = {
     "nearest_rejected": {"type": "float"},
     "representative": {"type": "boolean"},
     "folded": {"type": "date"},
+    "passages": {"type": "object", "enabled": False},
 }
 #: the article fields of newsfold's own index (a host index keeps its own)
 CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested")
@@ -66,7 +67,7 @@ LOOKUP_SOURCE = [path(f) for f in ("cluster_id", "signature", "shingle_count", "
                                    "site_key", "title_key", "url_key", "day")]
 #: what a search result shows of a version (newsfold's own index)
 VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested",
-                  *(path(f) for f in ("cluster_id", "signature", "shingle_count"))]
+                  *(path(f) for f in ("cluster_id", "signature", "shingle_count", "passages", "representative"))]
 #: what the unchanged check reads
 UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
 
@@ -128,6 +129,7 @@ class SignedPage:
     title_key: str | None = None
     features: np.ndarray | None = None  # feature hashes counted by StoryStats when the page starts a story
     nearest_rejected: float | None = None  # best Jaccard among candidates that failed verification
+    passages: dict | None = None  # the text's passage keys (plugin.novelty), compared with the story's reference
 
     def day(self) -> str | None:
         """The page's publication day (YYYY-MM-DD) when known."""
@@ -153,6 +155,7 @@ class SignedPage:
             "nearest_rejected": round(self.nearest_rejected, 4) if self.nearest_rejected is not None else None,
             "representative": True if representative else None,
             "folded": folded,
+            "passages": self.passages,
         }}
 
     def own_document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:

@@ -31,7 +31,10 @@ if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
 #: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
-FOLD_LAYOUT = 2
+FOLD_LAYOUT = 3
+#: older layouts the current one only adds fold fields to (3 added ``passages``): an index recording one is
+#: brought up to date in place (an additive ``put_mapping``) the first time newsfold checks it, never refused
+ADDITIVE_FROM = (2,)
 _META_CACHE_SECONDS = 60.0
 _checked: dict[tuple[int, str], float] = {}
 
@@ -203,7 +206,10 @@ def ensure_fold_fields(client: Elasticsearch, index: str, settings: Settings) ->
 
 
 def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
-    """Raise when an index's signature parameters (``_meta.newsfold``) differ from the settings."""
+    """Raise when an index's signature parameters (``_meta.newsfold``) differ from the settings.
+
+    An index at an older fold layout that only lacks fields (:data:`ADDITIVE_FROM`) is upgraded instead.
+    """
     mapping = client.indices.get_mapping(index=name)
     for concrete, body in sorted(mapping.items()):
         meta = (body["mappings"].get("_meta") or {}).get("newsfold")
@@ -214,9 +220,20 @@ def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
             )
         wanted = fold_meta(settings)
         diff = {k: (meta.get(k), v) for k, v in wanted.items() if meta.get(k) != v}
+        if set(diff) == {"fold_layout"} and meta.get("fold_layout") in ADDITIVE_FROM:
+            _upgrade_layout(client, concrete, body["mappings"])
+            continue
         if diff:
             detail = ", ".join(f"{k}: index has {a!r}, settings say {b!r}" for k, (a, b) in sorted(diff.items()))
             raise RuntimeError(f"index {concrete} was built with other signature parameters ({detail}); reindex it")
+
+
+def _upgrade_layout(client: Elasticsearch, name: str, mappings: dict) -> None:
+    """Add the fold fields a newer layout defines to an index and record the layout (other ``_meta`` kept)."""
+    meta = dict(mappings.get("_meta") or {})
+    meta["newsfold"] = {**meta["newsfold"], "fold_layout": FOLD_LAYOUT}
+    missing = _missing_fold_fields(mappings.get("properties", {}))
+    client.indices.put_mapping(index=name, meta=meta, **({"properties": missing} if missing else {}))
 
 
 def check_meta_cached(client: Elasticsearch, settings: Settings, name: str) -> None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from newsfold.plugin.document import Page, SignedPage
 from newsfold.plugin.extract import Article, Rejection, extract_article
+from newsfold.plugin.novelty import passage_keys
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import band_keys, content_hash, signed_features
 from newsfold.plugin.text import cjk_share, tokenize
@@ -160,4 +161,5 @@ def sign_article(
         published=published,
         title_key=normalize_title(article.title, site),
         features=features,
+        passages=passage_keys(article.text),
     )

@@ -1,0 +1,317 @@
+"""What a version of a story holds of the story's reference text, and what it adds.
+
+Syndicated stories are republished with local headlines and local material
+added (Alonso, Fetterly & Manasse); a reader wants to know which versions say
+something the others do not. The rule here is explainable and has no model:
+
+1. A text is normalised as the signatures normalise it (``plugin.text.tokenize``:
+   NFKC, case folded, words and single CJK characters; punctuation, spacing
+   and line breaks dropped) into one stream of tokens.
+2. The stream is cut into passages at every sentence stop (``.``, ``!``,
+   ``?``, ``…``, ``。！？``) and, inside sentences, at points chosen by the
+   words themselves (after a token whose hash with the :data:`CHUNK_WINDOW` - 1
+   tokens before it is divisible by :data:`CHUNK_AVERAGE`), so the same words
+   are cut the same way whatever their case, spacing or paragraph breaks (a
+   list whose lines a copy runs together is still recognised), and an
+   insertion or a cut changes at most the passage it falls in. Two passages
+   match when their tokens are equal.
+3. A version **holds** the share of the reference's tokens in passages it has
+   too; below :data:`SHORTER_BELOW` it is **shorter**.
+4. A sentence of the version (cut after ``.``, ``!``, ``?``, ``…`` and
+   ``。！？``) is **added** when more than half of its tokens, and at least
+   :data:`MIN_ADDED_TOKENS`, sit in passages the reference does not have
+   (shorter ones are captions, bylines and "Advertisement" lines, not
+   material). A paragraph whose counted sentences are all added is an
+   **added paragraph**; the other added sentences are counted as sentences.
+
+At ingest each page stores its passage keys and the shape of its paragraphs
+(:func:`passage_keys`, the fold field ``newsfold.passages``: about 11 bytes
+per 8 tokens). The relation of a version to its story's reference
+(:func:`relation`) is computed when read, from the two stored values, so
+merges, splits and a new representative need no rewrite.
+
+Pure: no server is contacted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from newsfold.plugin.text import tokenize
+
+#: the layout of the stored keys; keys of another layout are not compared (the relation is unknown)
+KEYS_VERSION = 1
+#: a version holding less than this share of the reference's text (by tokens) is shorter
+SHORTER_BELOW = 0.9
+#: an added sentence has at least this many new tokens
+MIN_ADDED_TOKENS = 8
+#: tokens whose hash decides a cut
+CHUNK_WINDOW = 3
+#: average passage length in tokens
+CHUNK_AVERAGE = 8
+#: tokens keyed per page at most (a longer text is compared on its beginning)
+MAX_TOKENS = 20_000
+#: hex digits of a passage hash (32 bits: a collision inside one story is vanishingly rare)
+HASH_CHARS = 8
+
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’»)\]]*\s+|(?<=[。！？])")
+_STOPPED = re.compile(r"[.!?…。！？][\"'”’»)\]]*$")
+
+#: relation kinds
+KINDS = ("reference", "copy", "shorter", "adds", "shorter_adds")
+
+
+def paragraphs(text: str) -> list[str]:
+    """The non-blank lines of an article text, stripped."""
+    return [line.strip() for line in (text or "").splitlines() if line.strip()]
+
+
+def sentences(paragraph: str) -> list[str]:
+    """The sentences of one paragraph, stripped (a paragraph without a stop is one sentence)."""
+    return [s.strip() for s in _SENTENCE_END.split(paragraph) if s and s.strip()]
+
+
+def _hash(tokens: list[str]) -> int:
+    return int.from_bytes(hashlib.blake2b(" ".join(tokens).encode("utf-8"), digest_size=8).digest(), "little")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A text as the rule sees it: sentence token counts per paragraph, and its passages.
+
+    Attributes:
+        shape: per paragraph, the token count of each of its sentences (sentences without tokens left out).
+        chunks: per passage, ``(hash, tokens)`` in text order; they cover the same tokens as ``shape``.
+    """
+
+    shape: tuple[tuple[int, ...], ...]
+    chunks: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of_text(cls, text: str, *, max_tokens: int = MAX_TOKENS) -> Layout:
+        """Cut a text into sentences and passages (only its first ``max_tokens`` tokens)."""
+        shape: list[tuple[int, ...]] = []
+        chunks: list[tuple[str, int]] = []
+        run: list[str] = []  # tokens since the last sentence stop
+        seen = 0
+        for paragraph in paragraphs(text):
+            counts = []
+            for sentence in sentences(paragraph):
+                tokens = tokenize(sentence)[: max_tokens - seen]
+                if not tokens:
+                    continue
+                counts.append(len(tokens))
+                seen += len(tokens)
+                run.extend(tokens)
+                if _STOPPED.search(sentence):  # a stop ends a passage; a bare line break does not
+                    chunks.extend(_chunks(run))
+                    run = []
+            if counts:
+                shape.append(tuple(counts))
+            if seen >= max_tokens:
+                break
+        chunks.extend(_chunks(run))
+        return cls(tuple(shape), tuple(chunks))
+
+    @classmethod
+    def of_stored(cls, stored: Mapping | None) -> Layout | None:
+        """The layout read back from ``newsfold.passages``; None when missing, of another version or malformed."""
+        if not isinstance(stored, Mapping) or stored.get("v") != KEYS_VERSION:
+            return None
+        try:
+            chunks = []
+            for key in str(stored.get("chunks") or "").split():
+                digest, _, count = key.partition(":")
+                chunks.append((digest, int(count)))
+            shape = tuple(tuple(int(n) for n in str(p).split()) for p in stored.get("sentences") or ())
+        except (TypeError, ValueError):
+            return None
+        if not chunks or sum(map(sum, shape)) != sum(n for _, n in chunks):
+            return None
+        return cls(tuple(p for p in shape if p), tuple(chunks))
+
+    def stored(self) -> dict:
+        """The value of the fold field ``newsfold.passages``."""
+        return {
+            "v": KEYS_VERSION,
+            "chunks": " ".join(f"{h}:{n}" for h, n in self.chunks),
+            "sentences": [" ".join(map(str, p)) for p in self.shape],
+        }
+
+
+def _chunks(stream: list[str]) -> list[tuple[str, int]]:
+    """Content-defined passages of a token stream: ``(hash, tokens)`` each."""
+    out: list[tuple[str, int]] = []
+    start = 0
+    for i in range(CHUNK_WINDOW - 1, len(stream)):
+        if _hash(stream[i - CHUNK_WINDOW + 1 : i + 1]) % CHUNK_AVERAGE == 0:
+            out.append((stream[start : i + 1], i + 1 - start))
+            start = i + 1
+    if start < len(stream):
+        out.append((stream[start:], len(stream) - start))
+    width = HASH_CHARS // 2
+    return [(hashlib.blake2b(" ".join(t).encode("utf-8"), digest_size=width).hexdigest(), n) for t, n in out]
+
+
+def passage_keys(text: str) -> dict | None:
+    """What ingest stores for a text in ``newsfold.passages`` (None for a text without words).
+
+    Returns:
+        ``{"v": 1, "chunks": "<hash>:<tokens> ...", "sentences": ["<tokens> <tokens> ...", ...]}``:
+        the passages in text order, and per paragraph the token counts of its sentences.
+    """
+    layout = Layout.of_text(text)
+    return layout.stored() if layout.chunks else None
+
+
+def _sentence_flags(reference: Layout, version: Layout) -> list[list[bool | None]]:
+    """Per paragraph of ``version``, per sentence: added (True), held (False), or new but too short to count (None)."""
+    known = {h for h, _ in reference.chunks}
+    new: list[bool] = []
+    for h, n in version.chunks:
+        new.extend([h not in known] * n)
+    out: list[list[bool | None]] = []
+    pos = 0
+    for paragraph in version.shape:
+        row: list[bool | None] = []
+        for n in paragraph:
+            fresh = sum(new[pos : pos + n])
+            pos += n
+            row.append(False if fresh * 2 <= n else True if fresh >= MIN_ADDED_TOKENS else None)
+        out.append(row)
+    return out
+
+
+@dataclass(frozen=True)
+class Relation:
+    """How one version compares with its story's reference.
+
+    Attributes:
+        kind: ``reference`` (it is the reference), ``copy`` (holds the
+            reference and adds nothing), ``shorter``, ``adds`` or
+            ``shorter_adds``.
+        held: share of the reference's text (by tokens) found in this version, 0..1.
+        added_paragraphs: paragraphs of this version whose counted sentences are all added.
+        added_sentences: the other added sentences.
+    """
+
+    kind: str
+    held: float
+    added_paragraphs: int = 0
+    added_sentences: int = 0
+
+    @property
+    def shorter(self) -> bool:
+        return self.kind in ("shorter", "shorter_adds")
+
+    @property
+    def adds(self) -> bool:
+        return self.kind in ("adds", "shorter_adds")
+
+    def label(self) -> str:
+        """What a reader sees: ``full copy``, ``shorter (holds 60%)``, ``adds 2 paragraphs``, ``reference``."""
+        if self.kind == "reference":
+            return "reference"
+        parts = []
+        if self.shorter:
+            parts.append(f"shorter (holds {math.floor(self.held * 100)}%)")
+        if self.adds:
+            parts.append("adds " + self.added_text())
+        return ", ".join(parts) or "full copy"
+
+    def added_text(self) -> str:
+        """``2 paragraphs``, ``1 sentence``, ``1 paragraph and 2 sentences`` (empty when nothing is added)."""
+        items = []
+        if self.added_paragraphs:
+            items.append(f"{self.added_paragraphs} paragraph{'s' if self.added_paragraphs != 1 else ''}")
+        if self.added_sentences:
+            items.append(f"{self.added_sentences} sentence{'s' if self.added_sentences != 1 else ''}")
+        return " and ".join(items)
+
+    def as_json(self) -> dict:
+        """The relation as the API reports it."""
+        return {
+            "kind": self.kind,
+            "label": self.label(),
+            "held": round(self.held, 3),
+            "added_paragraphs": self.added_paragraphs,
+            "added_sentences": self.added_sentences,
+        }
+
+
+def relation(reference: Mapping | None, version: Mapping | None, *, same: bool = False) -> Relation | None:
+    """The relation of a version to its story's reference, from their stored ``newsfold.passages``.
+
+    Args:
+        reference: the reference's stored passages.
+        version: the version's stored passages.
+        same: the version is the reference itself.
+
+    Returns:
+        The relation; None when either side has no usable keys (a page
+        ingested before they were stored, or keyed another way): nothing can be said.
+    """
+    if same:
+        return Relation("reference", 1.0)
+    ref, ver = Layout.of_stored(reference), Layout.of_stored(version)
+    if ref is None or ver is None:
+        return None
+    return compare(ref, ver)
+
+
+def compare(reference: Layout, version: Layout) -> Relation:
+    """The relation of two layouts (see the module's rule)."""
+    have = {h for h, _ in version.chunks}
+    sizes = dict(reference.chunks)  # a passage repeated in the reference counts once
+    total = sum(sizes.values())
+    held = sum(n for h, n in sizes.items() if h in have) / total if total else 1.0
+    added_paragraphs = added_sentences = 0
+    for row in _sentence_flags(reference, version):
+        counted = [flag for flag in row if flag is not None]
+        if counted and all(counted):
+            added_paragraphs += 1
+        else:
+            added_sentences += sum(counted)
+    shorter, adds = held < SHORTER_BELOW, bool(added_paragraphs or added_sentences)
+    kind = "shorter_adds" if shorter and adds else "shorter" if shorter else "adds" if adds else "copy"
+    return Relation(kind, held, added_paragraphs, added_sentences)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One sentence of a version's text, marked when it is added material."""
+
+    text: str
+    added: bool
+
+
+def marked_passages(text: str, reference: Mapping | None) -> list[list[Passage]]:
+    """A version's text as paragraphs of sentences, each marked ``added`` as :func:`relation` counts it.
+
+    Args:
+        text: the version's article text.
+        reference: the reference's stored passages (None or unusable: nothing is marked).
+    """
+    ref = Layout.of_stored(reference)
+    version = Layout.of_text(text)
+    flags = _sentence_flags(ref, version) if ref is not None else []
+    out: list[list[Passage]] = []
+    index = 0
+    for paragraph in paragraphs(text):
+        row = []
+        keyed = 0
+        for sentence in sentences(paragraph):
+            added = False
+            if tokenize(sentence):
+                if index < len(flags) and keyed < len(flags[index]):
+                    added = bool(flags[index][keyed])
+                keyed += 1
+            row.append(Passage(sentence, added))
+        if keyed:
+            index += 1
+        out.append(row)
+    return out

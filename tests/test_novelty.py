@@ -1,0 +1,136 @@
+"""The novelty rule (plugin.novelty) on hand-made versions of one story."""
+
+from __future__ import annotations
+
+import pytest
+
+from newsfold.plugin.novelty import (
+    KEYS_VERSION,
+    MAX_TOKENS,
+    Layout,
+    marked_passages,
+    passage_keys,
+    relation,
+    sentences,
+)
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.signing import sign_text
+from tests.pages import story
+
+REFERENCE = story(901, sentences=16)  # 8 paragraphs of 2 sentences
+LOCAL = [
+    "Councillors in Ashford said on Tuesday that the closure would cost the town two bus routes and a depot.",
+    "The Ashford Gazette asked the operator whether drivers would be moved to the new site but had no answer.",
+]
+
+
+def text(paragraphs: list[str]) -> str:
+    return "\n".join(paragraphs)
+
+
+def rel(version: list[str], reference: list[str] = REFERENCE):
+    return relation(passage_keys(text(reference)), passage_keys(text(version)))
+
+
+def test_pure_copy_is_a_full_copy():
+    found = rel(list(REFERENCE))
+    assert (found.kind, found.held, found.added_paragraphs, found.added_sentences) == ("copy", 1.0, 0, 0)
+    assert found.label() == "full copy"
+
+
+def test_truncated_copy_is_shorter_and_says_how_much_it_holds():
+    found = rel(REFERENCE[:4])
+    assert found.kind == "shorter"
+    assert 0.4 < found.held < 0.6
+    assert found.label() == f"shorter (holds {int(found.held * 100)}%)"
+    assert not found.adds
+
+
+def test_copy_with_two_local_paragraphs_adds_two_paragraphs():
+    found = rel([*REFERENCE[:3], LOCAL[0], *REFERENCE[3:], LOCAL[1]])
+    assert found.kind == "adds"
+    assert (found.added_paragraphs, found.added_sentences) == (2, 0)
+    assert found.held == 1.0
+    assert found.label() == "adds 2 paragraphs"
+    assert found.as_json() == {"kind": "adds", "label": "adds 2 paragraphs", "held": 1.0, "added_paragraphs": 2,
+                               "added_sentences": 0}  # fmt: skip
+
+
+def test_local_sentence_inside_a_paragraph_counts_as_a_sentence():
+    version = list(REFERENCE)
+    version[2] = version[2] + " " + LOCAL[0]
+    found = rel(version)
+    assert (found.kind, found.added_paragraphs, found.added_sentences) == ("adds", 0, 1)
+    assert found.label() == "adds 1 sentence"
+
+
+def test_changed_headline_only_is_a_full_copy():
+    """The headline is not part of the article text: a local headline changes nothing."""
+    body = text(REFERENCE)
+    a = sign_text(body, title="Harbour ferry strike ends", settings=Settings(), lang="en")
+    b = sign_text(body, title="Strike over: ferries sail again in Ashford", settings=Settings(), lang="en")
+    assert a.passages == passage_keys(body)
+    found = relation(a.passages, b.passages)
+    assert found.kind == "copy"
+    assert found.label() == "full copy"
+
+
+def test_shorter_and_adding_at_once():
+    found = rel([*REFERENCE[:3], LOCAL[0]])
+    assert found.kind == "shorter_adds"
+    assert found.label().startswith("shorter (holds ") and found.label().endswith(", adds 1 paragraph")
+
+
+def test_case_punctuation_and_paragraph_breaks_do_not_count():
+    joined = [" ".join(REFERENCE[i : i + 2]).upper().replace(".", "!") for i in range(0, len(REFERENCE), 2)]
+    found = rel(joined)
+    assert found.kind == "copy"
+    split = [s for p in REFERENCE for s in sentences(p)]
+    assert rel(split).kind == "copy"
+
+
+def test_the_reference_itself_and_missing_keys():
+    keys = passage_keys(text(REFERENCE))
+    assert relation(keys, keys, same=True).kind == "reference"
+    assert relation(None, keys) is None
+    assert relation(keys, {}) is None
+    assert relation(keys, {"v": KEYS_VERSION + 1, "chunks": "ab:3", "sentences": ["3"]}) is None  # another scheme
+    assert relation(keys, {"v": KEYS_VERSION, "chunks": "ab:x", "sentences": ["3"]}) is None  # malformed
+    assert relation(keys, {"v": KEYS_VERSION, "chunks": "ab:4", "sentences": ["3"]}) is None  # shapes disagree
+    assert passage_keys("  \n ... \n") is None
+
+
+def test_stored_form_is_compact_and_round_trips():
+    keys = passage_keys(text(REFERENCE))
+    assert keys["v"] == KEYS_VERSION
+    assert len(keys["sentences"]) == len(REFERENCE)
+    tokens = sum(len(p.split()) for p in REFERENCE)
+    assert sum(int(n) for p in keys["sentences"] for n in p.split()) == tokens
+    assert len(keys["chunks"]) < tokens * 2.5  # a few bytes per token
+    assert Layout.of_stored(keys) == Layout.of_text(text(REFERENCE))
+
+
+def test_long_text_is_keyed_on_its_beginning():
+    words = " ".join(["word"] * 10) + "."
+    keys = passage_keys("\n".join([words] * (MAX_TOKENS // 10 + 50)))
+    assert sum(int(n) for p in keys["sentences"] for n in p.split()) == MAX_TOKENS
+
+
+def test_cjk_text_is_compared_by_characters():
+    ref = [
+        "今天上午，市政府宣布新的公交线路将于下个月开通。",
+        "市民表示欢迎，并希望票价保持不变。",
+        "专家认为这将缓解交通拥堵。",
+    ]
+    assert rel(ref[:1], ref).kind == "shorter"
+    assert rel(ref, ref).kind == "copy"
+    assert rel([*ref, "本报记者在现场看到，许多居民排队咨询新线路的站点信息。"], ref).adds
+
+
+@pytest.mark.parametrize("version", [[*REFERENCE[:3], LOCAL[0], *REFERENCE[3:], LOCAL[1]]])
+def test_marked_passages_mark_what_the_relation_counts(version):
+    marked = marked_passages(text(version), passage_keys(text(REFERENCE)))
+    added = [" ".join(p.text for p in row) for row in marked if any(p.added for p in row)]
+    assert added == LOCAL
+    assert [p.text for row in marked for p in row] == [s for para in version for s in sentences(para)]
+    assert not any(p.added for row in marked_passages(text(version), None) for p in row)
