@@ -1,0 +1,364 @@
+"""Top stories, one story's versions, and version relations: query builders and readers of their responses.
+
+What folding makes possible once copies share a ``newsfold.cluster_id``:
+
+- **top stories** (:func:`top_stories`): the stories of a time window ranked
+  by coverage (distinct sites, from ``newsfold.site_key``) or by their latest
+  version, ties going to the more recent story. Windows are counted back
+  from the newest page in the index (:func:`newest`), so an archive from
+  years ago works too;
+- **a story** (:func:`story`): its versions oldest first, its reference (the
+  version an editor made representative, else the earliest), its first
+  publisher and a timeline;
+- **relations** (:func:`relations`): what each version of a folded search
+  holds of its story's reference and what it adds (``plugin.novelty``),
+  for newsfold's own search and for a host's ``fold_query`` results alike.
+
+The builders return dicts and never execute them; the readers take the
+responses. The time of a page is one date field (``published`` in newsfold's
+own index; a host names its own). Pages without a value have no place in a
+window: they are listed under ``all`` only, after the dated ones.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+
+from newsfold.plugin.document import CLUSTER_ID, fold_of, path
+from newsfold.plugin.novelty import relation
+
+#: the windows of top stories, in milliseconds back from the newest page (None: every page)
+WINDOWS: dict[str, int | None] = {"24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000, "all": None}
+WINDOW_NAMES = {"24h": "Last 24 hours", "7d": "7 days", "30d": "30 days", "all": "All"}
+SORTS = ("coverage", "latest")
+#: stories a top-stories list reaches at most (page x size); deeper pages are refused
+MAX_STORIES = 1000
+#: versions one page of a story lists at most
+MAX_VERSIONS_PAGE = 100
+#: bars of a story's timeline at most
+TIMELINE_BUCKETS = 40
+SITE_FIELD = path("site_key")
+PASSAGES = path("passages")
+REPRESENTATIVE = path("representative")
+#: what a story's version shows (newsfold's own index)
+STORY_SOURCE = ["title", "url", "site", "lang", "published", "ingested", CLUSTER_ID, PASSAGES, REPRESENTATIVE]
+
+
+def _check_window(window: str) -> None:
+    if window not in WINDOWS:
+        raise ValueError(f"window must be one of {', '.join(WINDOWS)}, got {str(window)[:40]!r}")
+
+
+def _check_page(page: int, size: int, limit: int) -> None:
+    if size < 1 or page < 1 or page * size > limit:
+        raise ValueError(f"page {page} of {size} is out of range (at most {limit:,} results)")
+
+
+def newest(*, time_fields: Sequence[str] = ("published", "ingested"), filters: Sequence[dict] = ()) -> dict:
+    """Search body: the newest value of each time field (the windows count back from it).
+
+    Returns:
+        A ``size: 0`` body with one ``max`` aggregation per field, named after it
+        (:func:`read_newest` reads them).
+    """
+    return {
+        "size": 0,
+        "query": {"bool": {"filter": list(filters)}},
+        "aggs": {f: {"max": {"field": f}} for f in time_fields},
+    }
+
+
+def read_newest(response: Mapping, field: str) -> int | None:
+    """The newest value of ``field`` in a :func:`newest` response, epoch milliseconds (None: no page has one)."""
+    value = ((response.get("aggregations") or {}).get(field) or {}).get("value")
+    return int(value) if value is not None else None
+
+
+def window_filter(window: str, *, anchor_ms: int | None, time_field: str = "published") -> list[dict]:
+    """The filter of a window counted back from ``anchor_ms`` (empty for ``all`` or an index without dates).
+
+    Raises:
+        ValueError: an unknown window.
+    """
+    _check_window(window)
+    span = WINDOWS[window]
+    if span is None or anchor_ms is None:
+        return []
+    return [{"range": {time_field: {"gte": anchor_ms - span, "format": "epoch_millis"}}}]
+
+
+def _reference_sort(time_field: str) -> list[dict]:
+    """A story's reference first: the representative an editor picked, then the earliest version."""
+    return [
+        {REPRESENTATIVE: {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
+        *_time_sort(time_field, "asc"),
+    ]
+
+
+def _time_sort(time_field: str, order: str) -> list[dict]:
+    tiebreak = [] if time_field == "ingested" else [{"ingested": {"order": order, "unmapped_type": "date"}}]
+    return [{time_field: {"order": order, "missing": "_last"}}, *tiebreak,
+            {path("url_key"): {"order": "asc", "unmapped_type": "keyword"}}]  # fmt: skip
+
+
+def top_stories(
+    *,
+    window: str = "all",
+    sort: str = "coverage",
+    page: int = 1,
+    size: int = 10,
+    anchor_ms: int | None = None,
+    time_field: str = "published",
+    filters: Sequence[dict] = (),
+    source: Sequence[str] | bool = tuple(STORY_SOURCE),
+) -> dict:
+    """Search body: one page of the stories of a window, by coverage or by latest version.
+
+    One ``terms`` aggregation on the cluster id over the pages of the window
+    (and the caller's filters: those choose which pages count, so with a
+    language the coverage is the sites that ran the story in it), ordered by
+    the number of distinct sites then the newest version (``coverage``), or
+    the other way round (``latest``), ties by cluster id; ``bucket_sort``
+    cuts the page out. Each bucket carries its page count, sites, first and
+    newest time and its reference version (``top_hits``). On one shard the
+    order is exact; across shards it is approximate like any ``terms`` order
+    on a sub-aggregation.
+
+    Args:
+        window: ``24h``, ``7d``, ``30d`` or ``all``.
+        sort: ``coverage`` or ``latest``.
+        page: 1-based page.
+        size: stories per page.
+        anchor_ms: the newest page's time (:func:`newest`); windows count back from it.
+        time_field: the date field of a page.
+        filters: more filter clauses (site, language, dates, a host's own).
+        source: the fields of the reference version to return.
+
+    Returns:
+        The body; :func:`read_top_stories` reads its response.
+
+    Raises:
+        ValueError: an unknown window or sort, or a page beyond ``MAX_STORIES``.
+    """
+    _check_window(window)
+    if sort not in SORTS:
+        raise ValueError(f"sort must be 'coverage' or 'latest', got {str(sort)[:40]!r}")
+    _check_page(page, size, MAX_STORIES)
+    by_coverage, by_time = {"coverage": "desc"}, {"newest": "desc"}
+    order = [by_coverage, by_time] if sort == "coverage" else [by_time, by_coverage]
+    return {
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {"filter": [*window_filter(window, anchor_ms=anchor_ms, time_field=time_field), *filters]}},
+        "aggs": {
+            "stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}},
+            "top": {
+                "terms": {"field": CLUSTER_ID, "size": page * size, "order": [*order, {"_key": "asc"}]},
+                "aggs": {
+                    "coverage": {"cardinality": {"field": SITE_FIELD}},
+                    "newest": {"max": {"field": time_field}},
+                    "first": {"min": {"field": time_field}},
+                    "page": {"bucket_sort": {"from": (page - 1) * size, "size": size}},
+                    "reference": {"top_hits": {"size": 1, "sort": _reference_sort(time_field), "_source": source}},
+                },
+            },
+        },
+    }
+
+
+def _millis(value) -> str | None:
+    """An epoch-millisecond aggregation value as an ISO 8601 UTC time."""
+    if value is None:
+        return None
+    return dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def read_top_stories(response: Mapping) -> tuple[int, list[dict]]:
+    """``(stories in the window, the page of stories)`` of a :func:`top_stories` response.
+
+    Each story: ``cluster_id``, ``sites`` (coverage), ``pages``, ``first`` and
+    ``latest`` (ISO times or None) and ``reference`` (``id`` plus its
+    ``_source``, fold fields left inside ``newsfold``).
+    """
+    aggs = response.get("aggregations") or {}
+    total = int((aggs.get("stories") or {}).get("value") or 0)
+    out = []
+    for bucket in (aggs.get("top") or {}).get("buckets", []):
+        hits = bucket["reference"]["hits"]["hits"]
+        ref = {"id": hits[0]["_id"], **hits[0].get("_source", {})} if hits else None
+        out.append({
+            "cluster_id": bucket["key"],
+            "sites": int(bucket["coverage"]["value"] or 0),
+            "pages": int(bucket["doc_count"]),
+            "first": _millis(bucket["first"].get("value")),
+            "latest": _millis(bucket["newest"].get("value")),
+            "reference": ref,
+        })  # fmt: skip
+    return total, out
+
+
+def story(
+    cluster_id: str,
+    *,
+    page: int = 1,
+    size: int = 20,
+    time_field: str = "published",
+    source: Sequence[str] | bool = tuple(STORY_SOURCE),
+) -> dict:
+    """Search body: one page of a story's versions (oldest first) with its reference, first publisher and timeline.
+
+    One search: the versions are the hits (from/size); aggregations give the
+    reference (representative, else earliest), the first publisher (the
+    earliest version), the number of sites, the first and last times and an
+    ``auto_date_histogram`` of up to ``TIMELINE_BUCKETS`` bars.
+
+    Raises:
+        ValueError: an empty cluster id or a page beyond 10,000 versions.
+    """
+    if not cluster_id:
+        raise ValueError("the story id is empty")
+    _check_page(page, size, 10_000)
+    if size > MAX_VERSIONS_PAGE:
+        raise ValueError(f"at most {MAX_VERSIONS_PAGE} versions a page, got {size}")
+    return {
+        "query": {"term": {CLUSTER_ID: cluster_id}},
+        "from": (page - 1) * size,
+        "size": size,
+        "sort": _time_sort(time_field, "asc"),
+        "_source": source,
+        "track_total_hits": True,
+        "aggs": {
+            "reference": {"top_hits": {"size": 1, "sort": _reference_sort(time_field), "_source": source}},
+            "first": {"top_hits": {"size": 1, "sort": _time_sort(time_field, "asc"), "_source": source}},
+            "sites": {"cardinality": {"field": SITE_FIELD}},
+            "start": {"min": {"field": time_field}},
+            "end": {"max": {"field": time_field}},
+            "dated": {"value_count": {"field": time_field}},
+            "timeline": {"auto_date_histogram": {"field": time_field, "buckets": TIMELINE_BUCKETS}},
+        },
+    }
+
+
+def _version(hit: Mapping, reference: Mapping | None) -> dict:
+    """A hit as a version: id, ``_source`` fields (fold fields lifted out) and its relation to the reference."""
+    src = dict(hit.get("_source") or {})
+    fold = fold_of(src)
+    src.pop("newsfold", None)
+    same = reference is not None and hit.get("_id") == reference.get("_id")
+    found = relation(fold_of(reference.get("_source")).get("passages") if reference else None,
+                     fold.get("passages"), same=same)  # fmt: skip
+    return {
+        "id": hit.get("_id"),
+        **src,
+        "representative": bool(fold.get("representative")),
+        "relation": found.as_json() if found else None,
+    }
+
+
+def read_story(response: Mapping, *, page: int = 1, size: int = 20) -> dict | None:
+    """A :func:`story` response as ``{cluster_id, pages, sites, reference, first, versions, timeline, ...}``.
+
+    Returns:
+        None when no page has the cluster id.
+    """
+    hits = response.get("hits", {})
+    total = int(hits.get("total", {}).get("value", 0))
+    aggs = response.get("aggregations") or {}
+    if not total:
+        return None
+    ref_hits = aggs["reference"]["hits"]["hits"]
+    first_hits = aggs["first"]["hits"]["hits"]
+    reference = ref_hits[0] if ref_hits else None
+    versions = [_version(h, reference) for h in hits.get("hits", [])]
+    return {
+        "cluster_id": (fold_of(reference.get("_source")).get("cluster_id") if reference else None),
+        "pages": total,
+        "sites": int(aggs["sites"]["value"] or 0),
+        "first_time": _millis(aggs["start"].get("value")),
+        "latest_time": _millis(aggs["end"].get("value")),
+        "undated": total - int(aggs["dated"]["value"] or 0),
+        "reference": _version(reference, reference) if reference else None,
+        "first": _version(first_hits[0], reference) if first_hits else None,
+        "versions": versions,
+        "page": page,
+        "page_size": size,
+        "total_pages": max(1, -(-total // size)),
+        "timeline": [
+            {"start": b.get("key_as_string") or _millis(b["key"]), "count": int(b["doc_count"])}
+            for b in (aggs.get("timeline") or {}).get("buckets", [])
+        ],
+        "timeline_interval": (aggs.get("timeline") or {}).get("interval"),
+    }
+
+
+def relations(cluster_ids: Sequence[str], *, time_field: str = "published") -> dict:
+    """Search body: the reference of each of some stories, with its passages (for :func:`add_relations`).
+
+    Raises:
+        ValueError: no cluster id.
+    """
+    ids = [c for c in dict.fromkeys(cluster_ids) if c]
+    if not ids:
+        raise ValueError("no story to look up")
+    return {
+        "size": 0,
+        "query": {"terms": {CLUSTER_ID: ids}},
+        "aggs": {
+            "stories": {
+                "terms": {"field": CLUSTER_ID, "size": len(ids)},
+                "aggs": {
+                    "reference": {
+                        "top_hits": {"size": 1, "sort": _reference_sort(time_field), "_source": [PASSAGES]}
+                    }
+                },
+            }
+        },
+    }
+
+
+def read_references(response: Mapping) -> dict[str, dict]:
+    """``cluster id -> reference hit`` (``_id`` and ``_source`` with its passages) of a :func:`relations` response."""
+    out = {}
+    for bucket in ((response.get("aggregations") or {}).get("stories") or {}).get("buckets", []):
+        hits = bucket["reference"]["hits"]["hits"]
+        if hits:
+            out[bucket["key"]] = hits[0]
+    return out
+
+
+def relation_of(hit: Mapping, references: Mapping[str, Mapping]) -> dict | None:
+    """The relation (``Relation.as_json``) of one hit to its story's reference, or None when unknown."""
+    src = hit.get("_source") or {}
+    fold = fold_of(src)
+    reference = references.get(fold.get("cluster_id") or "")
+    if reference is None:
+        return None
+    found = relation(fold_of(reference.get("_source")).get("passages"), fold.get("passages"),
+                     same=hit.get("_id") == reference.get("_id"))  # fmt: skip
+    return found.as_json() if found else None
+
+
+def add_relations(client, response: dict, *, index: str, time_field: str = "published") -> dict:
+    """Give every hit and inner version of a folded search its relation to its story's reference.
+
+    For a host's ``fold_query`` / ``fold_search`` response: one more search
+    finds each story's reference; each hit and each ``newsfold_versions``
+    inner hit gets ``newsfold_relation`` (see ``plugin.novelty``; None when
+    unknown). The host's ``_source`` must include ``newsfold.passages`` and
+    ``newsfold.cluster_id`` (or not be filtered).
+
+    Returns:
+        The same response, changed in place.
+    """
+    hits = response.get("hits", {}).get("hits", [])
+    cluster_ids = [fold_of(h.get("_source")).get("cluster_id") for h in hits]
+    if not any(cluster_ids):
+        return response
+    references = read_references(client.search(index=index, body=relations(cluster_ids, time_field=time_field)))
+    for hit in hits:
+        hit["newsfold_relation"] = relation_of(hit, references)
+        inner = (hit.get("inner_hits") or {}).get("newsfold_versions", {}).get("hits", {}).get("hits", [])
+        for version in inner:
+            version["newsfold_relation"] = relation_of(version, references)
+    return response

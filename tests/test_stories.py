@@ -1,0 +1,162 @@
+"""Top stories, a story's versions and version relations (plugin.stories) on a real index."""
+
+from __future__ import annotations
+
+import pytest
+
+from newsfold.plugin import fold_search, folded_hits
+from newsfold.plugin.corrections import set_representative
+from newsfold.plugin.dedup import ingest
+from newsfold.plugin.signing import sign_text
+from newsfold.plugin.stories import (
+    MAX_STORIES,
+    add_relations,
+    newest,
+    read_newest,
+    read_story,
+    read_top_stories,
+    story,
+    top_stories,
+)
+from tests.pages import story as paragraphs
+
+# local paragraphs without stop words, like the made-up stories (so the copy is signed the same way)
+LOCAL = [
+    "Ashford councillors warned Tuesday closure costs town two bus routes plus depot staff.",
+    "Ashford Gazette reporters asked operator whether drivers move towards new depot site yesterday.",
+]
+# an archive from years ago: the windows count back from its newest page (2015-03-10 12:00)
+PAGES = [
+    # ferry: 4 sites, first on a.test; b.test is a shorter copy, d.test adds two local paragraphs
+    ("ferry-a", 401, "a.test", "2015-03-09T08:00:00Z", "full"),
+    ("ferry-b", 401, "b.test", "2015-03-09T09:00:00Z", "short"),
+    ("ferry-c", 401, "c.test", "2015-03-10T07:00:00Z", "full"),
+    ("ferry-d", 401, "d.test", "2015-03-10T08:00:00Z", "local"),
+    # museum: 2 sites, newer than lantern (which also has 2): ties go to the more recent story
+    ("museum-a", 402, "a.test", "2015-03-10T11:00:00Z", "full"),
+    ("museum-b", 402, "b.test", "2015-03-10T12:00:00Z", "full"),
+    ("lantern-a", 403, "a.test", "2015-03-08T10:00:00Z", "full"),
+    ("lantern-c", 403, "c.test", "2015-03-08T11:00:00Z", "full"),
+    # old: 3 sites three weeks earlier, only in the 30-day and "all" windows
+    ("old-a", 404, "a.test", "2015-02-17T10:00:00Z", "full"),
+    ("old-b", 404, "b.test", "2015-02-17T11:00:00Z", "full"),
+    ("old-c", 404, "c.test", "2015-02-18T11:00:00Z", "full"),
+    # single: one German page, the newest of all
+    ("single", 405, "e.test", "2015-03-10T12:00:00Z", "full"),
+]
+
+
+def body_of(seed: int, variant: str) -> str:
+    paras = paragraphs(seed, sentences=16)
+    if variant == "short":
+        paras = paras[:4]
+    elif variant == "local":
+        paras = [*paras[:3], LOCAL[0], *paras[3:], LOCAL[1]]
+    return "\n".join(paras)
+
+
+@pytest.fixture
+def corpus(es, settings):
+    signed = [
+        sign_text(body_of(seed, variant), title=f"{pid} headline", url=f"https://{site}/{pid}", page_id=pid,
+                  site=site, published=published, lang="de" if pid == "single" else "en", settings=settings)
+        for pid, seed, site, published, variant in PAGES
+    ]  # fmt: skip
+    outcomes = ingest(signed, client=es, settings=settings)
+    assert {o.status for o in outcomes} <= {"new", "duplicate"}
+    clusters = {o.page_id: o.cluster_id for o in outcomes}
+    assert len({clusters[p] for p in ("ferry-a", "ferry-b", "ferry-c", "ferry-d")}) == 1
+    es.indices.refresh(index=settings.index)
+    return clusters
+
+
+def run_top(es, settings, **kwargs):
+    anchor = read_newest(es.search(index=settings.index, body=newest()), "published")
+    return read_top_stories(es.search(index=settings.index, body=top_stories(anchor_ms=anchor, **kwargs)))
+
+
+def names(stories):
+    return [s["reference"]["id"].split("-")[0] for s in stories]
+
+
+def test_top_stories_rank_by_coverage_with_ties_to_the_more_recent(es, settings, corpus):
+    total, found = run_top(es, settings, window="all")
+    assert total == 5
+    assert names(found) == ["ferry", "old", "museum", "lantern", "single"]
+    ferry = found[0]
+    assert (ferry["sites"], ferry["pages"]) == (4, 4)
+    assert ferry["first"] == "2015-03-09T08:00:00Z" and ferry["latest"] == "2015-03-10T08:00:00Z"
+    assert ferry["reference"]["id"] == "ferry-a" and ferry["reference"]["title"] == "ferry-a headline"
+
+
+def test_windows_count_back_from_the_newest_page(es, settings, corpus):
+    # in the last 24 hours ferry (c, d) and museum (a, b) have two sites each: museum is more recent
+    assert names(run_top(es, settings, window="24h")[1]) == ["museum", "ferry", "single"]
+    day = run_top(es, settings, window="24h")[1][1]
+    assert (day["sites"], day["pages"]) == (2, 2)  # only ferry-c and ferry-d are in the last 24 hours
+    assert names(run_top(es, settings, window="7d")[1]) == ["ferry", "museum", "lantern", "single"]
+    assert names(run_top(es, settings, window="30d")[1]) == ["ferry", "old", "museum", "lantern", "single"]
+
+
+def test_latest_order_filters_and_pages(es, settings, corpus):
+    _, latest = run_top(es, settings, window="all", sort="latest")
+    assert names(latest) == ["museum", "single", "ferry", "lantern", "old"]  # museum and single tie at 12:00
+    total, german = run_top(es, settings, filters=[{"term": {"lang": "de"}}])
+    assert (total, names(german)) == (1, ["single"])
+    _, by_site = run_top(es, settings, filters=[{"term": {"site": "c.test"}}])
+    assert names(by_site) == ["ferry", "lantern", "old"]  # each once on c.test: the most recent first
+    total, second = run_top(es, settings, page=2, size=2)
+    assert (total, names(second)) == (5, ["museum", "lantern"])
+    assert run_top(es, settings, page=9, size=2)[1] == []
+
+
+def test_builders_refuse_bad_arguments():
+    with pytest.raises(ValueError, match="window must be one of 24h, 7d, 30d, all"):
+        top_stories(window="1y")
+    with pytest.raises(ValueError, match="sort must be 'coverage' or 'latest'"):
+        top_stories(sort="relevance")
+    with pytest.raises(ValueError, match="out of range"):
+        top_stories(page=MAX_STORIES, size=10)
+    with pytest.raises(ValueError, match="out of range"):
+        story("x", page=0)
+    with pytest.raises(ValueError, match="empty"):
+        story("")
+
+
+def test_a_story_lists_versions_oldest_first_with_their_relation(es, settings, corpus):
+    cluster = corpus["ferry-a"]
+    found = read_story(es.search(index=settings.index, body=story(cluster, size=3)), size=3)
+    assert (found["pages"], found["sites"], found["total_pages"]) == (4, 4, 2)
+    assert found["reference"]["id"] == found["first"]["id"] == "ferry-a"
+    assert [v["id"] for v in found["versions"]] == ["ferry-a", "ferry-b", "ferry-c"]
+    kinds = {v["id"]: v["relation"]["kind"] for v in found["versions"]}
+    assert kinds == {"ferry-a": "reference", "ferry-b": "shorter", "ferry-c": "copy"}
+    assert found["versions"][0]["site"] == "a.test" and "newsfold" not in found["versions"][0]
+    assert sum(b["count"] for b in found["timeline"]) == 4
+    page2 = read_story(es.search(index=settings.index, body=story(cluster, page=2, size=3)), page=2, size=3)
+    (local,) = page2["versions"]
+    assert local["relation"] == {"kind": "adds", "label": "adds 2 paragraphs", "held": 1.0, "added_paragraphs": 2,
+                                 "added_sentences": 0}  # fmt: skip
+    assert page2["first"]["id"] == "ferry-a"  # the first publisher is known on every page
+    assert read_story(es.search(index=settings.index, body=story("no-such-story"))) is None
+
+
+def test_an_editors_representative_becomes_the_reference(es, settings, corpus):
+    set_representative("ferry-d", user="editor", client=es, settings=settings)
+    es.indices.refresh(index=settings.index)
+    found = read_story(es.search(index=settings.index, body=story(corpus["ferry-a"])))
+    assert found["reference"]["id"] == "ferry-d" and found["first"]["id"] == "ferry-a"
+    kinds = {v["id"]: v["relation"]["label"] for v in found["versions"]}
+    assert kinds["ferry-d"] == "reference" and kinds["ferry-b"].startswith("shorter (holds ")
+    assert kinds["ferry-a"] != "reference"
+
+
+def test_add_relations_on_a_folded_search(es, settings, corpus):
+    response = fold_search(es, {"query": {"match_all": {}}, "sort": [{"published": "asc"}], "size": 10},
+                           index=settings.index, versions=5)  # fmt: skip
+    add_relations(es, response, index=settings.index)
+    (ferry,) = [s for s in folded_hits(response) if s["hit"]["_id"] == "ferry-a"]
+    assert ferry["hit"]["newsfold_relation"]["kind"] == "reference"
+    labels = {v["_id"]: v["newsfold_relation"]["label"] for v in ferry["versions"]}
+    assert labels["ferry-b"].startswith("shorter") and labels["ferry-d"] == "adds 2 paragraphs"
+    assert labels["ferry-c"] == "full copy"
