@@ -363,3 +363,65 @@ def heatmap(
                 body.append(f"<g>{_tooltip(tip)}{shape}</g>")
     desc = f"Pairwise similarity of {n} pages; darker is more similar."
     return _svg(chart_id, size, size, title, desc, body, role="group" if cell_href else "img")
+
+
+def timeline(
+    buckets: Sequence[tuple[str, int]],
+    *,
+    title: str,
+    chart_id: str,
+    markers: Sequence[tuple[int, str]] = (),
+    width: int = 640,
+    height: int = 180,
+    empty_message: str = "No dated versions.",
+) -> Markup:
+    """When the versions of a story appeared: one bar per interval, with labelled markers above some intervals.
+
+    Args:
+        buckets: ``(interval label, versions)`` for contiguous, equal intervals, oldest first.
+        title: the chart's accessible title.
+        chart_id: a page-unique id for the ``<svg>``.
+        markers: ``(bucket index, label)``, e.g. where the first publisher is.
+        width: drawing width.
+        height: drawing height.
+        empty_message: shown when no interval has a version.
+
+    Returns:
+        The SVG markup.
+    """
+    if not buckets or not any(count for _, count in buckets):
+        return _empty(chart_id, title, empty_message, width)
+    left, right, top, bottom = 48, 12, 34, 30
+    plot_w, plot_h = width - left - right, height - top - bottom
+    y0 = top + plot_h
+    top_value = axis_top([count for _, count in buckets])
+    body = _y_axis(left, y0, plot_h, plot_w, top_value, "versions")
+    bin_w = plot_w / len(buckets)
+    for k, (label, count) in enumerate(buckets):
+        h = plot_h * count / top_value
+        rect = _attrs(x=left + k * bin_w + 1, y=y0 - h, width=max(1.0, bin_w - 2), height=max(h, 0.0),
+                      class_="nf-bar", fill=SERIES_COLOURS[0])  # fmt: skip
+        body.append(f"<rect{rect}>{_tooltip(f'{label}: {fmt_number(count)} version(s)')}</rect>")
+    for k, label in markers:
+        if not 0 <= k < len(buckets):
+            continue
+        x = left + (k + 0.5) * bin_w
+        height_k = plot_h * buckets[k][1] / top_value
+        tip_y = y0 - height_k - 4
+        points = f"{x - 5:.1f},{tip_y - 8:.1f} {x + 5:.1f},{tip_y - 8:.1f} {x:.1f},{tip_y:.1f}"
+        anchor = "start" if x < left + plot_w / 2 else "end"
+        body.append(
+            f"<g class='nf-marker'>{_tooltip(label)}"
+            f"<polygon{_attrs(points=points, fill=SERIES_COLOURS[1], class_='nf-series-1')}/>"
+            + _text(x + (-8 if anchor == "end" else 8), max(12.0, tip_y - 10), _short(label, 40),
+                    text_anchor=anchor, class_="nf-label")  # fmt: skip
+            + "</g>"
+        )
+    for k in sorted({0, len(buckets) - 1}):
+        anchor = "start" if k == 0 else "end"
+        x = left + (k * bin_w if k == 0 else (k + 1) * bin_w)
+        body.append(_text(x, y0 + 16, _short(buckets[k][0], 24), text_anchor=anchor, class_="nf-muted"))
+    desc = "; ".join(f"{label}: {count}" for label, count in buckets if count)
+    if markers:
+        desc += ". " + "; ".join(label for _, label in markers)
+    return _svg(chart_id, width, height, title, desc, body)
