@@ -167,7 +167,7 @@ def top_stories(
     }
 
 
-def _millis(value) -> str | None:
+def iso_millis(value) -> str | None:
     """An epoch-millisecond aggregation value as an ISO 8601 UTC time."""
     if value is None:
         return None
@@ -191,8 +191,8 @@ def read_top_stories(response: Mapping) -> tuple[int, list[dict]]:
             "cluster_id": bucket["key"],
             "sites": int(bucket["coverage"]["value"] or 0),
             "pages": int(bucket["doc_count"]),
-            "first": _millis(bucket["first"].get("value")),
-            "latest": _millis(bucket["newest"].get("value")),
+            "first": iso_millis(bucket["first"].get("value")),
+            "latest": iso_millis(bucket["newest"].get("value")),
             "reference": ref,
         })  # fmt: skip
     return total, out
@@ -275,8 +275,8 @@ def read_story(response: Mapping, *, page: int = 1, size: int = 20) -> dict | No
         "cluster_id": (fold_of(reference.get("_source")).get("cluster_id") if reference else None),
         "pages": total,
         "sites": int(aggs["sites"]["value"] or 0),
-        "first_time": _millis(aggs["start"].get("value")),
-        "latest_time": _millis(aggs["end"].get("value")),
+        "first_time": iso_millis(aggs["start"].get("value")),
+        "latest_time": iso_millis(aggs["end"].get("value")),
         "undated": total - int(aggs["dated"]["value"] or 0),
         "reference": _version(reference, reference) if reference else None,
         "first": _version(first_hits[0], reference) if first_hits else None,
@@ -285,7 +285,7 @@ def read_story(response: Mapping, *, page: int = 1, size: int = 20) -> dict | No
         "page_size": size,
         "total_pages": max(1, -(-total // size)),
         "timeline": [
-            {"start": b.get("key_as_string") or _millis(b["key"]), "count": int(b["doc_count"])}
+            {"start": b.get("key_as_string") or iso_millis(b["key"]), "count": int(b["doc_count"])}
             for b in (aggs.get("timeline") or {}).get("buckets", [])
         ],
         "timeline_interval": (aggs.get("timeline") or {}).get("interval"),

@@ -1,0 +1,251 @@
+"""Top stories, a story's page and a version's added passages: arguments, the requests they cost, what pages show.
+
+The builders and readers are ``plugin.stories``; this module checks what a
+request asks for (every value from outside is checked before anything is
+sent: a bad one is a ``ValueError`` whose message the view answers with 400),
+runs the requests and shapes the results for the templates, the API and the
+feeds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from elasticsearch import Elasticsearch
+
+from newsfold.plugin import stories as queries
+from newsfold.plugin.document import fold_of
+from newsfold.plugin.novelty import Passage, marked_passages
+from newsfold.plugin.settings import Settings
+
+DEFAULT_WINDOW = "7d"
+MAX_FILTER_CHARS = 200
+MAX_PAGE_DIGITS = 6
+#: cluster and page ids are the ids newsfold or a host gave; anything longer or with control characters is refused
+_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,512}$")
+#: fields of a version returned to clients
+PUBLIC_FIELDS = ("title", "url", "site", "lang", "published")
+
+
+def _text_arg(args: Mapping[str, str], name: str) -> str | None:
+    value = (args.get(name) or "").strip()
+    if len(value) > MAX_FILTER_CHARS or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError(f"{name} must be at most {MAX_FILTER_CHARS} printable characters")
+    return value or None
+
+
+def page_number(args: Mapping[str, str], *, limit: int, name: str = "page") -> int:
+    """The ``page`` argument: a whole number from 1 to ``limit``.
+
+    Raises:
+        ValueError: not a positive whole number, or beyond ``limit`` (the message says which).
+    """
+    raw = (args.get(name) or "1").strip()
+    if not (raw.isascii() and raw.isdigit()) or not raw.strip("0"):
+        raise ValueError(f"{name} must be a positive whole number, got {raw[:20]!r}")
+    if len(raw) > MAX_PAGE_DIGITS or int(raw) > limit:
+        raise ValueError(f"{name} {raw[:20]} is out of range (at most {limit:,})")
+    return int(raw)
+
+
+def checked_id(value: str, what: str = "story") -> str:
+    """A cluster or page id from a URL path.
+
+    Raises:
+        ValueError: empty, over 512 characters or with control characters.
+    """
+    if not _ID.match(value or ""):
+        raise ValueError(f"that is not a {what} id")
+    return value
+
+
+@dataclass(frozen=True)
+class TopParams:
+    """What a top-stories list asks for: ``window``, ``sort`` (coverage or latest), ``site``, ``lang``, ``page``."""
+
+    window: str = DEFAULT_WINDOW
+    sort: str = "coverage"
+    site: str | None = None
+    lang: str | None = None
+    page: int = 1
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, str], *, page_size: int) -> TopParams:
+        """Read the list from request arguments.
+
+        Raises:
+            ValueError: an unknown window or sort, a bad filter or page (the message says which).
+        """
+        window = (args.get("window") or DEFAULT_WINDOW).strip()
+        if window not in queries.WINDOWS:
+            raise ValueError(f"window must be one of {', '.join(queries.WINDOWS)}, got {window[:40]!r}")
+        sort = (args.get("sort") or "coverage").strip()
+        if sort not in queries.SORTS:
+            raise ValueError(f"sort must be 'coverage' or 'latest', got {sort[:40]!r}")
+        site, lang = _text_arg(args, "site"), _text_arg(args, "lang")
+        page = page_number(args, limit=queries.MAX_STORIES // page_size)
+        return cls(window=window, sort=sort, site=site, lang=lang, page=page)
+
+    @classmethod
+    def for_form(cls, args: Mapping[str, str]) -> TopParams:
+        """What the user asked for, unchecked and cut to size (to refill the page above an error)."""
+        window = args.get("window") if args.get("window") in queries.WINDOWS else DEFAULT_WINDOW
+        sort = args.get("sort") if args.get("sort") in queries.SORTS else "coverage"
+        return cls(window=window, sort=sort, site=(args.get("site") or "")[:MAX_FILTER_CHARS] or None,
+                   lang=(args.get("lang") or "")[:MAX_FILTER_CHARS] or None)  # fmt: skip
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.site or self.lang)
+
+    def filters(self) -> list[dict]:
+        """The site and language filter clauses (they choose which pages count)."""
+        out = []
+        if self.site:
+            out.append({"term": {"site": self.site}})
+        if self.lang:
+            out.append({"term": {"lang": self.lang}})
+        return out
+
+    def url_args(self, page: int | None = None, **changes) -> dict:
+        """Arguments for ``url_for`` reproducing this list (another page, or with ``changes``); defaults left out."""
+        args = {"window": self.window, "sort": self.sort, "site": self.site, "lang": self.lang,
+                "page": page or self.page}  # fmt: skip
+        args.update(changes)
+        defaults = {"page": 1, "sort": "coverage", "window": DEFAULT_WINDOW}
+        return {k: v for k, v in args.items() if v and defaults.get(k) != v}
+
+    def as_json(self) -> dict:
+        return {"window": self.window, "sort": self.sort, "site": self.site, "lang": self.lang, "page": self.page}
+
+
+@dataclass
+class TopResult:
+    """One page of top stories and the number of stories in the window."""
+
+    params: TopParams
+    page_size: int
+    stories: int = 0
+    anchor: str | None = None
+    time_field: str = "published"
+    results: list[dict] = field(default_factory=list)
+
+    @property
+    def total_pages(self) -> int:
+        return min(math.ceil(self.stories / self.page_size), queries.MAX_STORIES // self.page_size)
+
+    def as_json(self) -> dict:
+        return {
+            **self.params.as_json(),
+            "page_size": self.page_size,
+            "total_pages": self.total_pages,
+            "stories": self.stories,
+            "newest": self.anchor,
+            "time_field": self.time_field,
+            "results": self.results,
+        }
+
+
+def _public(source: Mapping | None) -> dict:
+    source = source or {}
+    return {k: source.get(k) for k in PUBLIC_FIELDS}
+
+
+def time_field(es: Elasticsearch, settings: Settings) -> tuple[str, int | None]:
+    """The date field windows use and the newest page's time: ``published``, or ``ingested`` when no page has a date."""
+    res = es.search(index=settings.index, body=queries.newest())
+    published = queries.read_newest(res, "published")
+    if published is not None:
+        return "published", published
+    return "ingested", queries.read_newest(res, "ingested")
+
+
+def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_size: int) -> TopResult:
+    """The top stories of ``params``: two requests (the newest page's time, then the ranked list)."""
+    field_name, anchor = time_field(es, settings)
+    body = queries.top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
+                               anchor_ms=anchor, time_field=field_name, filters=params.filters())  # fmt: skip
+    total, found = queries.read_top_stories(es.search(index=settings.index, body=body))
+    result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
+                       anchor=queries.iso_millis(anchor))  # fmt: skip
+    for item in found:
+        ref = item["reference"] or {}
+        result.results.append({
+            "cluster_id": item["cluster_id"],
+            "id": ref.get("id"),
+            **_public(ref),
+            "sites": item["sites"],
+            "pages": item["pages"],
+            "first": item["first"],
+            "latest": item["latest"],
+        })  # fmt: skip
+    return result
+
+
+@dataclass
+class StoryParams:
+    """A story page: its id and the page of versions."""
+
+    cluster_id: str
+    page: int = 1
+
+    def url_args(self, page: int | None = None) -> dict:
+        args = {"cluster_id": self.cluster_id}
+        if (page or self.page) != 1:
+            args["page"] = page or self.page
+        return args
+
+
+@dataclass
+class StoryResult:
+    """One page of a story's versions with its reference, first publisher and timeline."""
+
+    params: StoryParams
+    story: dict
+
+    @property
+    def total_pages(self) -> int:
+        return min(self.story["total_pages"], 10_000 // self.story["page_size"])
+
+
+def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, page_size: int) -> StoryResult | None:
+    """A story's page in one request; None when no page has that cluster id."""
+    body = queries.story(params.cluster_id, page=params.page, size=page_size)
+    found = queries.read_story(es.search(index=settings.index, body=body), page=params.page, size=page_size)
+    if found is None:
+        return None
+    for key in ("reference", "first"):
+        if found[key]:
+            found[key] = _shown(found[key])
+    found["versions"] = [_shown(v) for v in found["versions"]]
+    return StoryResult(params=params, story=found)
+
+
+def _shown(version: dict) -> dict:
+    return {"id": version["id"], **_public(version), "ingested": version.get("ingested"),
+            "representative": version["representative"], "relation": version["relation"]}  # fmt: skip
+
+
+def version_passages(
+    es: Elasticsearch, settings: Settings, cluster_id: str, page_id: str
+) -> tuple[dict, list[list[Passage]]] | None:
+    """A version of a story and its text as paragraphs of sentences, the added ones marked.
+
+    Two requests: the version by id (realtime) and the story's reference.
+    None when the page does not exist or belongs to another story.
+    """
+    doc = es.options(ignore_status=404).get(index=settings.index, id=page_id)
+    if not doc.get("found") or fold_of(doc["_source"]).get("cluster_id") != cluster_id:
+        return None
+    refs = queries.read_references(es.search(index=settings.index, body=queries.relations([cluster_id])))
+    reference = refs.get(cluster_id)
+    source = doc["_source"]
+    relation = queries.relation_of({"_id": page_id, "_source": source}, refs)
+    version = {"id": page_id, **_public(source), "relation": relation,
+               "reference_id": reference["_id"] if reference else None}  # fmt: skip
+    compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
+    ref_passages = fold_of(reference.get("_source")).get("passages") if compared else None
+    return version, marked_passages(source.get("body") or "", ref_passages)
