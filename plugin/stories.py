@@ -22,6 +22,7 @@ window: they are listed under ``all`` only, after the dated ones.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
@@ -317,10 +318,23 @@ def relations(cluster_ids: Sequence[str], *, time_field: str = "published") -> d
     }
 
 
-def read_references(response: Mapping) -> dict[str, dict]:
-    """``cluster id -> reference hit`` (``_id`` and ``_source`` with its passages) of a :func:`relations` response."""
+def with_references(body: dict, *, agg: str, time_field: str = "published") -> dict:
+    """A copy of a search body whose ``terms`` aggregation on the cluster id also returns each story's reference.
+
+    For a body that lists stories already (newsfold's ``versions_of``): the
+    references come in the same request, read by :func:`read_references` with the same ``agg``.
+    """
+    out = copy.deepcopy(body)
+    sub = out["aggs"][agg].setdefault("aggs", {})
+    sub["reference"] = {"top_hits": {"size": 1, "sort": _reference_sort(time_field), "_source": [PASSAGES]}}
+    return out
+
+
+def read_references(response: Mapping, *, agg: str = "stories") -> dict[str, dict]:
+    """``cluster id -> reference hit`` (``_id``, ``_source`` with its passages) of :func:`relations` or
+    :func:`with_references`."""
     out = {}
-    for bucket in ((response.get("aggregations") or {}).get("stories") or {}).get("buckets", []):
+    for bucket in ((response.get("aggregations") or {}).get(agg) or {}).get("buckets", []):
         hits = bucket["reference"]["hits"]["hits"]
         if hits:
             out[bucket["key"]] = hits[0]
