@@ -38,11 +38,11 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from elasticsearch import Elasticsearch, NotFoundError, helpers
+from elasticsearch import Elasticsearch, NotFoundError
 
 from newsfold.indexer.queue import drive
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.corrections import reapply_corrections
-from newsfold.plugin.dedup import ingest
 from newsfold.plugin.document import CLUSTER_ID, CONTENT_FIELDS, Outcome, SignedPage, cluster_of
 from newsfold.plugin.document import path as field_path
 from newsfold.plugin.extract import Article
@@ -50,6 +50,7 @@ from newsfold.plugin.index import corrections_index, current_index, index_body, 
 from newsfold.plugin.rejections import record_rejections, rejections_index
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_article
+from newsfold.plugin.store import bulk_failures
 from newsfold.state.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock, parse_time
 from newsfold.state.repeated_lines import RepeatedLines
 from newsfold.state.story_stats import StoryStats
@@ -142,19 +143,29 @@ def scan(
             client.options(ignore_status=404).clear_scroll(scroll_id=scroll_id)
 
 
-def restore_ingested(client: Elasticsearch, index: str, outcomes: list[Outcome], ingested: dict[str, str]) -> None:
-    """Give pages in the new index their first ``ingested`` time (ingest stamps "now").
+def restore_ingested(
+    client: Elasticsearch, settings: Settings, outcomes: list[Outcome], ingested: dict[str, str]
+) -> int:
+    """Give pages in the new index (``settings.index``) their first ``ingested`` time (ingest stamps "now").
 
     ``unchanged`` pages too: a chunk done again after an interruption finds
-    its earlier writes unchanged, maybe before their time was restored.
+    its earlier writes unchanged, maybe before their time was restored. The
+    pages are indexed either way, so a refused update is logged (with its
+    reason) and counted, not raised.
+
+    Returns:
+        How many updates Elasticsearch refused.
     """
     actions = [
-        {"_op_type": "update", "_index": index, "_id": o.page_id, "doc": {"ingested": ingested[o.page_id]}}
+        {"_op_type": "update", "_index": settings.index, "_id": o.page_id, "doc": {"ingested": ingested[o.page_id]}}
         for o in outcomes
         if o.status != "rejected" and ingested.get(o.page_id)
     ]
-    if actions:
-        helpers.bulk(client, actions, raise_on_error=False)
+    failed = bulk_failures(client, actions, settings=settings)
+    if failed:
+        page_id, reason = next(iter(sorted(failed.items())))
+        log.warning("restoring the ingested time of %d page(s) failed, first %s: %s", len(failed), page_id, reason)
+    return len(failed)
 
 
 # ----------------------------------------------------------------------------- worker side
@@ -234,7 +245,7 @@ class Work:
         sources: dict[str, dict] | None = None,
     ) -> list[dict]:
         outcomes = ingest(signed, client=self.client, settings=self.into) if signed else []
-        restore_ingested(self.client, self.target, outcomes, ingested)
+        restore_ingested(self.client, self.into, outcomes, ingested)
         got = [o.as_dict() for o in rejected + outcomes]
         for o in got:
             if o["status"] == "rejected" and sources and o["page_id"] in sources:

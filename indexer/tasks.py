@@ -17,8 +17,8 @@ from newsfold.indexer.celery_app import app
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
 from newsfold.indexer.reindex import ChunkContext, Reindex, ReindexError, live_target, run_chunk, target_settings
 from newsfold.indexer.sources import PageFileError, read_page_file
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.client import build_client
-from newsfold.plugin.dedup import ingest
 from newsfold.plugin.document import Outcome, Page, SignedPage
 from newsfold.plugin.extract import Rejection
 from newsfold.plugin.index import ensure_index

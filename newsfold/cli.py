@@ -150,8 +150,8 @@ def _read_roots(settings: Settings, pages: Path, payloads: list[dict]) -> str:
 def cmd_cluster(args) -> int:
     from newsfold.indexer.sources import iter_jsonl
     from newsfold.plugin.client import build_client
-    from newsfold.plugin.dedup import current_clusters
     from newsfold.plugin.index import drop_index, ensure_index
+    from newsfold.plugin.store import current_labels
 
     settings = _settings(args)
     index = args.index or f"newsfold-cluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
@@ -168,7 +168,7 @@ def cmd_cluster(args) -> int:
         by_id = {o["page_id"]: o for o in outcomes}
         final = {}
         for chunk in _chunks([r.id for r in rows if not r.error], 1000):
-            final.update(current_clusters(chunk, client=client, settings=live))
+            final.update(current_labels(chunk, client=client, settings=live))
     elapsed = time.perf_counter() - started
     with open(args.out, "w", encoding="utf-8") as out:
         for row in rows:

@@ -48,7 +48,7 @@ _EXPORTS = {
     "build_client": "client",
     "ensure_index": "index",
     "ensure_fold_fields": "index",
-    "ingest": "dedup",
+    "ingest": "batch",
     "fold_search": "search",
     "Correction": "corrections",
     "CorrectionError": "corrections",

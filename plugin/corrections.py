@@ -13,9 +13,9 @@ survive a reindex, where every page is ingested again and cluster ids change:
 For each pair (and each page's representative flag) the latest decision
 wins (``plugin.constraints``). A correction takes effect before the call
 returns: it is written with ``refresh=wait_for``, then the cluster is split
-again (``plugin.dedup.recluster``), relabelled or flagged, also with
+again (``plugin.regroup.recluster``), relabelled or flagged, also with
 ``refresh=wait_for``. Ingest honours the constraints for later pages
-(``plugin.dedup.prepare`` and ``plugin.cluster.decide``). See
+(``plugin.batch.prepare`` and ``plugin.cluster.decide``). See
 ``docs/corrections.md``.
 """
 
@@ -27,15 +27,16 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from elasticsearch import BadRequestError, ConflictError, Elasticsearch, NotFoundError, helpers
+from elasticsearch import BadRequestError, ConflictError, Elasticsearch, NotFoundError
 
 from newsfold.plugin import queries
 from newsfold.plugin.cluster import pair
-from newsfold.plugin.constraints import current_labels, decisions, fetch_corrections, load_constraints
-from newsfold.plugin.dedup import MAX_RECLUSTER_PAGES, cluster_page_ids, recluster, relabel
+from newsfold.plugin.constraints import decisions, fetch_corrections, load_constraints
 from newsfold.plugin.document import fold_update
 from newsfold.plugin.index import corrections_index, corrections_index_body
+from newsfold.plugin.regroup import MAX_RECLUSTER_PAGES, recluster, relabel
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.store import bulk_write, cluster_page_ids, current_labels
 
 __all__ = [
     "Correction",
@@ -396,7 +397,7 @@ def mark_not_duplicates(
     )
     _record(correction, client=client, settings=settings)
     # read the labels again after the correction is visible: a concurrent merge is either seen here
-    # or sees the correction itself (plugin.dedup.relabel checks before and after moving pages)
+    # or sees the correction itself (plugin.regroup.relabel checks before and after moving pages)
     now = current_labels([a, b], client=client, settings=settings)
     if now.get(a) is not None and now.get(a) == now.get(b):
         recluster(now[a], client=client, settings=settings)
@@ -439,13 +440,7 @@ def _set_flags(flags: dict[str, bool], *, client: Elasticsearch, settings: Setti
         {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(representative=flag)}
         for pid, flag in sorted(flags.items())
     ]
-    _, errors = helpers.bulk(
-        client, actions, refresh="wait_for", raise_on_error=False, max_retries=settings.es_max_retries
-    )
-    for err in errors:
-        item = next(iter(err.values()))
-        if item.get("status") != 404:
-            raise RuntimeError(f"setting representative flags failed: {item.get('error')}")
+    bulk_write(client, actions, settings=settings, refresh="wait_for", what="setting representative flags")
 
 
 def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str | None = None) -> int:
@@ -480,12 +475,7 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
         return 0
     rules = load_constraints(touched, client=client, settings=settings)
     changed = 0
-    together = {
-        rules.clusters[a]
-        for a, b in rules.cannot_link
-        if a in rules.clusters and rules.clusters[a] == rules.clusters.get(b)
-    }
-    for cluster_id in sorted(together):
+    for cluster_id in sorted(rules.split_clusters()):
         recluster(cluster_id, client=client, settings=settings)
         changed += 1
     for a, b in rules.must_link:  # latest first, as ingest applies them

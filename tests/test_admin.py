@@ -17,7 +17,7 @@ import redis
 from werkzeug.security import generate_password_hash
 
 from newsfold.plugin import queries
-from newsfold.plugin.dedup import ingest
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.evidence import (
     choose_representative,

@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 
 from newsfold.plugin import queries
+from newsfold.plugin.batch import ingest, prepare, reconcile, write
 from newsfold.plugin.cluster import Constraints, Match, decide, pair, recluster_labels
 from newsfold.plugin.constraints import resolve
 from newsfold.plugin.corrections import (
@@ -19,9 +20,9 @@ from newsfold.plugin.corrections import (
     set_representative,
     split_page,
 )
-from newsfold.plugin.dedup import enforce_constraints, ingest, prepare, reconcile, relabel, write
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import drop_index, ensure_index
+from newsfold.plugin.regroup import enforce_constraints, relabel
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_page
 from tests.pages import page, story
@@ -389,6 +390,6 @@ def test_correction_made_while_a_batch_is_in_flight_is_honoured(es, settings):
     write(batch, client=es, settings=settings)
     assert _labels(es, settings, ["x", "y"]) == {"x": "y", "y": "y"}  # the race put them together
     reconcile(batch, client=es, settings=settings)
-    enforce_constraints(batch, client=es, settings=settings)
+    enforce_constraints([p.page_id for p in batch.pages], client=es, settings=settings)
     labels = _labels(es, settings, ["x", "y"])
     assert labels["x"] != labels["y"]

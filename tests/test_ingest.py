@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from newsfold.plugin import queries
-from newsfold.plugin.dedup import finish, ingest, lookup, prepare, reconcile, write
+from newsfold.plugin.batch import finish, ingest, lookup, prepare, reconcile, write
 from newsfold.plugin.document import Page
 from newsfold.plugin.signing import sign_page
 from tests.pages import page, story

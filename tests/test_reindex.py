@@ -14,11 +14,12 @@ import redis
 from newsfold.indexer.celery_app import make_celery
 from newsfold.indexer.reindex import Reindex, ReindexError, lock_key, prefix_length
 from newsfold.indexer.tasks import chunk_context
-from newsfold.plugin.dedup import current_clusters, ingest
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import current_index
 from newsfold.plugin.rejections import rejection_actions, rejections_index
 from newsfold.plugin.signing import sign_page
+from newsfold.plugin.store import current_labels
 from newsfold.state.jobs import JobStore, RedisLock
 from newsfold.workers import LocalWorkers, run_batches
 from tests.pages import page, story
@@ -89,8 +90,8 @@ def _load(es, live, payloads: list[dict]) -> None:
 
 
 def _partition(es, live, ids: list[str]) -> set[frozenset]:
-    labels = current_clusters(ids, client=es, settings=live)
-    assert None not in labels.values(), {k: v for k, v in labels.items() if v is None}
+    labels = current_labels(ids, client=es, settings=live)
+    assert set(labels) == set(ids), sorted(set(ids) - set(labels))
     groups: dict[str, set] = {}
     for page_id, cluster in labels.items():
         groups.setdefault(cluster, set()).add(page_id)
@@ -329,7 +330,7 @@ def test_live_writes_during_a_reindex_end_up_in_the_new_index(es, live, store, p
     docs = es.mget(index=live.index, ids=everything, source=["newsfold.cluster_id"])["docs"]
     assert [d["_id"] for d in docs if not d["found"]] == []
     assert es.count(index=live.index)["count"] == len(everything)
-    labels = current_clusters(["o0-0", "late-copy"], client=es, settings=live)
+    labels = current_labels(["o0-0", "late-copy"], client=es, settings=live)
     assert labels["late-copy"] == labels["o0-0"]  # the live copy joined its story in the new index
     assert int(store.state(job.id)["caught_up"]) >= len(written["before_swap"]) + len(written["routed_before_swap"])
 

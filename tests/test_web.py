@@ -15,7 +15,7 @@ import pytest
 import redis
 from celery import Celery
 
-from newsfold.plugin.dedup import ingest
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.signing import sign_page
 from newsfold.web import create_app

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
-from newsfold.plugin.dedup import ingest
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Outcome, Page
 from newsfold.plugin.extract import Rejection
 from newsfold.plugin.settings import Settings
