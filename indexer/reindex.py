@@ -643,7 +643,8 @@ class Reindex:
         if state.get("planned"):
             return int(state["buckets"]), int(state["records"])
         from newsfold.indexer.archive import archive_files
-        from newsfold.indexer.sources import page_from_item, scan_warc
+        from newsfold.indexer.warc import page_from_item
+        from newsfold.indexer.warc_scan import scan_warc
 
         root = self.settings.archive_dir
         if not root:

@@ -15,8 +15,8 @@ from elasticsearch import ApiError
 
 from newsfold.indexer.celery_app import app
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
+from newsfold.indexer.records import PageFileError, read_page_file
 from newsfold.indexer.reindex import ChunkContext, Reindex, ReindexError, live_target, run_chunk, target_settings
-from newsfold.indexer.sources import PageFileError, read_page_file
 from newsfold.plugin.batch import ingest
 from newsfold.plugin.client import build_client
 from newsfold.plugin.document import Outcome, Page, SignedPage

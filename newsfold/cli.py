@@ -41,7 +41,7 @@ def _chunks(items: list, size: int):
 # ---------------------------------------------------------------- extract
 def _extract_one(payload: dict) -> dict:
     from newsfold.indexer.guard import PageTimeout, time_limit
-    from newsfold.indexer.sources import PageFileError, read_page_file
+    from newsfold.indexer.records import PageFileError, read_page_file
     from newsfold.plugin.extract import Rejection, extract_article
 
     settings = Settings.from_env()
@@ -265,7 +265,8 @@ def cmd_ingest(args) -> int:
     from collections import Counter
 
     from newsfold.indexer.archive import WarcArchive
-    from newsfold.indexer.sources import SourceStats, count_hint, iter_source
+    from newsfold.indexer.records import SourceStats
+    from newsfold.indexer.sources import count_hint, iter_source
     from newsfold.plugin.client import build_client
     from newsfold.plugin.index import ensure_index
 

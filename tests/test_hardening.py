@@ -132,7 +132,7 @@ def test_a_huge_offset_is_a_400(settings, redis_url):
 
 
 def test_page_files_are_read_safely(tmp_path):
-    from newsfold.indexer.sources import PageFileError, read_page_file
+    from newsfold.indexer.records import PageFileError, read_page_file
 
     good = tmp_path / "a.html"
     good.write_bytes(b"<html>" + b"x" * 100 + b"</html>")

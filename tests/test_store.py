@@ -16,7 +16,9 @@ from tests.pages import page, story
 
 def _ingest_two(es, settings) -> None:
     text = story(61)
-    pages = [Page(id=i, html=page("Mayor opens bridge", text, site=f"{i}.test"), url=f"https://{i}.test/a") for i in "ab"]
+    pages = [
+        Page(id=i, html=page("Mayor opens bridge", text, site=f"{i}.test"), url=f"https://{i}.test/a") for i in "ab"
+    ]
     ingest([sign_page(p, settings) for p in pages], client=es, settings=settings)
 
 
