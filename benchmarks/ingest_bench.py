@@ -18,7 +18,7 @@ document). Then, one phase after the other on the same machine:
 4. stages: ``--sample`` further pages go through the worker's own calls in
    this process, against the index filled in phase 3, with the wall time and
    the CPU of this process and of the stand-in recorded around each call:
-   extract, sign (``indexer.tasks.sign_payloads`` minus extract), mget,
+   extract, sign (``indexer.pages.sign_payloads`` minus extract), mget,
    lookup, prepare, index, reconcile, constraints, finish (see
    :func:`stage_phase`); ``--profile`` also prints a cProfile of that phase.
 
@@ -330,7 +330,7 @@ def redis_figures(live: Settings, *, before: int, distinct_pages: int) -> dict:
 def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     """Per-stage timings of the worker's path, measured around public calls in this process.
 
-    Each batch is signed with the worker's own ``indexer.tasks.sign_payloads``
+    Each batch is signed with the worker's own ``indexer.pages.sign_payloads``
     (read, extract, repeated-lines filter, sign), and every page is also
     extracted alone (``extract_article``), so the signing share is the
     difference. Even batches then go through the steps of
@@ -340,7 +340,7 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     odd batches go through ``ingest`` whole, which checks that the steps
     still add up to it.
     """
-    from newsfold.indexer.tasks import sign_payloads
+    from newsfold.indexer.pages import sign_payloads
     from newsfold.plugin import batch as protocol
     from newsfold.plugin.client import build_client
     from newsfold.plugin.regroup import enforce_constraints

@@ -416,8 +416,8 @@ def cmd_reindex(args) -> int:
     """Build a new index behind the alias (from the stored text or the raw-page archive) and swap it in."""
     import getpass
 
+    from newsfold.indexer.pages import chunk_context
     from newsfold.indexer.reindex import Reindex, ReindexError
-    from newsfold.indexer.tasks import chunk_context
 
     settings = _settings(args)
     started = time.perf_counter()

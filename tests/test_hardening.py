@@ -160,7 +160,7 @@ def test_page_files_are_read_safely(tmp_path):
 
 
 def test_a_worker_reads_only_under_its_roots(settings, tmp_path):
-    from newsfold.indexer.tasks import sign_payloads
+    from newsfold.indexer.pages import sign_payloads
 
     inside = tmp_path / "pages"
     inside.mkdir()
@@ -217,7 +217,7 @@ def test_extract_keeps_the_good_lines_when_one_names_dev_zero(tmp_path):
 def test_a_redis_outage_while_signing_is_an_error_to_wait_out_not_a_rejection(settings):
     import redis
 
-    from newsfold.indexer.tasks import sign_payloads
+    from newsfold.indexer.pages import sign_payloads
 
     down = settings.replace(redis_url="redis://127.0.0.1:9/0", repeated_lines=True)
     html = page("Harbour strike ends", story(35))

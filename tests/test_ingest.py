@@ -116,7 +116,7 @@ def test_three_way_race_with_merge_in_flight(es, settings):
 
 
 def test_bad_pages_are_rejected_and_the_batch_goes_on(es, settings):
-    from newsfold.indexer.tasks import sign_payloads
+    from newsfold.indexer.pages import sign_payloads
 
     good = page("Fine page", story(60))
     payloads = [

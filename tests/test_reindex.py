@@ -12,8 +12,8 @@ import pytest
 import redis
 
 from newsfold.indexer.celery_app import make_celery
+from newsfold.indexer.pages import chunk_context
 from newsfold.indexer.reindex import Reindex, ReindexError, lock_key, prefix_length
-from newsfold.indexer.tasks import chunk_context
 from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import current_index
