@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from newsfold.indexer.queue import drive
+from newsfold.indexer.dispatch import drive
 from newsfold.plugin.batch import ingest
 from newsfold.plugin.corrections import reapply_corrections
 from newsfold.plugin.document import CLUSTER_ID, CONTENT_FIELDS, Outcome, SignedPage, cluster_of

@@ -111,7 +111,7 @@ def _pipeline(settings: Settings, workers: int):
 
 
 def _ingest(app, live: Settings, payloads: list[dict], *, index: str, quiet: bool) -> list[dict]:
-    from newsfold.workers import in_flight_batches, run_batches
+    from newsfold.indexer.dispatch import in_flight_batches, run_batches
 
     bar = tqdm(total=len(payloads), desc="ingest", unit="page", disable=quiet)
     try:
@@ -199,87 +199,39 @@ def _job_store(live: Settings):
 
 def _resumable(store, job_id: str, kind: str):
     """The job ``--resume`` names, or a readable exit."""
-    job = store.get(job_id)
-    if job is None:
-        raise SystemExit(
-            f"newsfold: there is no job {job_id!r}: finished jobs are kept 30 days, and a Redis that keeps "
-            "nothing (the embedded one after the run, or a server without appendonly) loses jobs when it "
-            "restarts. Start a new job over the same sources: pages already indexed come back `unchanged`."
-        )
-    if job.kind != kind:
-        raise SystemExit(f"newsfold: job {job_id} is an {job.kind} job; resume it with `newsfold {job.kind}`")
-    if job.status == "done":
-        raise SystemExit(f"newsfold: job {job_id} is already done")
-    return job
+    from newsfold.indexer.ingest_job import JobError, resumable
 
-
-def _mark_stopped(store, job_id: str, exc: BaseException) -> None:
-    """Record that a job's coordinator stopped, so the job is not left "running"; say so when Redis is away."""
-    from newsfold.state import patiently
-
-    message = (
-        f"stopped: {type(exc).__name__}: {str(exc)[:300]}; `newsfold ingest --resume {job_id}` continues "
-        "from the checkpoint"
-    )
     try:
-        patiently(lambda: store.finish(job_id, "failed", message=message), what="marking the job", attempts=4)
-    except Exception as again:
-        print(
-            f"newsfold: job {job_id} could not be marked as stopped ({again}); it still shows as running. "
-            f"`newsfold ingest --resume {job_id}` continues it once Redis is back.",
-            file=sys.stderr,
-        )
+        return resumable(store, job_id, kind)
+    except JobError as exc:
+        raise SystemExit(f"newsfold: {exc}") from None
 
 
-def _warn_if_not_persistent(store, *, announce) -> None:
-    """Warn when the Redis holding job state keeps it only in memory (a restart would lose the job)."""
-    try:
-        info = store.redis.info("persistence")
-        saves = store.redis.config_get("save").get("save", "")
-    except Exception:  # managed servers may refuse CONFIG: say nothing rather than guess
-        return
-    if not int(info.get("aof_enabled", 0)) and not str(saves).strip():
-        announce(
-            "newsfold: warning: Redis keeps job state only in memory (appendonly no, no save points); if it "
-            "restarts, this job's state is lost. Set `appendonly yes` for jobs that must survive a restart."
-        )
-
-
-def _counts_text(counts: dict, reasons: dict) -> str:
-    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected"))
-    if reasons:
-        text += " (" + ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])) + ")"
-    return text
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 # ---------------------------------------------------------------- ingest
 def cmd_ingest(args) -> int:
     """Stream a JSONL page list, a directory tree or WARC files into the index through the workers.
 
-    The run is a job (``plugin.jobs``): the workers count every batch into it
-    once, and ``--resume JOB`` reads the same sources again, skipping the
-    batches the job has counted (batches are numbered in input order).
+    The run is a job (``indexer.ingest_job``): the workers count every batch
+    into it once, and ``--resume JOB`` reads the same sources again, skipping
+    the batches the job has counted (batches are numbered in input order).
     """
-    import base64
-    import getpass
     from collections import Counter
 
-    from newsfold.indexer.archive import WarcArchive
-    from newsfold.indexer.records import SourceStats
-    from newsfold.indexer.sources import count_hint, iter_source
-    from newsfold.plugin.client import build_client
-    from newsfold.plugin.index import ensure_index
+    from newsfold.indexer.ingest_job import IngestRun, counts_text, create_ingest, mark_stopped
 
     settings = _settings(args)
     if not args.sources and not args.resume:
         raise SystemExit("newsfold: name the sources to ingest, or --resume JOB")
     totals: Counter = Counter()
     reasons: Counter = Counter()
-    stats = SourceStats()
     out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 (closed below)
     started = time.perf_counter()
     bar = tqdm(desc="ingest", unit="page", disable=args.quiet)
-    job = store = None
+    job = store = run = None
 
     def record(outcome: dict) -> None:
         totals[outcome["status"]] += 1
@@ -299,100 +251,33 @@ def cmd_ingest(args) -> int:
                 if sources and sources != job.params.get("sources"):
                     raise SystemExit(f"newsfold: job {job.id} ingests {job.params.get('sources')}; resume it alone")
             else:
-                _warn_if_not_persistent(store, announce=lambda m: print(m, file=sys.stderr))
-                archive_dir = args.archive or settings.archive_dir
-                params = {
-                    "sources": sources,
-                    "index": args.index or live.index,
-                    "archive": str(Path(archive_dir).resolve()) if archive_dir else None,
-                    "batch_size": live.batch_size,
-                    "user": getpass.getuser(),
-                }
-                total = sum(count_hint(Path(p)) or 0 for p in sources) or None
-                job = store.create("ingest", params=params, total=total)
-            params = job.params
-            index, batch_size = params["index"], int(params["batch_size"])
-            done = store.recorded(job.id)
-            store.start(job.id)
-            bar.reset(total=job.total)
-            resumed = f"; resuming: {len(done)} batches already done" if done else ""
-            print(f"ingest job {job.id}{resumed}", file=sys.stderr)
-            ensure_index(build_client(live), live.replace(index=index))
-            archive = WarcArchive(Path(params["archive"])) if params.get("archive") else None
-
-            def payload(rec) -> dict:
-                item = rec.meta()
-                if archive is not None:
-                    item["archive"] = archive.append(rec).as_dict()
-                else:
-                    item["html_b64"] = base64.b64encode(rec.html or b"").decode("ascii")
-                return item
-
-            def batches():
-                pending: list = []
-                number = 0
-                for s, source in enumerate(params["sources"]):
-                    for rec in iter_source(Path(source), stats=stats):
-                        if rec.error:
-                            key = f"e{s}:{rec.origin}"
-                            outcome = {
-                                "page_id": rec.id,
-                                "origin": rec.origin,
-                                "status": "rejected",
-                                "reason": rec.reason,
-                                "detail": rec.error,
-                            }
-                            if key not in done:
-                                store.record(job.id, key, [outcome])
-                            record(outcome)  # a resumed run reports it again: every page has its line
-                            continue
-                        pending.append(rec)
-                        if len(pending) >= batch_size:
-                            yield from _numbered(number, pending)
-                            number, pending = number + 1, []
-                if pending:
-                    yield from _numbered(number, pending)
-
-            def _numbered(number: int, recs: list):
-                if str(number) in done:  # counted before the interruption: not sent again, reported as recorded
-                    recorded = store.outcomes(job.id, str(number))
-                    if recorded is None:
-                        bar.update(len(recs))
-                    else:
-                        for outcome in recorded:
-                            record(outcome)
-                else:
-                    yield str(number), [payload(rec) for rec in recs]
-
-            from newsfold.workers import in_flight_batches, run_batches
-
-            try:
-                run_batches(
-                    app,
-                    batches(),
-                    index=index,
-                    max_in_flight=in_flight_batches(batch_size),
-                    collect=False,
-                    on_done=lambda got: [record(o) for o in got],
-                    store=store,
-                    job_id=job.id,
-                    max_outage=live.outage_wait,
-                    on_wait=lambda state: bar.set_description(state or "ingest"),
+                index = args.index or live.index
+                archive = args.archive or settings.archive_dir
+                job = create_ingest(
+                    store, sources, index=index, batch_size=live.batch_size, archive=archive, announce=_stderr
                 )
-            finally:
-                if archive is not None:
-                    archive.close()
-            final = store.get(job.id)
-            store.finish(job.id, "done", message=_counts_text(final.counts, final.rejected))
+            done = store.recorded(job.id)
+            bar.reset(total=job.total)
+            _stderr(f"ingest job {job.id}" + (f"; resuming: {len(done)} batches already done" if done else ""))
+            run = IngestRun(
+                job,
+                app=app,
+                store=store,
+                settings=live,
+                on_outcome=record,
+                on_skip=bar.update,
+                on_wait=lambda state: bar.set_description(state or "ingest"),
+            )
+            final = run.run()
     except KeyboardInterrupt:
         if job is not None:
             message = f"interrupted; `newsfold ingest --resume {job.id}` continues from the checkpoint"
             store.finish(job.id, "cancelled", message=message)
-            print(f"newsfold: {message}", file=sys.stderr)
+            _stderr(f"newsfold: {message}")
         raise
     except BaseException as exc:
         if job is not None and store is not None and not isinstance(exc, SystemExit):
-            _mark_stopped(store, job.id, exc)
+            mark_stopped(store, job.id, exc, announce=_stderr)
         raise
     finally:
         bar.close()
@@ -400,14 +285,13 @@ def cmd_ingest(args) -> int:
             out.close()
     elapsed = time.perf_counter() - started
     pages = sum(totals.values())
-    skipped = f"; skipped {stats.skipped_total} non-page records" if stats.skipped_total else ""
-    print(
+    skipped = run.stats.skipped_total
+    _stderr(
         f"{pages} pages in {elapsed:.1f} s ({pages / max(elapsed, 1e-9):.1f} pages/s): "
-        f"{_counts_text(totals, reasons)}{skipped}",
-        file=sys.stderr,
+        f"{counts_text(totals, reasons)}" + (f"; skipped {skipped} non-page records" if skipped else "")
     )
     if done:
-        print(f"job {job.id} in all: {_counts_text(final.counts, final.rejected)}", file=sys.stderr)
+        _stderr(f"job {job.id} in all: {counts_text(final.counts, final.rejected)}")
     return 0
 
 

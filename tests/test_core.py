@@ -301,7 +301,7 @@ def test_ensure_index_adds_fields_of_a_newer_mapping(es, settings):
 
 
 def test_pages_in_flight_are_bounded_whatever_the_batch_size():
-    from newsfold.workers import MAX_PAGES_IN_FLIGHT, in_flight_batches
+    from newsfold.indexer.dispatch import MAX_PAGES_IN_FLIGHT, in_flight_batches
 
     assert in_flight_batches(25) == 64 and in_flight_batches(100) == 16
     assert in_flight_batches(100) * 100 <= MAX_PAGES_IN_FLIGHT

@@ -325,9 +325,9 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
     import redis
     from kombu.exceptions import OperationalError
 
-    from newsfold.indexer import queue
+    from newsfold.indexer import dispatch
 
-    monkeypatch.setattr(queue.time, "sleep", lambda s: None)
+    monkeypatch.setattr(dispatch.time, "sleep", lambda s: None)
     outage = [3]  # three polls fail as if Redis were restarting
     sends = iter([None, OperationalError("broker down"), None, None, None])
     sent: list[str] = []
@@ -341,7 +341,7 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
 
     got: list[str] = []
     states: list = []
-    queue.drive(
+    dispatch.drive(
         ((str(n), n) for n in range(4)), send, lambda key, item, value, error: got.extend(value),
         on_wait=states.append, max_outage=60,
     )
@@ -350,11 +350,11 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
     # an outage longer than allowed stops the coordinator with the error
     outage[0] = 10**6
     with pytest.raises(redis.exceptions.ConnectionError):
-        queue.drive(iter([("x", 1)]), lambda k, i: _Result([k], outage), lambda *a: None, max_outage=0.0)
+        dispatch.drive(iter([("x", 1)]), lambda k, i: _Result([k], outage), lambda *a: None, max_outage=0.0)
 
 
 def test_a_job_on_a_redis_that_keeps_nothing_is_warned_about(redis_url):
-    from newsfold.cli import _warn_if_not_persistent
+    from newsfold.indexer.ingest_job import warn_if_not_persistent
     from newsfold.state import build_redis
     from newsfold.state.jobs import JobStore
 
@@ -365,11 +365,11 @@ def test_a_job_on_a_redis_that_keeps_nothing_is_warned_about(redis_url):
         store.redis.config_set("appendonly", "no")
         saves = store.redis.config_get("save")["save"]
         store.redis.config_set("save", "")
-        _warn_if_not_persistent(store, announce=said.append)
+        warn_if_not_persistent(store, announce=said.append)
         assert said and "appendonly yes" in said[0]
         said.clear()
         store.redis.config_set("appendonly", "yes")
-        _warn_if_not_persistent(store, announce=said.append)
+        warn_if_not_persistent(store, announce=said.append)
         assert said == []
     finally:
         store.redis.config_set("appendonly", aof)

@@ -8,12 +8,13 @@ import threading
 import pytest
 
 from newsfold.indexer.celery_app import make_celery
+from newsfold.indexer.dispatch import run_batches
 from newsfold.plugin import batch
 from newsfold.plugin.client import build_client
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import ensure_index
 from newsfold.plugin.signing import sign_page
-from newsfold.workers import LocalWorkers, run_batches
+from newsfold.workers import LocalWorkers
 from tests.nrt_proxy import NrtProxy, wait_until
 from tests.pages import page, story
 

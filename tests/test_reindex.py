@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from newsfold.indexer.celery_app import make_celery
+from newsfold.indexer.dispatch import run_batches
 from newsfold.indexer.pages import chunk_context
 from newsfold.indexer.reindex import Reindex, ReindexError, lock_key, prefix_length
 from newsfold.plugin.batch import ingest
@@ -21,7 +22,7 @@ from newsfold.plugin.rejections import rejection_actions, rejections_index
 from newsfold.plugin.signing import sign_page
 from newsfold.plugin.store import current_labels
 from newsfold.state.jobs import JobStore, RedisLock
-from newsfold.workers import LocalWorkers, run_batches
+from newsfold.workers import LocalWorkers
 from tests.pages import page, story
 
 pytestmark = pytest.mark.slow
@@ -250,7 +251,7 @@ def test_killed_worker_and_killed_coordinator_lose_nothing(es, apart, caplog):
     ids = [p["id"] for p in payloads]
     before = _partition(es, live, ids)
     app = make_celery(live)
-    caplog.set_level(logging.WARNING, logger="newsfold.indexer.queue")
+    caplog.set_level(logging.WARNING, logger="newsfold.indexer.dispatch")
     # 1. a worker killed in the middle of a chunk: the coordinator sees its heartbeat stop and sends the chunk again
     with LocalWorkers(live, 3) as workers:
         workers.wait_ready(app)

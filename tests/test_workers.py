@@ -10,7 +10,8 @@ import pytest
 
 from newsfold.cli import main
 from newsfold.indexer.celery_app import make_celery
-from newsfold.workers import LocalWorkers, run_batches
+from newsfold.indexer.dispatch import run_batches
+from newsfold.workers import LocalWorkers
 from tests.pages import page, story
 
 pytestmark = pytest.mark.slow
@@ -76,7 +77,7 @@ def test_a_batch_whose_worker_is_killed_is_sent_again(settings, redis_url, es, c
         [{"id": f"b{b}-{i}", "html": page(f"Story {b} {i}", story(700 + 10 * b + i))} for i in range(4)]
         for b in range(24)  # enough work that the workers are busy at the first checks
     ]
-    caplog.set_level(logging.WARNING, logger="newsfold.indexer.queue")
+    caplog.set_level(logging.WARNING, logger="newsfold.indexer.dispatch")
     with LocalWorkers(live, 2) as workers:
         workers.wait_ready(app)
         pids = {p.pid: p for p in workers.processes}
