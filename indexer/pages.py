@@ -14,7 +14,8 @@ import logging
 
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
 from newsfold.indexer.records import PageFileError, read_page_file
-from newsfold.indexer.reindex import ChunkContext, live_target, target_settings
+from newsfold.indexer.reindex import live_target
+from newsfold.indexer.reindex_chunks import ChunkContext, target_settings
 from newsfold.indexer.resources import (
     TRANSIENT,
     UNREACHABLE,
