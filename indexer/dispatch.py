@@ -17,7 +17,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from newsfold.state import patiently
-from newsfold.state.jobs import JobStore, failed_batch
+from newsfold.state.job_records import failed_batch
+from newsfold.state.jobs import JobStore
 
 if TYPE_CHECKING:
     from celery import Celery

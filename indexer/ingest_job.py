@@ -24,7 +24,8 @@ from newsfold.indexer.records import PageRecord, SourceStats
 from newsfold.indexer.sources import count_hint, iter_source
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently
-from newsfold.state.jobs import Job, JobStore
+from newsfold.state.job_records import Job
+from newsfold.state.jobs import JobStore
 
 if TYPE_CHECKING:
     from celery import Celery

@@ -42,7 +42,9 @@ from newsfold.indexer.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkCo
 from newsfold.plugin.corrections import reapply_corrections
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.index import current_index, index_body, new_index_name
-from newsfold.state.jobs import Job, JobStore, LockBusy, RedisLock
+from newsfold.state.job_records import Job
+from newsfold.state.jobs import JobStore
+from newsfold.state.locks import LockBusy, RedisLock
 
 log = logging.getLogger(__name__)
 

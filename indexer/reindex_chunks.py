@@ -26,7 +26,8 @@ from newsfold.plugin.rejections import record_rejections, rejections_index
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_article
 from newsfold.plugin.store import bulk_failures
-from newsfold.state.jobs import RETRYABLE_REASONS, JobStore, parse_time
+from newsfold.state.job_records import RETRYABLE_REASONS, parse_time
+from newsfold.state.jobs import JobStore
 from newsfold.state.repeated_lines import RepeatedLines
 from newsfold.state.story_stats import StoryStats
 

@@ -21,7 +21,8 @@ from newsfold.plugin.index import current_index
 from newsfold.plugin.rejections import rejection_actions, rejections_index
 from newsfold.plugin.signing import sign_page
 from newsfold.plugin.store import current_labels
-from newsfold.state.jobs import JobStore, RedisLock
+from newsfold.state.jobs import JobStore
+from newsfold.state.locks import RedisLock
 from newsfold.workers import LocalWorkers
 from tests.pages import page, story
 
