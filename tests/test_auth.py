@@ -12,7 +12,7 @@ import pytest
 import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from newsfold import cli
+from newsfold import cli, cli_run
 from newsfold.web import auth, create_app
 from newsfold.web.auth import LoginLimiter, current_user, safe_next, token_digest
 from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
@@ -433,11 +433,11 @@ def test_api_token_command_prints_a_token_and_its_entry(capsys):
 
 
 def test_demo_makes_a_password_and_plain_http_cookies():
-    web_settings, password = cli._demo_web_settings(WebSettings())
+    web_settings, password = cli_run._demo_web_settings(WebSettings())
     assert password and check_password_hash(web_settings.admin_password_hash, password)
     assert web_settings.cookie_secure is False
     assert web_settings.secret_key != DEV_SECRET_KEY and auth.login_closed_reason(web_settings) is None
     configured = WebSettings(admin_password_hash=generate_password_hash(PASSWORD), secret_key=SECRET)
-    kept, none = cli._demo_web_settings(configured)
+    kept, none = cli_run._demo_web_settings(configured)
     assert none is None and kept.admin_password_hash == configured.admin_password_hash
     assert kept.secret_key == SECRET
