@@ -163,3 +163,11 @@ def test_cli_reports_unreachable_redis(tmp_path, settings, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert code == 1
     assert "cannot reach Redis" in err and "Traceback" not in err
+
+
+def test_pages_in_flight_are_bounded_whatever_the_batch_size():
+    from newsfold.indexer.dispatch import MAX_PAGES_IN_FLIGHT, in_flight_batches
+
+    assert in_flight_batches(25) == 64 and in_flight_batches(100) == 16
+    assert in_flight_batches(100) * 100 <= MAX_PAGES_IN_FLIGHT
+    assert in_flight_batches(10_000) == 4 and in_flight_batches(0) >= 4  # never stalls the workers
