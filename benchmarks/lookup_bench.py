@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from newsfold.embedded import EmbeddedElasticsearch
-    from newsfold.errors import describe
+    from newsfold.errors import exit_code
     from newsfold.plugin.client import build_client
     from newsfold.plugin.index import drop_index, ensure_index
 
@@ -435,15 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if not embedded and not args.keep_index:
                 drop_index(client, settings)
-    except KeyboardInterrupt:
-        print("lookup_bench: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        message = describe(exc)
-        if message is None:
-            raise
-        print(f"lookup_bench: {message}", file=sys.stderr)
-        return 1
+    except (KeyboardInterrupt, Exception) as exc:
+        return exit_code(exc, "lookup_bench")
     finally:
         if embedded:
             embedded.close()

@@ -45,6 +45,13 @@ def _file_record(path: Path, fields: dict, page_id: str | None, url: str | None,
     html, problem = read_html(path, max_bytes)
     if problem:
         return error_record(problem, origin, id=page_id, url=url)
+    return _page_record(fields, page_id, url, origin, html=html)
+
+
+def _page_record(
+    fields: dict, page_id: str | None, url: str | None, origin: str, *, html: bytes | None, html_path: str | None = None
+) -> PageRecord:
+    """A page's record from its metadata fields, with its bytes, or with the path a worker reads them from."""
     return PageRecord(
         id=page_id,
         url=url,
@@ -53,6 +60,7 @@ def _file_record(path: Path, fields: dict, page_id: str | None, url: str | None,
         published=published_field(fields),
         html=html,
         origin=origin,
+        html_path=html_path,
     )
 
 
@@ -128,16 +136,7 @@ def _jsonl(path: Path, max_bytes: int, read_html: bool = True, allow_outside: bo
                 yield error_record(message, origin, id=page_id, url=url, reason="outside_folder")
                 continue
             if not read_html:
-                yield PageRecord(
-                    id=page_id,
-                    url=url,
-                    site=text_field(row.get("site")),
-                    lang=text_field(row.get("lang")),
-                    published=published_field(row),
-                    html=None,
-                    origin=origin,
-                    html_path=str(base / html_path),
-                )
+                yield _page_record(row, page_id, url, origin, html=None, html_path=str(base / html_path))
                 continue
             yield _file_record(base / html_path, row, page_id, url, origin, max_bytes)
 

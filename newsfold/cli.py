@@ -289,17 +289,10 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
     try:
         return args.func(args) or 0
-    except KeyboardInterrupt:
-        print("newsfold: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        from newsfold.errors import describe
+    except (KeyboardInterrupt, Exception) as exc:
+        from newsfold.errors import exit_code
 
-        message = describe(exc)
-        if message is None:
-            raise
-        print(f"newsfold: {message}", file=sys.stderr)
-        return 1
+        return exit_code(exc, "newsfold")
 
 
 if __name__ == "__main__":

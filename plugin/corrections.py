@@ -17,6 +17,11 @@ again (``plugin.regroup.recluster``), relabelled or flagged, also with
 ``refresh=wait_for``. Ingest honours the constraints for later pages
 (``plugin.batch.prepare`` and ``plugin.cluster.decide``). See
 ``docs/corrections.md``.
+
+Every correction takes ``user`` (who decides; recorded in the log, required),
+``client`` (an Elasticsearch client), ``settings`` (the articles alias and
+the corrections index) and an optional ``note`` (a reason, kept in the log),
+and returns the logged :class:`Correction`.
 """
 
 from __future__ import annotations
@@ -84,13 +89,7 @@ def split_page(
 
     Args:
         page_id: the page to split out.
-        user: who decides (recorded in the log).
-        client: an Elasticsearch client.
-        settings: the articles alias and the corrections index.
-        note: an optional reason, kept in the log.
-
-    Returns:
-        The logged correction.
+        user, client, settings, note: as for every correction (module docstring).
 
     Raises:
         CorrectionError: unknown page, a page alone in its cluster, a
@@ -127,15 +126,8 @@ def merge_clusters(
     marked ``superseded_by``), then relabels.
 
     Args:
-        cluster_a: one cluster id.
-        cluster_b: the other.
-        user: who decides (recorded in the log).
-        client: an Elasticsearch client.
-        settings: the articles alias and the corrections index.
-        note: an optional reason, kept in the log.
-
-    Returns:
-        The logged correction.
+        cluster_a, cluster_b: the two clusters, in either order.
+        user, client, settings, note: as for every correction (module docstring).
 
     Raises:
         CorrectionError: the same cluster twice, an unknown cluster, or a
@@ -174,15 +166,8 @@ def mark_not_duplicates(
     """Record that two pages are different stories; if they share a cluster, split it again.
 
     Args:
-        page_a: one page id.
-        page_b: the other.
-        user: who decides (recorded in the log).
-        client: an Elasticsearch client.
-        settings: the articles alias and the corrections index.
-        note: an optional reason, kept in the log.
-
-    Returns:
-        The logged correction.
+        page_a, page_b: the two pages, in either order.
+        user, client, settings, note: as for every correction (module docstring).
 
     Raises:
         CorrectionError: the same page twice, an unknown page, a missing
@@ -219,13 +204,7 @@ def set_representative(
 
     Args:
         page_id: the page to show.
-        user: who decides (recorded in the log).
-        client: an Elasticsearch client.
-        settings: the articles alias and the corrections index.
-        note: an optional reason, kept in the log.
-
-    Returns:
-        The logged correction.
+        user, client, settings, note: as for every correction (module docstring).
 
     Raises:
         CorrectionError: unknown page or a missing user.
