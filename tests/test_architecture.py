@@ -46,8 +46,8 @@ def _runtime_imports(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module" and node.args:
-            if isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-                found.add(node.args[0].value)
+            first = node.args[0]
+            found.update([first.value] if isinstance(first, ast.Constant) and isinstance(first.value, str) else [])
     return found
 
 
