@@ -59,7 +59,7 @@ def create_app(
     app.jinja_env.lstrip_blocks = True
     resources.init_app(app, settings, web)
     errors.register(app)
-    auth.init_app(app, settings, web)
+    auth.init_app(app, web)
     app.add_template_filter(formatting.format_date, "date")
     app.add_template_filter(formatting.format_datetime, "datetime")
     app.add_template_filter(formatting.percent, "percent")

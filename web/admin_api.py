@@ -16,7 +16,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, request
 
 from newsfold.web.auth import current_user
-from newsfold.web.corrections_web import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.corrections import CorrectionFailed, apply_correction, corrections_page
 from newsfold.web.validation import BadBody, json_body
 
 bp = Blueprint("admin_api", __name__)

@@ -1,14 +1,17 @@
-"""Per-app resources: the newsfold and web settings, an Elasticsearch client and a Celery client.
+"""The app's resources on one extension object: settings, Elasticsearch, Celery, Redis, jobs and login state.
 
-Views reach them only through the accessors below. The clients are built on
-first use and kept on the Flask app (``app.extensions``), never in module
-globals, so two apps (two tests, say) never share a client.
+``init_app`` puts a :class:`WebResources` on ``app.extensions["newsfold"]``;
+views reach it through the accessors below, never through module globals, so
+two apps (two tests, say) never share a client. The Elasticsearch and Celery
+clients and the job store are built on first use; :meth:`WebResources.close`
+closes whatever was built.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from celery import Celery
 from elasticsearch import Elasticsearch
@@ -16,40 +19,152 @@ from flask import Flask, current_app
 
 from newsfold.plugin.client import build_client
 from newsfold.plugin.settings import Settings
+from newsfold.state import build_redis
+from newsfold.state.jobs import JobStore
 from newsfold.web.config import WebSettings
-from newsfold.web.tasks import make_celery
+from newsfold.web.logins import LoginLimiter, SessionStore
+from newsfold.web.queue import make_celery
 
-SETTINGS_KEY = "newsfold"
-WEB_SETTINGS_KEY = "newsfold.web"
-RESOURCES_KEY = "newsfold.resources"
+EXTENSION_KEY = "newsfold"
+#: connect and read timeout of the web's Redis client: a login, an admin page or a job page answers
+#: (from the process's own counters, or with a 503) instead of hanging on a Redis that is down
+REDIS_TIMEOUT = 1.0
+REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
 class ServiceUnavailable(Exception):
     """A backing service is not configured; answered with HTTP 503 like an unreachable one."""
 
 
-@dataclass
-class _Resources:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    es: Elasticsearch | None = None
-    celery: Celery | None = None
+class WebResources:
+    """Everything an app holds beyond Flask's own: its settings and the clients of the services it uses.
+
+    Args:
+        config: the app's config; ``ES_TIMEOUT`` and ``ES_MAX_RETRIES`` are read when the client is built.
+        settings: the newsfold settings.
+        web: the web's own settings.
+    """
+
+    def __init__(self, config: Mapping, settings: Settings, web: WebSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.web = web
+        self._lock = threading.Lock()
+        self._es: Elasticsearch | None = None
+        self._celery: Celery | None = None
+        self._jobs: JobStore | None = None
+        url = settings.redis_url
+        # a client makes no connection until it is used
+        self.redis = build_redis(url, timeout=REDIS_TIMEOUT) if url and urlsplit(url).scheme in REDIS_SCHEMES else None
+        namespace = f"newsfold:{settings.index}"
+        self.login_limiter = LoginLimiter(
+            max_failures=web.login_max_failures,
+            window_seconds=web.login_lockout_seconds,
+            namespace=namespace,
+            redis=self.redis,
+        )
+        self.sessions = SessionStore(namespace=namespace, redis=self.redis)
+
+    @property
+    def es(self) -> Elasticsearch:
+        """The Elasticsearch client (built on first use, failing fast: see :func:`web_client_settings`).
+
+        Raises:
+            ServiceUnavailable: no Elasticsearch URL is configured.
+        """
+        if self._es is None:
+            if not self.settings.elasticsearch_url:
+                raise ServiceUnavailable(
+                    "Search is not available: no Elasticsearch URL is configured (set ELASTICSEARCH_URL)."
+                )
+            timeout, retries = float(self.config["ES_TIMEOUT"]), int(self.config["ES_MAX_RETRIES"])
+            with self._lock:
+                if self._es is None:
+                    fast = web_client_settings(self.settings, timeout=timeout, max_retries=retries)
+                    self._es = build_client(fast, retry_on_timeout=False)
+        return self._es
+
+    @property
+    def celery(self) -> Celery:
+        """The Celery client (built on first use); it only sends tasks and reads their states.
+
+        Raises:
+            ServiceUnavailable: no Redis URL is configured.
+        """
+        if self._celery is None:
+            if not self.settings.redis_url:
+                raise ServiceUnavailable("The task queue is not available: no Redis URL is configured (set REDIS_URL).")
+            with self._lock:
+                if self._celery is None:
+                    self._celery = make_celery(self.settings.redis_url)
+        return self._celery
+
+    @property
+    def jobs(self) -> JobStore:
+        """The job store on the app's Redis.
+
+        Raises:
+            ServiceUnavailable: no Redis URL is configured.
+        """
+        if self._jobs is None:
+            if self.redis is None:
+                raise ServiceUnavailable("Jobs are not available: no Redis URL is configured (set REDIS_URL).")
+            self._jobs = JobStore(self.redis)
+        return self._jobs
+
+    def close(self) -> None:
+        """Close every client built so far (they are built again if used afterwards)."""
+        with self._lock:
+            if self._es is not None:
+                self._es.close()
+                self._es = None
+            if self._celery is not None:
+                self._celery.close()
+                self._celery = None
+            if self.redis is not None:
+                self.redis.close()
 
 
-def init_app(app: Flask, settings: Settings, web: WebSettings) -> None:
-    """Attach the settings (``app.extensions["newsfold"]``, ``["newsfold.web"]``) and an empty resource holder."""
-    app.extensions[SETTINGS_KEY] = settings
-    app.extensions[WEB_SETTINGS_KEY] = web
-    app.extensions[RESOURCES_KEY] = _Resources()
+def init_app(app: Flask, settings: Settings, web: WebSettings) -> WebResources:
+    """Put a :class:`WebResources` on ``app.extensions["newsfold"]`` and return it."""
+    resources = WebResources(app.config, settings, web)
+    app.extensions[EXTENSION_KEY] = resources
+    return resources
+
+
+def get_resources(app: Flask | None = None) -> WebResources:
+    """The resources of ``app``, by default of the current app."""
+    return (app or current_app).extensions[EXTENSION_KEY]
+
+
+def close_resources(app: Flask) -> None:
+    """Close the clients ``app`` has built (for tests and clean shutdowns)."""
+    get_resources(app).close()
 
 
 def get_settings() -> Settings:
     """The newsfold settings of the current app."""
-    return current_app.extensions[SETTINGS_KEY]
+    return get_resources().settings
 
 
 def get_web_settings() -> WebSettings:
     """The web settings (login, cookies, tokens, page size) of the current app."""
-    return current_app.extensions[WEB_SETTINGS_KEY]
+    return get_resources().web
+
+
+def get_es() -> Elasticsearch:
+    """The current app's Elasticsearch client."""
+    return get_resources().es
+
+
+def get_celery() -> Celery:
+    """The current app's Celery client."""
+    return get_resources().celery
+
+
+def get_job_store() -> JobStore:
+    """The current app's job store."""
+    return get_resources().jobs
 
 
 def web_client_settings(settings: Settings, *, timeout: float, max_retries: int) -> Settings:
@@ -61,48 +176,3 @@ def web_client_settings(settings: Settings, *, timeout: float, max_retries: int)
     return settings.replace(
         es_timeout=min(settings.es_timeout, timeout), es_max_retries=min(settings.es_max_retries, max_retries)
     )
-
-
-def get_es() -> Elasticsearch:
-    """The current app's Elasticsearch client (built on first use)."""
-    res: _Resources = current_app.extensions[RESOURCES_KEY]
-    if res.es is not None:
-        return res.es
-    settings = get_settings()
-    if not settings.elasticsearch_url:
-        raise ServiceUnavailable("Search is not available: no Elasticsearch URL is configured (set ELASTICSEARCH_URL).")
-    with res.lock:
-        if res.es is None:
-            web_settings = web_client_settings(
-                settings,
-                timeout=float(current_app.config["ES_TIMEOUT"]),
-                max_retries=int(current_app.config["ES_MAX_RETRIES"]),
-            )
-            res.es = build_client(web_settings, retry_on_timeout=False)
-        return res.es
-
-
-def get_celery() -> Celery:
-    """The current app's Celery client (built on first use); it only sends tasks and reads their states."""
-    res: _Resources = current_app.extensions[RESOURCES_KEY]
-    if res.celery is not None:
-        return res.celery
-    settings = get_settings()
-    if not settings.redis_url:
-        raise ServiceUnavailable("The task queue is not available: no Redis URL is configured (set REDIS_URL).")
-    with res.lock:
-        if res.celery is None:
-            res.celery = make_celery(settings.redis_url)
-        return res.celery
-
-
-def close_resources(app: Flask) -> None:
-    """Close the clients an app has built (for tests and clean shutdowns)."""
-    res: _Resources = app.extensions[RESOURCES_KEY]
-    with res.lock:
-        if res.es is not None:
-            res.es.close()
-            res.es = None
-        if res.celery is not None:
-            res.celery.close()
-            res.celery = None

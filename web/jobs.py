@@ -1,81 +1,28 @@
-"""The web's side of ingest and reindex jobs: the job store, starting a reindex and retrying failures.
+"""The web's side of ingest and reindex jobs: starting a reindex, retrying failures, paging failures.
 
-Job state lives in Redis (``plugin.jobs.JobStore``); work is queued by task
-name, so the web never imports the indexer.
+Job state lives in Redis (``newsfold.state.jobs.JobStore``, the app's
+``web.resources``); work is queued by task name, so the web never imports the indexer.
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-import threading
 from dataclasses import dataclass, field
 
-from flask import current_app
+from newsfold import task_names
+from newsfold.state.jobs import ACTIVE
+from newsfold.web.resources import get_celery, get_job_store, get_settings
 
-from newsfold.state import build_redis
-from newsfold.web.resources import ServiceUnavailable, get_celery, get_settings
-
-REINDEX_TASK = "indexer.tasks.reindex"
-RETRY_TASK = "indexer.tasks.retry_failures"
 REINDEX_SOURCES = ("text", "archive")
-ACTIVE_STATUSES = ("queued", "running")
-STORE_KEY = "newsfold.admin.jobs"
 START_GUARD_SECONDS = 10
-_lock = threading.Lock()
 
 
 class JobRequestError(Exception):
     """A job request that cannot be carried out (a reindex already running, nothing to retry, ...)."""
 
 
-def jobs_module():
-    """``plugin.jobs`` (imported on first use).
-
-    Raises:
-        ServiceUnavailable: the module is not installed in this build.
-    """
-    try:
-        return importlib.import_module("newsfold.state.jobs")
-    except ModuleNotFoundError as exc:
-        if exc.name != "newsfold.state.jobs":
-            raise
-        raise ServiceUnavailable("Jobs are not available: plugin.jobs is not installed.") from None
-
-
-def get_job_store():
-    """The current app's ``JobStore`` on ``settings.redis_url`` (built on first use, kept on the app).
-
-    Raises:
-        ServiceUnavailable: no Redis URL is configured.
-    """
-    store = current_app.extensions.get(STORE_KEY)
-    if store is not None:
-        return store
-    settings = get_settings()
-    if not settings.redis_url:
-        raise ServiceUnavailable("Jobs are not available: no Redis URL is configured (set REDIS_URL).")
-    job_store = jobs_module().JobStore
-    with _lock:
-        store = current_app.extensions.get(STORE_KEY)
-        if store is None:
-            # short timeouts: a page must answer 503 quickly when Redis is down, not hang
-            client = build_redis(settings.redis_url, timeout=5.0)
-            store = job_store(client)
-            current_app.extensions[STORE_KEY] = store
-    return store
-
-
-def close_job_store(app) -> None:
-    """Close the Redis connections of the app's job store, if it has one."""
-    store = app.extensions.pop(STORE_KEY, None)
-    client = getattr(store, "redis", None) or getattr(store, "_redis", None)
-    if client is not None:
-        client.close()
-
-
 def start_reindex(source: str | None, *, user: str):
-    """Create a reindex job and queue ``indexer.tasks.reindex`` for it.
+    """Create a reindex job and queue the reindex task for it.
 
     A short Redis lock makes the check for a running reindex and the
     creation of the new job one step, so two editors clicking at once start
@@ -100,7 +47,7 @@ def start_reindex(source: str | None, *, user: str):
     finally:
         store.redis.delete(guard)
     try:
-        get_celery().send_task(REINDEX_TASK, kwargs={"job_id": job.id})
+        get_celery().send_task(task_names.REINDEX, kwargs={"job_id": job.id})
     except Exception as exc:
         store.finish(job.id, "failed", message=f"the reindex task could not be queued ({type(exc).__name__})")
         raise
@@ -108,7 +55,7 @@ def start_reindex(source: str | None, *, user: str):
 
 
 def retry_job(job_id: str) -> int:
-    """Queue ``indexer.tasks.retry_failures`` for a finished job with retryable failures.
+    """Queue the retry task for a finished job with retryable failures.
 
     Returns:
         How many of the job's failures are retryable (what the task re-queues).
@@ -121,13 +68,13 @@ def retry_job(job_id: str) -> int:
     job = store.get(job_id)
     if job is None:
         raise LookupError(f"There is no job with the id {job_id!r}.")
-    if job.status in ACTIVE_STATUSES:
+    if job.status in ACTIVE:
         raise JobRequestError(f"Job {job_id} is still {job.status}; retry its failures when it has finished.")
     retryable = store.retryable_count(job_id)
     if not retryable:
         total, _ = store.failures(job_id, limit=0)
         raise JobRequestError(f"Job {job_id} has no retryable failures ({total} failures in all).")
-    get_celery().send_task(RETRY_TASK, kwargs={"job_id": job_id})
+    get_celery().send_task(task_names.RETRY_FAILURES, kwargs={"job_id": job_id})
     return retryable
 
 
