@@ -400,6 +400,8 @@ def test_cluster_detail_members_scores_heatmap_pairs_and_evidence(client, corpus
     rows = re.findall(r'data-testid="member-row" data-page-id="([^"]+)"', html)
     assert rows == ["a1", "a2", "a3"]  # the representative (first seen) first, then oldest
     assert html.count('data-testid="representative-badge"') == 1 and "representative (first seen)" in html
+    # the note fields take what the corrections log keeps
+    assert html.count(f'name="note" type="text" maxlength="{MAX_NOTE_CHARS}"') == 2
     jaccards = re.findall(r'data-testid="member-jaccard">([^<]+)<', html)
     scores = [int(j.rstrip("%")) for j in jaccards]
     assert scores[0] == 100 and scores[1] >= 90  # the representative itself, then a copy of the same text

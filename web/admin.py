@@ -7,8 +7,6 @@ counterparts of the corrections are in ``web.admin_api``.
 
 from __future__ import annotations
 
-import math
-
 from flask import (
     Blueprint,
     abort,
@@ -32,7 +30,7 @@ from newsfold.web.clusters import (
     load_comparison,
 )
 from newsfold.web.corrections import CorrectionFailed, apply_correction, corrections_page
-from newsfold.web.formatting import page_links
+from newsfold.web.formatting import page_count, page_links
 from newsfold.web.jobs import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.resources import get_es, get_job_store, get_settings
 from newsfold.web.validation import page_number
@@ -222,7 +220,7 @@ def jobs():
     size = _config("ADMIN_JOBS")
     store = get_job_store()
     total, listed = store.list(offset=(page - 1) * size, limit=size)
-    pages = math.ceil(total / size) if total else 0
+    pages = page_count(total, size)
     active = store.active("reindex")
     return render_template(
         "admin/jobs.html",

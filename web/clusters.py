@@ -7,7 +7,6 @@ The queries come from ``plugin.admin_queries``; the scores from ``plugin.evidenc
 from __future__ import annotations
 
 import datetime as dt
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
@@ -24,6 +23,7 @@ from newsfold.plugin.evidence import (
 )
 from newsfold.plugin.queries import page_filters, parse_day
 from newsfold.plugin.settings import Settings
+from newsfold.web.formatting import page_count
 from newsfold.web.stories import decode_signature
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
@@ -152,7 +152,7 @@ class ClusterList:
 
     @property
     def total_pages(self) -> int:
-        return max(1, math.ceil(self.total / self.page_size)) if self.total else 0
+        return page_count(self.total, self.page_size)
 
 
 def _metric_time(agg: Mapping) -> str | int | float | None:

@@ -7,7 +7,6 @@ limits (id and note lengths, the log's window) are the core's own.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -16,6 +15,7 @@ from elasticsearch import NotFoundError
 from newsfold.plugin import corrections, queries
 from newsfold.plugin.corrections import KINDS, MAX_ID_CHARS, MAX_LOG_WINDOW, MAX_NOTE_CHARS
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
+from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number
 
@@ -144,19 +144,12 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user
 
 
 @dataclass
-class CorrectionLog:
+class CorrectionLog(Paged):
     """One page of the corrections log, optionally for one cluster or page."""
 
-    page: int
-    page_size: int
-    total: int
     cluster_id: str | None = None
     page_id: str | None = None
     entries: list = field(default_factory=list)
-
-    @property
-    def total_pages(self) -> int:
-        return math.ceil(self.total / self.page_size) if self.total else 0
 
     def url_args(self, page: int) -> dict:
         args = {"cluster_id": self.cluster_id, "page_id": self.page_id, "page": page if page > 1 else None}

@@ -6,11 +6,11 @@ Job state lives in Redis (``newsfold.state.jobs.JobStore``, the app's
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from newsfold import task_names
 from newsfold.state.jobs import ACTIVE
+from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_celery, get_job_store, get_settings
 
 REINDEX_SOURCES = ("text", "archive")
@@ -79,17 +79,10 @@ def retry_job(job_id: str) -> int:
 
 
 @dataclass
-class FailurePage:
+class FailurePage(Paged):
     """One page of a job's failures."""
 
-    page: int
-    page_size: int
-    total: int
     items: list[dict] = field(default_factory=list)
-
-    @property
-    def total_pages(self) -> int:
-        return math.ceil(self.total / self.page_size) if self.total else 0
 
     @property
     def retryable(self) -> int:

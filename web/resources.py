@@ -3,14 +3,16 @@
 ``init_app`` puts a :class:`WebResources` on ``app.extensions["newsfold"]``;
 views reach it through the accessors below, never through module globals, so
 two apps (two tests, say) never share a client. The Elasticsearch and Celery
-clients and the job store are built on first use; :meth:`WebResources.close`
-closes whatever was built.
+clients are built on first use (a missing URL is a 503 then, not an error at
+start); the Redis client connects on first use. :meth:`WebResources.close`
+closes them all.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from celery import Celery
@@ -30,6 +32,7 @@ EXTENSION_KEY = "newsfold"
 #: (from the process's own counters, or with a 503) instead of hanging on a Redis that is down
 REDIS_TIMEOUT = 1.0
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+T = TypeVar("T")
 
 
 class ServiceUnavailable(Exception):
@@ -50,12 +53,11 @@ class WebResources:
         self.settings = settings
         self.web = web
         self._lock = threading.Lock()
-        self._es: Elasticsearch | None = None
-        self._celery: Celery | None = None
-        self._jobs: JobStore | None = None
+        self._clients: dict[str, Elasticsearch | Celery] = {}
         url = settings.redis_url
         # a client makes no connection until it is used
         self.redis = build_redis(url, timeout=REDIS_TIMEOUT) if url and urlsplit(url).scheme in REDIS_SCHEMES else None
+        self._jobs = JobStore(self.redis) if self.redis is not None else None
         namespace = f"newsfold:{settings.index}"
         self.login_limiter = LoginLimiter(
             max_failures=web.login_max_failures,
@@ -65,39 +67,39 @@ class WebResources:
         )
         self.sessions = SessionStore(namespace=namespace, redis=self.redis)
 
-    @property
-    def es(self) -> Elasticsearch:
-        """The Elasticsearch client (built on first use, failing fast: see :func:`web_client_settings`).
+    def _client(self, name: str, configured: str | None, missing: str, build: Callable[[str], T]) -> T:
+        """The client ``name``, built by ``build(configured)`` on first use.
 
         Raises:
-            ServiceUnavailable: no Elasticsearch URL is configured.
+            ServiceUnavailable: ``configured`` (its URL) is empty; ``missing`` says what to set.
         """
-        if self._es is None:
-            if not self.settings.elasticsearch_url:
-                raise ServiceUnavailable(
-                    "Search is not available: no Elasticsearch URL is configured (set ELASTICSEARCH_URL)."
-                )
-            timeout, retries = float(self.config["ES_TIMEOUT"]), int(self.config["ES_MAX_RETRIES"])
+        client = self._clients.get(name)
+        if client is None:
+            if not configured:
+                raise ServiceUnavailable(missing)
             with self._lock:
-                if self._es is None:
-                    fast = web_client_settings(self.settings, timeout=timeout, max_retries=retries)
-                    self._es = build_client(fast, retry_on_timeout=False)
-        return self._es
+                client = self._clients.get(name)
+                if client is None:
+                    client = self._clients[name] = build(configured)
+        return client
+
+    @property
+    def es(self) -> Elasticsearch:
+        """The Elasticsearch client, failing fast (see :func:`web_client_settings`)."""
+
+        def build(_url: str) -> Elasticsearch:
+            timeout, retries = float(self.config["ES_TIMEOUT"]), int(self.config["ES_MAX_RETRIES"])
+            fast = web_client_settings(self.settings, timeout=timeout, max_retries=retries)
+            return build_client(fast, retry_on_timeout=False)
+
+        missing = "Search is not available: no Elasticsearch URL is configured (set ELASTICSEARCH_URL)."
+        return self._client("es", self.settings.elasticsearch_url, missing, build)
 
     @property
     def celery(self) -> Celery:
-        """The Celery client (built on first use); it only sends tasks and reads their states.
-
-        Raises:
-            ServiceUnavailable: no Redis URL is configured.
-        """
-        if self._celery is None:
-            if not self.settings.redis_url:
-                raise ServiceUnavailable("The task queue is not available: no Redis URL is configured (set REDIS_URL).")
-            with self._lock:
-                if self._celery is None:
-                    self._celery = make_celery(self.settings.redis_url)
-        return self._celery
+        """The Celery client; it only sends tasks and reads their states."""
+        missing = "The task queue is not available: no Redis URL is configured (set REDIS_URL)."
+        return self._client("celery", self.settings.redis_url, missing, make_celery)
 
     @property
     def jobs(self) -> JobStore:
@@ -107,22 +109,17 @@ class WebResources:
             ServiceUnavailable: no Redis URL is configured.
         """
         if self._jobs is None:
-            if self.redis is None:
-                raise ServiceUnavailable("Jobs are not available: no Redis URL is configured (set REDIS_URL).")
-            self._jobs = JobStore(self.redis)
+            raise ServiceUnavailable("Jobs are not available: no Redis URL is configured (set REDIS_URL).")
         return self._jobs
 
     def close(self) -> None:
         """Close every client built so far (they are built again if used afterwards)."""
         with self._lock:
-            if self._es is not None:
-                self._es.close()
-                self._es = None
-            if self._celery is not None:
-                self._celery.close()
-                self._celery = None
-            if self.redis is not None:
-                self.redis.close()
+            clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            client.close()
+        if self.redis is not None:
+            self.redis.close()
 
 
 def init_app(app: Flask, settings: Settings, web: WebSettings) -> WebResources:

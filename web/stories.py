@@ -9,7 +9,6 @@ from the stored MinHash signatures.
 from __future__ import annotations
 
 import binascii
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -20,6 +19,7 @@ from newsfold.plugin.document import cluster_of, flat, read_signature
 from newsfold.plugin.queries import parse_day, story_count
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
+from newsfold.web.formatting import page_count
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
 MAX_PAGE_DIGITS = 6
@@ -145,7 +145,7 @@ class SearchResult:
     @property
     def total_pages(self) -> int:
         """Pages of stories, within the 10,000-result window of from/size paging."""
-        return min(math.ceil(self.stories / self.page_size), 10_000 // self.page_size)
+        return min(page_count(self.stories, self.page_size), 10_000 // self.page_size)
 
     def as_json(self) -> dict:
         """The API's answer: the search, the counts and the page of stories."""
