@@ -250,7 +250,8 @@ def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith(prefix + "/")
 
 
-def _deny_api(method: str | None):
+def deny_api(method: str | None = None):
+    """The 401 answer of an API request without a valid login or token (``method``: how it tried)."""
     if method == "bad-token":
         message = "the API token is not valid"
     else:
@@ -273,7 +274,7 @@ def _guard():
     )
     if needs_user and current_user() is None:
         if is_api:
-            return _deny_api(_auth_method())
+            return deny_api(_auth_method())
         return redirect(url_for("auth.login", next=request.full_path.rstrip("?")), code=303)
     if (
         request.method not in SAFE_METHODS

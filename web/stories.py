@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import binascii
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from elasticsearch import Elasticsearch
 
@@ -25,6 +25,8 @@ from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 MAX_PAGE_DIGITS = 6
 #: a longer query string is refused whole (a browser form never sends one)
 MAX_ARGS_CHARS = 4096
+#: the URL arguments whose names are not those of their ``SearchParams`` field
+URL_NAMES = {"date_from": "from", "date_to": "to"}
 #: fields of a version or cluster member returned to clients (never the signature)
 PUBLIC_FIELDS = ("title", "url", "site", "lang", "published")
 
@@ -104,32 +106,20 @@ class SearchParams:
         """Whether any filter narrows the search."""
         return bool(self.site or self.lang or self.date_from or self.date_to)
 
+    def args(self) -> dict:
+        """The search as its URL arguments, every one of them."""
+        return {URL_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}
+
     def url_args(self, page: int | None = None, **changes) -> dict:
         """Arguments for ``url_for`` that reproduce this search (on another page, or with ``changes``)."""
-        args = {
-            "q": self.q,
-            "site": self.site,
-            "lang": self.lang,
-            "from": self.date_from,
-            "to": self.date_to,
-            "sort": self.sort,
-            "page": page or self.page,
-        }
-        args.update(changes)
+        args = {**self.args(), "page": page or self.page, **changes}
         defaults = {"page": 1, "sort": "relevance"}
         return {k: v for k, v in args.items() if v and defaults.get(k) != v}
 
     def as_json(self) -> dict:
-        """The search as the API reports it."""
-        return {
-            "query": self.q,
-            "site": self.site,
-            "lang": self.lang,
-            "from": self.date_from,
-            "to": self.date_to,
-            "sort": self.sort,
-            "page": self.page,
-        }
+        """The search as the API reports it (the text query is ``query``)."""
+        args = self.args()
+        return {"query": args.pop("q"), **args}
 
 
 @dataclass
