@@ -2,7 +2,7 @@
 
 Run it with ``flask --app newsfold.web run`` (settings from the environment, see the
 README's configuration table). The web imports ``plugin`` but never the
-indexer: it queues ingest work by task name.
+indexer: it queues work by task name (``newsfold.task_names``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ doing anything.
 Requests that change something and come with the session cookie must also
 carry a CSRF token (the ``csrf_token`` form field, or an ``X-CSRFToken``
 header for scripts); requests with a valid API token skip that check, since
-a browser never adds a bearer token to a forged request.
+a browser never adds a bearer token to a forged request. The failed-login
+counters and the open sessions are kept by ``web.logins``.
 """
 
 from __future__ import annotations
@@ -40,8 +41,7 @@ from flask_wtf.csrf import CSRFProtect
 from werkzeug.security import check_password_hash
 
 from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
-from newsfold.web.logins import LoginLimiter, SessionStore
-from newsfold.web.resources import get_resources, get_web_settings
+from newsfold.web.resources import get_limiter, get_sessions, get_web_settings
 
 log = logging.getLogger(__name__)
 
@@ -154,16 +154,6 @@ def current_user() -> str | None:
 def _auth_method() -> str | None:
     current_user()
     return g.newsfold_auth[1]
-
-
-def get_sessions() -> SessionStore:
-    """The current app's session store."""
-    return get_resources().sessions
-
-
-def get_limiter() -> LoginLimiter:
-    """The current app's failed-login limiter."""
-    return get_resources().login_limiter
 
 
 def _in_words(seconds: int) -> str:

@@ -164,6 +164,16 @@ def get_job_store() -> JobStore:
     return get_resources().jobs
 
 
+def get_limiter() -> LoginLimiter:
+    """The current app's failed-login limiter."""
+    return get_resources().login_limiter
+
+
+def get_sessions() -> SessionStore:
+    """The current app's open admin sessions."""
+    return get_resources().sessions
+
+
 def web_client_settings(settings: Settings, *, timeout: float, max_retries: int) -> Settings:
     """The settings for the web's Elasticsearch client: short timeout, few retries.
 
