@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from newsfold import task_names
 from newsfold.state import patiently
 from newsfold.state.job_records import failed_batch
 from newsfold.state.jobs import JobStore
@@ -199,7 +200,6 @@ def _resend_dead(pending: list[_Pending], send, alive, died=None) -> None:
             p.seen_alive = False
 
 
-INGEST_TASK = "indexer.tasks.ingest_batch"
 
 
 MAX_PAGES_IN_FLIGHT = 1_600  # pages queued at once: 16 batches of 100 (the default size), 64 of 25
@@ -251,7 +251,7 @@ def run_batches(
 
     def send(key: str, batch: list[dict]):
         kwargs = {"job_id": job_id, "key": key} if tracked else {}
-        return app.send_task(INGEST_TASK, args=[batch, index], kwargs=kwargs)
+        return app.send_task(task_names.INGEST_BATCH, args=[batch, index], kwargs=kwargs)
 
     def on_result(key: str, batch: list[dict], got, error) -> None:
         if error is not None:

@@ -37,6 +37,7 @@ import time
 import zlib
 from collections.abc import Callable
 
+from newsfold import task_names
 from newsfold.indexer.dispatch import drive
 from newsfold.indexer.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, plan_key, scan, target_settings
 from newsfold.plugin.corrections import reapply_corrections
@@ -48,8 +49,6 @@ from newsfold.state.locks import LockBusy, RedisLock
 
 log = logging.getLogger(__name__)
 
-CHUNK_TASK = "indexer.tasks.reindex_chunk"
-SOURCES = ("text", "archive")
 LOCK_TTL = 30.0
 #: a catch-up re-reads pages ingested from this long before its pass started: it covers a write's
 #: ``ingested`` time being taken before its bulk request was sent and retried (es_timeout x retries)
@@ -135,7 +134,7 @@ class Reindex:
         if job.kind != "reindex":
             raise ReindexError(f"job {job_id} is an {job.kind} job, not a reindex")
         self.source = job.params.get("source") or "text"
-        if self.source not in SOURCES:
+        if self.source not in task_names.REINDEX_SOURCES:
             raise ReindexError(f"job {job_id}: unknown source {self.source!r} (text or archive)")
         self.settings = ctx.settings.replace(index=job.params.get("index") or ctx.settings.index)
         self.alias = self.settings.index
@@ -317,7 +316,7 @@ class Reindex:
         todo = [(c["key"], c) for c in chunks if c["key"] not in done]
 
         def send(key: str, chunk: dict):
-            return self.app.send_task(CHUNK_TASK, kwargs={"job_id": self.job_id, "chunk": chunk})
+            return self.app.send_task(task_names.REINDEX_CHUNK, kwargs={"job_id": self.job_id, "chunk": chunk})
 
         def on_result(key: str, chunk: dict, value, error) -> None:
             if error is not None:

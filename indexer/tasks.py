@@ -9,6 +9,7 @@ import time
 
 from elasticsearch import ApiError
 
+from newsfold import task_names
 from newsfold.indexer.celery_app import app
 from newsfold.indexer.pages import chunk_context, crashed_batch, guarded, ingest_payloads
 from newsfold.indexer.reindex import Reindex, ReindexError
@@ -35,7 +36,7 @@ def _retry_later(task, exc: Exception, settings: Settings, what: str):
     raise task.retry(countdown=countdown, exc=exc) from exc
 
 
-@app.task(bind=True, name="indexer.tasks.ingest_batch", acks_late=True, max_retries=None)
+@app.task(bind=True, name=task_names.INGEST_BATCH, acks_late=True, max_retries=None)
 def ingest_batch(
     self, pages: list[dict], index: str | None = None, job_id: str | None = None, key: str | None = None
 ) -> list[dict]:
@@ -89,7 +90,7 @@ def ingest_batch(
     return outcomes
 
 
-@app.task(bind=True, name="indexer.tasks.reindex_chunk", acks_late=True, max_retries=None)
+@app.task(bind=True, name=task_names.REINDEX_CHUNK, acks_late=True, max_retries=None)
 def reindex_chunk(self, job_id: str, chunk: dict) -> dict:
     """Build one chunk of a reindex into the new index (see ``indexer.reindex``)."""
     settings = worker_settings()
@@ -101,7 +102,7 @@ def reindex_chunk(self, job_id: str, chunk: dict) -> dict:
         _retry_later(self, exc, settings, f"reindex chunk {chunk.get('key')}")
 
 
-@app.task(bind=True, name="indexer.tasks.reindex", acks_late=True)
+@app.task(bind=True, name=task_names.REINDEX, acks_late=True)
 def reindex(self, job_id: str) -> dict:
     """Run (or resume) the reindex job ``job_id`` to its end; the job's state says how it went.
 
@@ -121,7 +122,7 @@ def reindex(self, job_id: str) -> dict:
     return job.as_dict()
 
 
-@app.task(bind=True, name="indexer.tasks.retry_failures", acks_late=True)
+@app.task(bind=True, name=task_names.RETRY_FAILURES, acks_late=True)
 def retry_failures(self, job_id: str) -> dict:
     """Ingest the retryable failed pages of a job again (into the alias), counting them into the job."""
     settings = worker_settings()

@@ -16,8 +16,9 @@ import pytest
 import redis
 from werkzeug.security import generate_password_hash
 
-from newsfold.plugin import queries
+from newsfold.plugin import admin_queries, queries
 from newsfold.plugin.batch import ingest
+from newsfold.plugin.correction_log import MAX_NOTE_CHARS
 from newsfold.plugin.document import Page
 from newsfold.plugin.evidence import (
     choose_representative,
@@ -31,12 +32,12 @@ from newsfold.plugin.rejections import record_rejections
 from newsfold.plugin.signature import signature_of
 from newsfold.plugin.signing import sign_page
 from newsfold.state.jobs import JobStore
+from newsfold.task_names import REINDEX, RETRY_FAILURES
 from newsfold.web import clusters as web_clusters
 from newsfold.web import create_app
 from newsfold.web.auth import token_digest
 from newsfold.web.clusters import select_buckets
 from newsfold.web.config import WebSettings
-from newsfold.web.jobs_web import REINDEX_TASK, RETRY_TASK, close_job_store
 from newsfold.web.resources import close_resources
 from tests.pages import page, story
 
@@ -52,7 +53,7 @@ MARKER = "Brightwater orchestra rehearsed beside the lighthouse while volunteers
 
 
 def test_cluster_list_query_without_filters():
-    assert queries.cluster_list() == {
+    assert admin_queries.cluster_list() == {
         "size": 0,
         "query": {"match_all": {}},
         "aggs": {
@@ -75,7 +76,7 @@ def test_cluster_list_query_without_filters():
 
 
 def test_cluster_list_query_with_ids_page_filters_and_sort():
-    body = queries.cluster_list(
+    body = admin_queries.cluster_list(
         cluster_ids=["c1", "c2"], min_size=3, sort="first_seen", order="asc", max_clusters=100, single_shard=False
     )
     assert body["query"] == {"terms": {"newsfold.cluster_id": ["c1", "c2"]}}
@@ -90,7 +91,7 @@ def test_cluster_list_query_with_ids_page_filters_and_sort():
         {"term": {"site": "a.test"}},
         queries.text_query("storm"),
     ]
-    body = queries.cluster_list(matching=filters, sort="sites")
+    body = admin_queries.cluster_list(matching=filters, sort="sites")
     assert body["aggs"]["clusters"]["aggs"]["matching"] == {"filter": {"bool": {"filter": filters}}}
     assert body["aggs"]["clusters"]["terms"]["order"][0] == {"sites": "desc"}
 
@@ -105,7 +106,7 @@ def test_cluster_list_query_with_ids_page_filters_and_sort():
 )
 def test_cluster_list_query_rejects_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        queries.cluster_list(**kwargs)
+        admin_queries.cluster_list(**kwargs)
 
 
 def test_select_buckets_applies_size_and_date_bounds_in_order():
@@ -122,7 +123,7 @@ def test_select_buckets_applies_size_and_date_bounds_in_order():
 
 
 def test_page_filter_and_statistics_queries():
-    assert queries.clusters_with_pages(site="a.test", lang="en", q="storm", max_clusters=50) == {
+    assert admin_queries.clusters_with_pages(site="a.test", lang="en", q="storm", max_clusters=50) == {
         "size": 0,
         "query": {
             "bool": {
@@ -143,8 +144,8 @@ def test_page_filter_and_statistics_queries():
         "aggs": {"clusters": {"terms": {"field": "newsfold.cluster_id", "size": 50}}},
     }
     with pytest.raises(ValueError, match="limit is 500"):
-        queries.clusters_with_pages(q="x" * 501)
-    sim = queries.similarity_distribution(interval=0.1)
+        admin_queries.clusters_with_pages(q="x" * 501)
+    sim = admin_queries.similarity_distribution(interval=0.1)
     assert sim["aggs"]["rejected"] == {
         "histogram": {
             "field": "newsfold.nearest_rejected",
@@ -153,16 +154,16 @@ def test_page_filter_and_statistics_queries():
             "extended_bounds": {"min": 0, "max": 1},
         }
     }
-    assert queries.rate_interval(0, 30 * 60_000) == ("1m", 60_000)
-    assert queries.rate_interval(0, 3 * 86_400_000) == ("6h", 21_600_000)
-    assert queries.ingest_rate(start_ms=0, end_ms=86_400_000)["aggs"]["rate"]["date_histogram"] == {
+    assert admin_queries.rate_interval(0, 30 * 60_000) == ("1m", 60_000)
+    assert admin_queries.rate_interval(0, 3 * 86_400_000) == ("6h", 21_600_000)
+    assert admin_queries.ingest_rate(start_ms=0, end_ms=86_400_000)["aggs"]["rate"]["date_histogram"] == {
         "field": "ingested",
         "fixed_interval": "1h",
         "min_doc_count": 0,
         "extended_bounds": {"min": 0, "max": 86_400_000},
     }
-    assert queries.rejection_reasons(size=5)["aggs"] == {"reasons": {"terms": {"field": "reason", "size": 5}}}
-    detail = queries.cluster_detail("c1", size=10)
+    assert admin_queries.rejection_reasons(size=5)["aggs"] == {"reasons": {"terms": {"field": "reason", "size": 5}}}
+    detail = admin_queries.cluster_detail("c1", size=10)
     assert detail["query"] == {"term": {"newsfold.cluster_id": "c1"}} and detail["size"] == 10
     representative_first = {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}
     assert detail["sort"][0] == {"newsfold.representative": representative_first}
@@ -241,7 +242,6 @@ def make_app():
     yield make
     for app in apps:
         close_resources(app)
-        close_job_store(app)
 
 
 def _ingest(es, settings, pages):
@@ -378,6 +378,8 @@ def test_broad_page_filters_are_matched_inside_the_aggregation(make_app, admin_s
         ("last_from=2024-05-02&last_to=2024-05-01", "last_from 2024-05-02 is after last_to"),
         ("sort=title", "sort must be one of"),
         ("page=0", "page must be between"),
+        ("q=" + "+".join(["storm"] * 33), "the query has 33 words"),
+        ("q=" + "x" * 501, "the query has 501 characters; the limit is 500"),
     ],
 )
 def test_cluster_list_explains_bad_filters(make_app, admin_settings, corpus, query, message):
@@ -398,6 +400,8 @@ def test_cluster_detail_members_scores_heatmap_pairs_and_evidence(client, corpus
     rows = re.findall(r'data-testid="member-row" data-page-id="([^"]+)"', html)
     assert rows == ["a1", "a2", "a3"]  # the representative (first seen) first, then oldest
     assert html.count('data-testid="representative-badge"') == 1 and "representative (first seen)" in html
+    # the note fields take what the corrections log keeps
+    assert html.count(f'name="note" type="text" maxlength="{MAX_NOTE_CHARS}"') == 2
     jaccards = re.findall(r'data-testid="member-jaccard">([^<]+)<', html)
     scores = [int(j.rstrip("%")) for j in jaccards]
     assert scores[0] == 100 and scores[1] >= 90  # the representative itself, then a copy of the same text
@@ -564,8 +568,9 @@ def test_correction_api_with_a_token(make_app, admin_settings, corpus, es, setti
     body = res.get_json()
     assert body["correction"]["kind"] == "representative" and body["correction"]["user"] == "token:robot"
     assert body["cluster_id"] == a
-    res = api.post(f"/api/clusters/{a}/split", json={"page_id": "a3", "note": "edited"}, headers=BEARER)
-    assert res.status_code == 200 and res.get_json()["correction"]["note"] == "edited"
+    note = "edited: " + "n" * (MAX_NOTE_CHARS - 8)  # the core's limit is the web's: a note it keeps is accepted
+    res = api.post(f"/api/clusters/{a}/split", json={"page_id": "a3", "note": note}, headers=BEARER)
+    assert res.status_code == 200 and res.get_json()["correction"]["note"] == note
     assert _cluster_of(es, settings, "a3") != a
     res = api.post(f"/api/clusters/{a}/merge", json={"other_cluster_id": b}, headers=BEARER)
     assert res.status_code == 200 and res.get_json()["correction"]["clusters"] == [a, b]
@@ -590,6 +595,7 @@ def test_correction_api_with_a_token(make_app, admin_settings, corpus, es, setti
         ("/api/pairs/not-duplicates", {"page_a": "a1", "page_b": "a1"}, 400, "two different pages"),
         ("/api/pairs/not-duplicates", {"page_a": "a1", "page_b": "nope"}, 404, "there is no page"),
         ("/api/clusters/{lone}/split", None, 400, "the body must be a JSON object"),
+        ("/api/clusters/{a}/split", {"page_id": "a3", "note": "n" * 2001}, 400, "note must be at most 2000 printable"),
     ],
 )
 def test_correction_api_errors(make_app, admin_settings, corpus, path, payload, status, message):
@@ -711,7 +717,7 @@ def test_jobs_pages_progress_failures_and_retry(make_app, admin_settings, jobs_r
     res = client.post(f"/admin/jobs/{job.id}/retry", headers=BEARER)
     assert res.status_code == 303
     assert "Retrying the failed items" in _html(client.get(res.headers["Location"], headers=BEARER))
-    assert {"task": RETRY_TASK, "args": [], "kwargs": {"job_id": job.id}} in _queued_tasks(jobs_redis_url)
+    assert {"task": RETRY_FAILURES, "args": [], "kwargs": {"job_id": job.id}} in _queued_tasks(jobs_redis_url)
     store.redis.close()
 
 
@@ -732,10 +738,10 @@ def test_reindex_form_creates_a_job_and_queues_the_task_once(make_app, admin_set
     job = store.active("reindex")
     assert job is not None and job.params == {"source": "text", "user": "token:robot", "index": admin_settings.index}
     assert res.headers["Location"].endswith(f"/admin/jobs/{job.id}")
-    assert {"task": REINDEX_TASK, "args": [], "kwargs": {"job_id": job.id}} in _queued_tasks(jobs_redis_url)
+    assert {"task": REINDEX, "args": [], "kwargs": {"job_id": job.id}} in _queued_tasks(jobs_redis_url)
     again = client.post("/admin/jobs/reindex", data={"source": "archive"}, headers=BEARER)
     assert f"A reindex is already queued: job {job.id}" in _html(client.get(again.headers["Location"], headers=BEARER))
-    assert len([t for t in _queued_tasks(jobs_redis_url) if t["task"] == REINDEX_TASK]) == 1
+    assert len([t for t in _queued_tasks(jobs_redis_url) if t["task"] == REINDEX]) == 1
     listing = _html(client.get("/admin/jobs", headers=BEARER))
     assert 'data-testid="reindex-running"' in listing and 'data-testid="reindex-submit" disabled' in listing
     store.finish(job.id, "cancelled")

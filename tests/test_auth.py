@@ -14,8 +14,9 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from newsfold import cli, cli_run
 from newsfold.web import auth, create_app
-from newsfold.web.auth import LoginLimiter, current_user, safe_next, token_digest
+from newsfold.web.auth import current_user, safe_next, token_digest
 from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
+from newsfold.web.logins import LoginLimiter
 from newsfold.web.resources import close_resources
 
 PASSWORD = "correct horse battery staple"
@@ -51,7 +52,6 @@ def make_app(settings, redis_url):
 
     yield make
     for app in apps:
-        auth.close(app)
         close_resources(app)
 
 

@@ -10,10 +10,9 @@ from newsfold.plugin import queries
 from newsfold.plugin.batch import ingest, prepare, reconcile, write
 from newsfold.plugin.cluster import Constraints, Match, decide, pair, recluster_labels
 from newsfold.plugin.constraints import resolve
+from newsfold.plugin.correction_log import CorrectionError, list_corrections
 from newsfold.plugin.corrections import (
-    CorrectionError,
     corrections_index,
-    list_corrections,
     mark_not_duplicates,
     merge_clusters,
     reapply_corrections,

@@ -18,12 +18,13 @@ from celery import Celery
 from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.signing import sign_page
+from newsfold.task_names import INGEST_BATCH
 from newsfold.web import create_app
 from newsfold.web.auth import token_digest
 from newsfold.web.config import WebSettings
 from newsfold.web.formatting import page_links, redact_url, safe_fragment, safe_url
+from newsfold.web.queue import chunked
 from newsfold.web.resources import close_resources, web_client_settings
-from newsfold.web.tasks import INGEST_TASK, chunked
 from newsfold.web.validation import InvalidPages, parse_pages
 from tests.pages import page, story
 
@@ -347,6 +348,15 @@ def _store_result(url: str, task_id: str, result, state: str) -> None:
         worker_side.close()
 
 
+def test_every_task_name_is_a_task_the_workers_run():
+    from newsfold import task_names
+    from newsfold.indexer.celery_app import app
+
+    app.loader.import_default_modules()  # the worker's own task modules
+    names = {value for key, value in vars(task_names).items() if key.isupper()}
+    assert len(names) == 4 and names <= set(app.tasks), names - set(app.tasks)
+
+
 def test_page_submission_queues_batches(make_app, settings, redis_url):
     queue_url = _own_db(redis_url)
     app = make_app(settings.replace(redis_url=queue_url, batch_size=2))
@@ -367,7 +377,7 @@ def test_page_submission_queues_batches(make_app, settings, redis_url):
         assert set(queued) == set(data["tasks"])
         sizes = []
         for message, _ in queued.values():
-            assert message["headers"]["task"] == INGEST_TASK
+            assert message["headers"]["task"] == INGEST_BATCH
             args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
             assert set(args[0][0]) == {"html", "url", "id", "site", "lang", "published"}
             sizes.append(len(args[0]))
