@@ -34,11 +34,9 @@ from newsfold.plugin.signing import sign_page
 from newsfold.state.jobs import JobStore
 from newsfold.task_names import REINDEX, RETRY_FAILURES
 from newsfold.web import clusters as web_clusters
-from newsfold.web import create_app
 from newsfold.web.auth import token_digest
 from newsfold.web.clusters import select_buckets
 from newsfold.web.config import WebSettings
-from newsfold.web.resources import close_resources
 from tests.pages import page, story
 
 PASSWORD = "correct horse battery staple"
@@ -231,17 +229,8 @@ ADMIN_WEB = WebSettings(
 
 
 @pytest.fixture
-def make_app():
-    apps = []
-
-    def make(settings, **config):
-        app = create_app({"TESTING": True, **config}, settings=settings, web=ADMIN_WEB)
-        apps.append(app)
-        return app
-
-    yield make
-    for app in apps:
-        close_resources(app)
+def make_app(web_app):
+    return lambda settings, **config: web_app(settings, ADMIN_WEB, **config)
 
 
 def _ingest(es, settings, pages):

@@ -13,11 +13,10 @@ import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from newsfold import cli, cli_run
-from newsfold.web import auth, create_app
+from newsfold.web import auth
 from newsfold.web.auth import current_user, safe_next, token_digest
 from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
 from newsfold.web.logins import LoginLimiter
-from newsfold.web.resources import close_resources
 
 PASSWORD = "correct horse battery staple"
 TOKEN = "test-auth-token-fedcba9876543210"
@@ -30,9 +29,8 @@ WEB_FIELDS = {f.name for f in dataclasses.fields(WebSettings)}
 
 
 @pytest.fixture
-def make_app(settings, redis_url):
-    """Apps with a login configured (admin / PASSWORD), one API token and the test Redis; closed afterwards."""
-    apps = []
+def make_app(settings, redis_url, web_app):
+    """Apps with a login configured (admin / PASSWORD), one API token and the test Redis."""
 
     def make(**changes):
         values = {
@@ -46,13 +44,9 @@ def make_app(settings, redis_url):
         values.update(changes)
         web = {k: v for k, v in values.items() if k in WEB_FIELDS}
         core = {k: v for k, v in values.items() if k not in WEB_FIELDS}
-        app = create_app({"TESTING": True}, settings=settings.replace(**core), web=WebSettings(**web))
-        apps.append(app)
-        return app
+        return web_app(settings.replace(**core), WebSettings(**web))
 
-    yield make
-    for app in apps:
-        close_resources(app)
+    return make
 
 
 @pytest.fixture
