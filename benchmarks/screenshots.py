@@ -1,7 +1,7 @@
 """Screenshots of newsfold's main pages, at desktop and phone widths, into docs/screenshots/.
 
 The same live setup as the browser tests (tests/browser/live.py): the sample
-corpus (newsfold/samples.py) is signed and ingested with ``plugin.batch``
+corpus (newsfold/samples/) is signed and ingested with ``plugin.batch``
 directly, as one recorded ingest job; the real Flask app is served on a free
 local port; headless Chromium (Debian's ``chromium`` + ``chromedriver``) visits
 each page. Servers come from ``ELASTICSEARCH_URL`` / ``REDIS_URL`` when set,

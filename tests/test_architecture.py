@@ -15,6 +15,7 @@ PACKAGES = {
     "indexer": "newsfold.indexer",
     "web": "newsfold.web",
     "newsfold/state": "newsfold.state",
+    "newsfold/samples": "newsfold.samples",
     "newsfold": "newsfold",
 }
 #: package -> the imports it must never make (prefixes), the rule of docs/architecture.md
