@@ -81,3 +81,13 @@ def test_every_module_has_its_line_in_the_architecture_map():
     assert not missing, f"docs/architecture.md does not say what these modules own: {missing}"
     gone = sorted(name for name in listed if "/" in name and not (ROOT / name).exists())
     assert not gone, f"docs/architecture.md lists modules that do not exist: {gone}"
+
+
+def test_the_docs_name_only_modules_that_exist():
+    pattern = re.compile(r"`((?:plugin|indexer|web|newsfold|benchmarks|tests|examples)/[\w/]+\.py)")
+    gone = []
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "benchmarks" / "README.md"]:
+        for name in pattern.findall(doc.read_text(encoding="utf-8")):
+            if not (ROOT / name).exists():
+                gone.append(f"{doc.relative_to(ROOT)}: {name}")
+    assert not gone, gone
