@@ -17,7 +17,7 @@ from newsfold.plugin.correction_log import MAX_ID_CHARS, MAX_NOTE_CHARS
 from newsfold.plugin.evidence import MAX_TEXT_WORDS
 from newsfold.plugin.queries import MAX_QUERY_CHARS
 from newsfold.plugin.settings import Settings
-from newsfold.web import admin, admin_api, api, auth, errors, formatting, resources, search
+from newsfold.web import admin, admin_api, api, auth, errors, formatting, resources, search, story_pages
 from newsfold.web.config import WebSettings
 from newsfold.web.validation import MAX_FILTER_CHARS
 
@@ -87,6 +87,8 @@ def create_app(
     app.register_blueprint(api.bp, url_prefix="/api")
     app.register_blueprint(admin.bp, url_prefix="/admin")
     app.register_blueprint(admin_api.bp, url_prefix="/api")
+    app.register_blueprint(story_pages.bp)
+    app.register_blueprint(story_pages.api_bp, url_prefix="/api")
     # liveness for container health checks: the process answers (servers are checked per request)
     app.add_url_rule("/healthz", "healthz", lambda: {"status": "ok"})
     return app

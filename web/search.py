@@ -4,21 +4,26 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
+from newsfold.plugin.stories import WINDOW_NAMES
 from newsfold.web.formatting import page_links
 from newsfold.web.resources import get_es, get_settings, get_web_settings
 from newsfold.web.stories import FilterChoices, SearchParams, filter_choices, run_search, search_body
+from newsfold.web.story_pages import is_top_request
+from newsfold.web.top_stories import TopParams, run_top
 
 bp = Blueprint("search", __name__)
 
 
 @bp.get("/")
 def index():
-    """``/?q=&site=&lang=&from=&to=&sort=&page=``: matching stories, or the latest ones for an empty query.
+    """``/?q=&site=&lang=&from=&to=&sort=&page=``: matching stories; top stories for no query and no dates.
 
     A malformed or out-of-range argument is answered with the form, refilled,
     and a message saying what to change (HTTP 400); it never reaches Elasticsearch.
     """
     settings = get_settings()
+    if is_top_request(request.args):
+        return top_stories()
     try:
         params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
         body = search_body(params, page_size=get_web_settings().page_size)
@@ -38,3 +43,21 @@ def index():
     choices = filter_choices(es, settings, params)
     links = page_links(params.page, result.total_pages)
     return render_template("search.html", params=params, result=result, page_links=links, choices=choices)
+
+
+def top_stories():
+    """``/?window=&sort=coverage|latest&site=&lang=&page=``: the stories of a window by coverage, or the latest."""
+    settings, page_size = get_settings(), get_web_settings().page_size
+    form = SearchParams.for_form(request.args)
+    try:
+        top = TopParams.from_args(request.args, page_size=page_size, query_string_chars=len(request.query_string))
+    except ValueError as exc:
+        page = render_template("search.html", params=form, top_form=TopParams.for_form(request.args), error=str(exc),
+                               choices=FilterChoices.chosen(form), windows=WINDOW_NAMES)  # fmt: skip
+        return page, 400
+    es = get_es()
+    result = run_top(es, settings, top, page_size=page_size)
+    params = SearchParams(site=top.site, lang=top.lang)
+    links = page_links(top.page, result.total_pages)
+    return render_template("search.html", params=params, top=result, top_form=top, page_links=links,
+                           choices=filter_choices(es, settings, params), windows=WINDOW_NAMES)  # fmt: skip

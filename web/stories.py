@@ -19,6 +19,7 @@ from newsfold.plugin.document import cluster_of, flat, read_signature
 from newsfold.plugin.queries import parse_day, story_count
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
+from newsfold.plugin.stories import read_references, relation_of, with_references
 from newsfold.web.formatting import page_count
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
@@ -199,7 +200,11 @@ def filter_choices(es: Elasticsearch, settings: Settings, params: SearchParams) 
 def run_search(
     es: Elasticsearch, settings: Settings, params: SearchParams, body: dict, *, page_size: int, per_cluster: int = 20
 ) -> SearchResult:
-    """Execute ``body`` and fetch the versions of the stories found, in two requests."""
+    """Execute ``body`` and fetch the versions of the stories found, in two requests.
+
+    The second request also reads each story's reference (``plugin.stories.with_references``), so every
+    version comes with its relation to it (``plugin.novelty``: "adds 2 paragraphs", "shorter").
+    """
     res = es.search(index=settings.index, **body)
     hits = res["hits"]["hits"]
     result = SearchResult(
@@ -211,9 +216,11 @@ def run_search(
     if not hits:
         return result
     cluster_ids = list(dict.fromkeys(cluster_of(hit["_source"]) for hit in hits))
-    versions = es.search(index=settings.index, **queries.versions_of(cluster_ids, per_cluster=per_cluster))
+    body = with_references(queries.versions_of(cluster_ids, per_cluster=per_cluster), agg="clusters")
+    versions = es.search(index=settings.index, **body)
     buckets = {b["key"]: b for b in versions["aggregations"]["clusters"]["buckets"]}
-    result.results = [story(hit, buckets.get(cluster_of(hit["_source"]))) for hit in hits]
+    references = read_references(versions, agg="clusters")
+    result.results = [story(hit, buckets.get(cluster_of(hit["_source"])), references) for hit in hits]
     return result
 
 
@@ -232,13 +239,15 @@ def similarity(a: Signature | None, b: Signature | None) -> float | None:
     return round(jaccard(a, b), 4)
 
 
-def story(hit: dict, bucket: dict | None) -> dict:
+def story(hit: dict, bucket: dict | None, references: Mapping[str, Mapping] | None = None) -> dict:
     """A result: the shown version, its highlights and the story's other versions.
 
     ``size`` is the number of pages of the story; ``versions`` lists the other
     versions returned by ``versions_of`` (at most its ``per_cluster``), each
-    with its similarity to the shown version.
+    with its similarity to the shown version and its ``relation`` to the
+    story's reference (None when unknown).
     """
+    references = references or {}
     src = hit["_source"]
     highlight = hit.get("highlight") or {}
     shown = decode_signature(src)
@@ -252,6 +261,7 @@ def story(hit: dict, bucket: dict | None) -> dict:
                 "id": version["_id"],
                 **{k: vsrc.get(k) for k in PUBLIC_FIELDS},
                 "similarity": similarity(shown, decode_signature(vsrc)),
+                "relation": relation_of(version, references),
             }
         )
     title_highlight = highlight.get("title") or []
@@ -261,6 +271,7 @@ def story(hit: dict, bucket: dict | None) -> dict:
         **{k: src.get(k) for k in PUBLIC_FIELDS},
         "highlight": list(highlight.get("body") or []),
         "title_highlight": title_highlight[0] if title_highlight else None,
+        "relation": relation_of(hit, references),
         "versions": others,
         "size": int(bucket["doc_count"]) if bucket else 1 + len(others),
     }

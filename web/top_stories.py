@@ -9,7 +9,6 @@ feeds.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,35 +19,30 @@ from newsfold.plugin import stories as queries
 from newsfold.plugin.document import fold_of
 from newsfold.plugin.novelty import Passage, marked_passages
 from newsfold.plugin.settings import Settings
+from newsfold.web import validation
+from newsfold.web.formatting import page_count
+from newsfold.web.stories import MAX_ARGS_CHARS
 
 DEFAULT_WINDOW = "7d"
-MAX_FILTER_CHARS = 200
-MAX_PAGE_DIGITS = 6
 #: cluster and page ids are the ids newsfold or a host gave; anything longer or with control characters is refused
 _ID = re.compile(r"^[^\x00-\x1f\x7f]{1,512}$")
 #: fields of a version returned to clients
 PUBLIC_FIELDS = ("title", "url", "site", "lang", "published")
 
 
-def _text_arg(args: Mapping[str, str], name: str) -> str | None:
-    value = (args.get(name) or "").strip()
-    if len(value) > MAX_FILTER_CHARS or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise ValueError(f"{name} must be at most {MAX_FILTER_CHARS} printable characters")
-    return value or None
-
-
-def page_number(args: Mapping[str, str], *, limit: int, name: str = "page") -> int:
+def page_number(args: Mapping[str, str], *, limit: int) -> int:
     """The ``page`` argument: a whole number from 1 to ``limit``.
 
     Raises:
         ValueError: not a positive whole number, or beyond ``limit`` (the message says which).
     """
-    raw = (args.get(name) or "1").strip()
-    if not (raw.isascii() and raw.isdigit()) or not raw.strip("0"):
-        raise ValueError(f"{name} must be a positive whole number, got {raw[:20]!r}")
-    if len(raw) > MAX_PAGE_DIGITS or int(raw) > limit:
-        raise ValueError(f"{name} {raw[:20]} is out of range (at most {limit:,})")
-    return int(raw)
+    raw = (args.get("page") or "1").strip()
+    if raw.isascii() and raw.isdigit() and len(raw) > 5:
+        raise ValueError(f"page {raw[:20]}{'…' if len(raw) > 20 else ''} is out of range (at most {limit:,})")
+    page = validation.page_number(raw)
+    if page > limit:
+        raise ValueError(f"page {page} is out of range (at most {limit:,})")
+    return page
 
 
 def checked_id(value: str, what: str = "story") -> str:
@@ -73,11 +67,12 @@ class TopParams:
     page: int = 1
 
     @classmethod
-    def from_args(cls, args: Mapping[str, str], *, page_size: int) -> TopParams:
+    def from_args(cls, args: Mapping[str, str], *, page_size: int, query_string_chars: int = 0) -> TopParams:
         """Read the list from request arguments.
 
         Raises:
-            ValueError: an unknown window or sort, a bad filter or page (the message says which).
+            ValueError: an unknown window or sort, a bad filter or page, an address over
+                ``MAX_ARGS_CHARS`` (the message says which).
         """
         window = (args.get("window") or DEFAULT_WINDOW).strip()
         if window not in queries.WINDOWS:
@@ -85,8 +80,11 @@ class TopParams:
         sort = (args.get("sort") or "coverage").strip()
         if sort not in queries.SORTS:
             raise ValueError(f"sort must be 'coverage' or 'latest', got {sort[:40]!r}")
-        site, lang = _text_arg(args, "site"), _text_arg(args, "lang")
+        site, lang = validation.filter_text(args.get("site"), "site"), validation.filter_text(args.get("lang"), "lang")
         page = page_number(args, limit=queries.MAX_STORIES // page_size)
+        if query_string_chars > MAX_ARGS_CHARS:
+            raise ValueError(f"the address is too long ({query_string_chars:,} characters after the '?'; "
+                             f"at most {MAX_ARGS_CHARS:,})")  # fmt: skip
         return cls(window=window, sort=sort, site=site, lang=lang, page=page)
 
     @classmethod
@@ -94,8 +92,9 @@ class TopParams:
         """What the user asked for, unchecked and cut to size (to refill the page above an error)."""
         window = args.get("window") if args.get("window") in queries.WINDOWS else DEFAULT_WINDOW
         sort = args.get("sort") if args.get("sort") in queries.SORTS else "coverage"
-        return cls(window=window, sort=sort, site=(args.get("site") or "")[:MAX_FILTER_CHARS] or None,
-                   lang=(args.get("lang") or "")[:MAX_FILTER_CHARS] or None)  # fmt: skip
+        limit = validation.MAX_FILTER_CHARS
+        return cls(window=window, sort=sort, site=(args.get("site") or "")[:limit] or None,
+                   lang=(args.get("lang") or "")[:limit] or None)  # fmt: skip
 
     @property
     def filtered(self) -> bool:
@@ -135,7 +134,7 @@ class TopResult:
 
     @property
     def total_pages(self) -> int:
-        return min(math.ceil(self.stories / self.page_size), queries.MAX_STORIES // self.page_size)
+        return min(page_count(self.stories, self.page_size), queries.MAX_STORIES // self.page_size)
 
     def as_json(self) -> dict:
         return {

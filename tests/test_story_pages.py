@@ -1,0 +1,147 @@
+"""Top stories on the search page, story pages, version relations in search, the stories API and the feeds."""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import quote
+
+import feedparser
+import pytest
+
+from newsfold.web import create_app
+from newsfold.web.config import WebSettings
+from newsfold.web.resources import close_resources
+from tests.story_corpus import LOCAL, ingest_story_corpus
+
+
+@pytest.fixture
+def clusters(es, settings):
+    return ingest_story_corpus(es, settings)
+
+
+@pytest.fixture
+def client(settings, clusters):
+    app = create_app({"TESTING": True}, settings=settings, web=WebSettings(page_size=3))
+    yield app.test_client()
+    close_resources(app)
+
+
+def _text(res) -> str:
+    return res.get_data(as_text=True)
+
+
+def _ids(page: str, testid: str) -> list[str]:
+    return re.findall(rf'data-testid="{testid}" data-cluster-id="([^"]+)"', page)
+
+
+def test_api_top_stories_by_coverage_latest_window_and_pages(client, clusters):
+    res = client.get("/api/stories?window=all")
+    assert res.status_code == 200
+    body = res.get_json()
+    assert (body["stories"], body["total_pages"], body["newest"]) == (5, 2, "2015-03-10T12:00:00Z")
+    assert [s["id"] for s in body["results"]] == ["ferry-a", "old-a", "museum-a"]
+    assert (body["results"][0]["sites"], body["results"][0]["pages"]) == (4, 4)
+    latest = client.get("/api/stories?window=all&sort=latest&page=2").get_json()
+    assert [s["id"] for s in latest["results"]] == ["lantern-a", "old-a"]
+    day = client.get("/api/stories?window=24h").get_json()
+    assert [s["id"] for s in day["results"]] == ["museum-a", "ferry-c", "single"]
+    assert client.get("/api/stories?window=all&lang=de").get_json()["stories"] == 1
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ("window=1y", "window must be one of 24h, 7d, 30d, all"),
+        ("sort=relevance", "sort must be 'coverage' or 'latest'"),
+        ("page=0", "page must be a positive whole number"),
+        ("page=abc", "page must be a positive whole number"),
+        ("page=500", "page 500 is out of range"),
+        ("page=" + "9" * 50, "is out of range"),
+        ("x=" + "j" * 5000, "the address is too long"),
+        ("site=" + "x" * 201, "site must be at most 200 printable characters"),
+        ("lang=%00", "lang must be at most 200 printable characters"),
+    ],
+)
+def test_bad_top_story_arguments_are_400_with_a_message(client, query, message):
+    res = client.get(f"/api/stories?{query}")
+    assert res.status_code == 400 and message in res.get_json()["error"]
+    if query.startswith("sort="):  # on the page, a search order means the search's own listing
+        assert client.get(f"/?{query}").status_code == 200
+        return
+    page = client.get(f"/?{query}")
+    assert page.status_code == 400 and message in html.unescape(_text(page))
+    assert client.get(f"/feed?{query}").status_code == 400
+
+
+def test_the_search_page_opens_on_top_stories_with_toggles_and_a_feed_link(client, clusters):
+    page = _text(client.get("/?window=all"))
+    assert _ids(page, "top-story") == [clusters["ferry-a"], clusters["old-a"], clusters["museum-a"]]
+    assert "Top stories · All" in page and "4 sites" in page
+    assert 'href="/?window=all&amp;sort=latest"' in page  # the Latest toggle keeps the window
+    assert 'href="/?window=24h"' in page
+    assert re.search(r'<link rel="alternate" type="application/atom\+xml"[^>]+href="/feed\?window=all"', page)
+    latest = _text(client.get("/?window=all&sort=latest"))
+    assert _ids(latest, "top-story")[0] == clusters["museum-a"]
+    # a query, or a date range, is a search as before
+    assert 'data-testid="top-stories"' not in _text(client.get("/?q=headline"))
+    assert 'data-testid="top-stories"' not in _text(client.get("/?from=2015-03-01"))
+
+
+def test_search_versions_say_what_they_add_or_lack(client, clusters):
+    body = client.get("/api/search?q=ferry&sort=date").get_json()
+    (story,) = [s for s in body["results"] if s["cluster_id"] == clusters["ferry-a"]]
+    relations = {v["id"]: v["relation"] for v in story["versions"]}
+    relations[story["id"]] = story["relation"]
+    assert relations["ferry-a"]["kind"] == "reference"
+    assert relations["ferry-b"]["kind"] == "shorter" and relations["ferry-c"]["label"] == "full copy"
+    assert relations["ferry-d"]["label"] == "adds 2 paragraphs"
+    page_html = _text(client.get("/?q=ferry"))
+    badges = re.findall(r'data-testid="version-relation"[^>]*>([^<]+)<', page_html)
+    assert "adds 2 paragraphs" in badges and any(b.startswith("shorter (holds ") for b in badges)
+
+
+def test_story_page_and_api(client, clusters):
+    cluster = clusters["ferry-a"]
+    body = client.get(f"/api/stories/{quote(cluster)}").get_json()
+    assert (body["pages"], body["sites"], body["first"]["id"], body["reference"]["id"]) == (4, 4, "ferry-a", "ferry-a")
+    assert [v["relation"]["kind"] for v in body["versions"]] == ["reference", "shorter", "copy", "adds"]
+    page_html = _text(client.get(f"/stories/{quote(cluster)}"))
+    assert "First published by <strong class=\"site\">a.test</strong>" in page_html
+    assert page_html.count('data-testid="story-version"') == 4 and page_html.count('data-testid="first-badge"') == 1
+    assert '<svg xmlns="http://www.w3.org/2000/svg" id="story-timeline"' in page_html and "first: a.test" in page_html
+    assert "adds 2 paragraphs" in page_html
+    assert client.get("/stories/no-such-story").status_code == 404
+    assert client.get("/api/stories/no-such-story").status_code == 404
+    assert client.get(f"/api/stories/{quote(cluster)}?page=x").status_code == 400
+    assert client.get("/stories/a%01b").status_code == 400
+
+
+def test_a_versions_added_passages_are_marked(client, clusters):
+    cluster = clusters["ferry-a"]
+    body = client.get(f"/api/stories/{quote(cluster)}/versions/ferry-d").get_json()
+    added = [" ".join(p["text"] for p in row) for row in body["paragraphs"] if any(p["added"] for p in row)]
+    assert added == LOCAL and body["relation"]["label"] == "adds 2 paragraphs"
+    page_html = _text(client.get(f"/stories/{quote(cluster)}/versions/ferry-d"))
+    assert re.findall(r'<mark data-testid="added-passage">([^<]+)</mark>', page_html) == LOCAL
+    assert "2 passages not in the story" in page_html
+    reference = _text(client.get(f"/stories/{quote(cluster)}/versions/ferry-a"))
+    assert "<mark data-testid" not in reference and "reference text" in reference
+    assert client.get(f"/stories/{quote(cluster)}/versions/museum-a").status_code == 404  # another story's page
+    assert client.get(f"/api/stories/{quote(cluster)}/versions/nope").status_code == 404
+
+
+def test_feeds_have_one_entry_per_story_with_stable_ids(client, clusters):
+    top = feedparser.parse(client.get("/feed?window=all").get_data())
+    assert not top.bozo and top.version == "atom10"
+    wanted = [f"urn:newsfold:story:{clusters[p]}" for p in ("ferry-a", "old-a", "museum-a")]
+    assert [e.id for e in top.entries] == wanted
+    ferry = top.entries[0]
+    assert ferry.link == f"http://localhost/stories/{clusters['ferry-a']}"
+    assert ferry.updated == "2015-03-10T08:00:00Z"  # the latest version's time
+    assert ferry.summary.startswith("4 sites, 4 pages")
+    search = feedparser.parse(client.get("/feed?q=ferry").get_data())
+    assert not search.bozo
+    assert [e.id for e in search.entries] == [f"urn:newsfold:story:{clusters['ferry-a']}"]  # one entry, four pages
+    assert search.entries[0].updated == "2015-03-10T08:00:00Z"
+    assert client.get("/feed?q=ferry").content_type.startswith("application/atom+xml")

@@ -1,0 +1,192 @@
+"""A story's page, a version's added passages, their JSON API and the Atom feeds of every story list.
+
+- ``/stories/<cluster_id>`` and ``/stories/<cluster_id>/versions/<page_id>`` (public pages);
+- ``GET /api/stories``, ``/api/stories/<cluster_id>``, ``/api/stories/<cluster_id>/versions/<page_id>``;
+- ``/feed?<the arguments of />``: the search or the top stories of the same URL as Atom, one entry per story.
+
+Every argument is checked first; a bad one is a 400 with a message, an unknown story or version a 404.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
+
+from newsfold.plugin.stories import SORTS, WINDOW_NAMES
+from newsfold.web.charts import timeline
+from newsfold.web.feeds import MIMETYPE, FeedEntry, atom_feed, story_id
+from newsfold.web.formatting import format_datetime, page_links, parse_datetime
+from newsfold.web.resources import get_es, get_settings, get_web_settings
+from newsfold.web.stories import SearchParams, run_search, search_body
+from newsfold.web.top_stories import (
+    StoryParams,
+    TopParams,
+    checked_id,
+    page_number,
+    run_story,
+    run_top,
+    version_passages,
+)
+
+bp = Blueprint("stories", __name__)
+api_bp = Blueprint("stories_api", __name__)
+#: versions a story page lists at once
+VERSIONS_PAGE = 20
+
+
+def is_top_request(args) -> bool:
+    """Whether ``/`` with these arguments shows top stories: no query, no date range and no search order.
+
+    ``/?sort=date`` (or ``relevance``) is the search's own listing of the newest stories, as before.
+    """
+    if (args.get("q") or "").strip() or args.get("from") or args.get("to"):
+        return False
+    return (args.get("sort") or "coverage").strip() in SORTS
+
+
+def _story_params() -> StoryParams:
+    return StoryParams(cluster_id="", page=page_number(request.args, limit=10_000 // VERSIONS_PAGE))
+
+
+def _load_story(cluster_id: str):
+    try:
+        checked_id(cluster_id)
+        params = _story_params()
+    except ValueError as exc:
+        return None, str(exc)
+    params.cluster_id = cluster_id
+    result = run_story(get_es(), get_settings(), params, page_size=VERSIONS_PAGE)
+    if result is None:
+        abort(404, description=f"no story {cluster_id[:80]!r}")
+    return result, None
+
+
+def story_timeline(story: dict):
+    """The story's timeline chart, the first publisher marked in the interval it falls in."""
+    buckets = [(format_datetime(b["start"]), b["count"]) for b in story["timeline"]]
+    starts = [parse_datetime(b["start"]) for b in story["timeline"]]
+    first = story.get("first") or {}
+    when = parse_datetime(first.get("published"))
+    markers = []
+    if when is not None and starts and all(starts):
+        when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+        index = max((k for k, start in enumerate(starts) if start <= when), default=0)
+        markers.append((index, f"first: {first.get('site') or 'unknown site'}"))
+    return timeline(buckets, title="When the versions of this story appeared", chart_id="story-timeline",
+                    markers=markers)  # fmt: skip
+
+
+@bp.get("/stories/<path:cluster_id>/versions/<path:page_id>")
+def version(cluster_id: str, page_id: str):
+    """A version of a story with the passages the story's reference does not have marked."""
+    try:
+        checked_id(cluster_id)
+        checked_id(page_id, "page")
+    except ValueError as exc:
+        return render_template("error.html", code=400, message=str(exc)), 400
+    found = version_passages(get_es(), get_settings(), cluster_id, page_id)
+    if found is None:
+        abort(404, description=f"no version {page_id[:80]!r} of story {cluster_id[:80]!r}")
+    shown, paragraphs = found
+    added = sum(p.added for row in paragraphs for p in row)
+    return render_template("version.html", version=shown, paragraphs=paragraphs, added_count=added,
+                           cluster_id=cluster_id)  # fmt: skip
+
+
+@bp.get("/stories/<path:cluster_id>")
+def story(cluster_id: str):
+    """``/stories/<id>?page=``: a story's versions, first publisher and timeline."""
+    result, error = _load_story(cluster_id)
+    if error:
+        return render_template("error.html", code=400, message=error), 400
+    links = page_links(result.params.page, result.total_pages)
+    return render_template("story.html", result=result, page_links=links, timeline_svg=story_timeline(result.story))
+
+
+@api_bp.get("/stories")
+def api_top():
+    """``GET /api/stories?window=&sort=&site=&lang=&page=``: top stories with their sites and pages."""
+    page_size = get_web_settings().page_size
+    try:
+        params = TopParams.from_args(request.args, page_size=page_size, query_string_chars=len(request.query_string))
+    except ValueError as exc:
+        return jsonify(error=str(exc)), 400
+    return jsonify(run_top(get_es(), get_settings(), params, page_size=page_size).as_json())
+
+
+@api_bp.get("/stories/<path:cluster_id>/versions/<path:page_id>")
+def api_version(cluster_id: str, page_id: str):
+    """``GET /api/stories/<id>/versions/<page>``: a version's text as sentences, the added ones marked."""
+    try:
+        checked_id(cluster_id)
+        checked_id(page_id, "page")
+    except ValueError as exc:
+        return jsonify(error=str(exc)), 400
+    found = version_passages(get_es(), get_settings(), cluster_id, page_id)
+    if found is None:
+        abort(404, description=f"no version {page_id[:80]!r} of story {cluster_id[:80]!r}")
+    shown, paragraphs = found
+    text = [[{"text": p.text, "added": p.added} for p in row] for row in paragraphs]
+    return jsonify({**shown, "cluster_id": cluster_id, "paragraphs": text})
+
+
+@api_bp.get("/stories/<path:cluster_id>")
+def api_story(cluster_id: str):
+    """``GET /api/stories/<id>?page=``: a story's versions with their relation to its reference."""
+    result, error = _load_story(cluster_id)
+    if error:
+        return jsonify(error=error), 400
+    return jsonify(result.story)
+
+
+@bp.get("/feed")
+def feed():
+    """``/feed?<the arguments of />``: the same list as the page, as an Atom 1.0 feed (one entry per story)."""
+    settings, page_size = get_settings(), get_web_settings().page_size
+    es = get_es()
+    page_url = url_for("search.index", _external=True, **request.args)
+    try:
+        if is_top_request(request.args):
+            chars = len(request.query_string)
+            params = TopParams.from_args(request.args, page_size=page_size, query_string_chars=chars)
+            result = run_top(es, settings, params, page_size=page_size)
+            title = f"{'Top' if params.sort == 'coverage' else 'Latest'} stories · {WINDOW_NAMES[params.window]}"
+            stories = result.results
+        else:
+            params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
+            body = search_body(params, page_size=page_size)
+            result = run_search(es, settings, params, body, page_size=page_size,
+                                per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))  # fmt: skip
+            title = f"Stories for “{params.q}”" if params.q else "Latest stories"
+            stories = [_search_entry(s) for s in result.results]
+    except ValueError as exc:
+        return jsonify(error=str(exc)), 400
+    entries = [
+        FeedEntry(
+            id=story_id(s["cluster_id"]),
+            title=s.get("title") or "(untitled)",
+            link=url_for("stories.story", cluster_id=s["cluster_id"], _external=True),
+            updated=s.get("latest") or s.get("published"),
+            published=s.get("first"),
+            summary=_summary(s),
+            author=s.get("site"),
+        )
+        for s in stories
+    ]
+    document = atom_feed(title=f"newsfold: {title}", self_url=request.url, page_url=page_url, entries=entries)
+    return Response(document, mimetype=MIMETYPE)
+
+
+def _summary(story: dict) -> str:
+    sites, pages = story["sites"], story["pages"]
+    line = f"{sites} site{'s' if sites != 1 else ''}, {pages} page{'s' if pages != 1 else ''}"
+    return line + (f"; first on {story['site']}" if story.get("site") else "")
+
+
+def _search_entry(found: dict) -> dict:
+    """A search result as a feed's story: its latest and first version times, sites and pages."""
+    times = [t for t in [found.get("published"), *(v.get("published") for v in found["versions"])] if t]
+    sites = {found.get("site"), *(v.get("site") for v in found["versions"])} - {None}
+    return {**found, "latest": max(times) if times else None, "first": min(times) if times else None,
+            "sites": max(1, len(sites)), "pages": found["size"]}  # fmt: skip
