@@ -126,6 +126,23 @@ def open_first_versions(driver) -> None:
     driver.execute_script("arguments[0].closest('article').scrollIntoView({block: 'start'})", summary)
 
 
+def story_with_additions(base_url: str) -> tuple[str, str | None]:
+    """The first top story with a version that adds material, and that version (else the first story, None)."""
+    import urllib.request
+
+    def get(path: str) -> dict:
+        with urllib.request.urlopen(base_url + path, timeout=30) as res:
+            return json.loads(res.read())
+
+    clusters = [s["cluster_id"] for s in get("/api/stories?window=all")["results"]]
+    for cluster in clusters:
+        versions = get(f"/api/stories/{cluster}")["versions"]
+        adding = [v["id"] for v in versions if (v.get("relation") or {}).get("kind") in ("adds", "shorter_adds")]
+        if adding:
+            return cluster, adding[0]
+    return clusters[0], None
+
+
 def take_screenshots(base_url: str, out: Path) -> list[Path]:
     """Visit the main pages at each width and save one PNG per page and width."""
     saved: list[Path] = []
@@ -141,8 +158,13 @@ def take_screenshots(base_url: str, out: Path) -> list[Path]:
                 capture(driver, path, full=full)
                 saved.append(path)
 
-            shot("search", "/")
-            driver.get(base_url + "/")
+            shot("top-stories", "/?window=all")
+            cluster, adding = story_with_additions(base_url)
+            shot("story", f"/stories/{cluster}")
+            if adding:
+                shot("version", f"/stories/{cluster}/versions/{adding}")
+            shot("search", "/?sort=date")
+            driver.get(base_url + "/?sort=date")
             open_first_versions(driver)
             shot("versions", full=False)
             shot("login", "/login", full=False)
