@@ -34,7 +34,7 @@ from pathlib import Path
 from benchlib import machine, percentiles
 
 from newsfold.embedded import services
-from newsfold.plugin import queries
+from newsfold.plugin import admin_queries, queries
 from newsfold.plugin.client import build_client
 from newsfold.plugin.document import cluster_of
 from newsfold.plugin.settings import Settings
@@ -79,7 +79,7 @@ def measure(settings: Settings, n: int, word: str) -> dict:
             raise RuntimeError(f"{url}: {res.status_code} {res.get_data(as_text=True)[:200]}")
         return res
 
-    largest = es.search(index=settings.index, body=queries.largest_clusters(size=10))
+    largest = es.search(index=settings.index, body=admin_queries.largest_clusters(size=10))
     ids = [b["key"] for b in largest["aggregations"]["clusters"]["buckets"]]
     plain = queries.collapsed_search("", size=page_size)
     search_body = queries.collapsed_search(word, size=page_size)

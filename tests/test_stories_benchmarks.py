@@ -50,7 +50,7 @@ def test_stories_cost_measures_every_target(monkeypatch, tmp_path, es_url, redis
     monkeypatch.setenv("REDIS_URL", redis_url)
     import stories_cost
 
-    generate(tmp_path, seed=5, stories=6)
+    generate(tmp_path, seed=5, stories=8)
     out = tmp_path / "cost.json"
     assert stories_cost.main([str(tmp_path), "--requests", "3", "--workers", "1", "--word", "the",
                               "--json", str(out)]) == 0  # fmt: skip
