@@ -10,7 +10,7 @@ What folding makes possible once copies share a ``newsfold.cluster_id``:
 - **a story** (:func:`story`): its versions oldest first, its reference (the
   version an editor made representative, else the earliest), its first
   publisher and a timeline;
-- **relations** (:func:`relations`): what each version of a folded search
+- **relations** (:func:`add_relations`): what each version of a folded search
   holds of its story's reference and what it adds (``plugin.novelty``),
   for newsfold's own search and for a host's ``fold_query`` results alike.
 
@@ -39,6 +39,8 @@ MAX_STORIES = 1000
 MAX_VERSIONS_PAGE = 100
 #: bars of a story's timeline at most
 TIMELINE_BUCKETS = 40
+#: versions a story's timeline shows at most (the first ones)
+MAX_TIMELINE_VERSIONS = 1000
 SITE_FIELD = path("site_key")
 PASSAGES = path("passages")
 REPRESENTATIVE = path("representative")
@@ -112,7 +114,6 @@ def top_stories(
     anchor_ms: int | None = None,
     time_field: str = "published",
     filters: Sequence[dict] = (),
-    source: Sequence[str] | bool = tuple(STORY_SOURCE),
 ) -> dict:
     """Search body: one page of the stories of a window, by coverage or by latest version.
 
@@ -122,9 +123,9 @@ def top_stories(
     the number of distinct sites then the newest version (``coverage``), or
     the other way round (``latest``), ties by cluster id; ``bucket_sort``
     cuts the page out. Each bucket carries its page count, sites, first and
-    newest time and its reference version (``top_hits``). On one shard the
-    order is exact; across shards it is approximate like any ``terms`` order
-    on a sub-aggregation.
+    newest time; the stories' reference versions come from a second, cheap
+    request (:func:`references`). On one shard the order is exact; across
+    shards it is approximate like any ``terms`` order on a sub-aggregation.
 
     Args:
         window: ``24h``, ``7d``, ``30d`` or ``all``.
@@ -134,7 +135,6 @@ def top_stories(
         anchor_ms: the newest page's time (:func:`newest`); windows count back from it.
         time_field: the date field of a page.
         filters: more filter clauses (site, language, dates, a host's own).
-        source: the fields of the reference version to return.
 
     Returns:
         The body; :func:`read_top_stories` reads its response.
@@ -161,7 +161,6 @@ def top_stories(
                     "newest": {"max": {"field": time_field}},
                     "first": {"min": {"field": time_field}},
                     "page": {"bucket_sort": {"from": (page - 1) * size, "size": size}},
-                    "reference": {"top_hits": {"size": 1, "sort": _reference_sort(time_field), "_source": source}},
                 },
             },
         },
@@ -175,19 +174,21 @@ def iso_millis(value) -> str | None:
     return dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC).isoformat().replace("+00:00", "Z")
 
 
-def read_top_stories(response: Mapping) -> tuple[int, list[dict]]:
+def read_top_stories(response: Mapping, references: Mapping | None = None) -> tuple[int, list[dict]]:
     """``(stories in the window, the page of stories)`` of a :func:`top_stories` response.
 
     Each story: ``cluster_id``, ``sites`` (coverage), ``pages``, ``first`` and
     ``latest`` (ISO times or None) and ``reference`` (``id`` plus its
-    ``_source``, fold fields left inside ``newsfold``).
+    ``_source``, fold fields left inside ``newsfold``), read from the
+    :func:`references` response of the page's cluster ids (None without it).
     """
     aggs = response.get("aggregations") or {}
     total = int((aggs.get("stories") or {}).get("value") or 0)
+    found = read_references(references) if references is not None else {}
     out = []
     for bucket in (aggs.get("top") or {}).get("buckets", []):
-        hits = bucket["reference"]["hits"]["hits"]
-        ref = {"id": hits[0]["_id"], **hits[0].get("_source", {})} if hits else None
+        hit = found.get(bucket["key"])
+        ref = {"id": hit["_id"], **hit.get("_source", {})} if hit else None
         out.append({
             "cluster_id": bucket["key"],
             "sites": int(bucket["coverage"]["value"] or 0),
@@ -211,8 +212,9 @@ def story(
 
     One search: the versions are the hits (from/size); aggregations give the
     reference (representative, else earliest), the first publisher (the
-    earliest version), the number of sites, the first and last times and an
-    ``auto_date_histogram`` of up to ``TIMELINE_BUCKETS`` bars.
+    earliest version), the number of sites and the first and last times. The
+    timeline reads the times of the versions (:func:`story_times`, in the same
+    ``msearch``) and bins them here (:func:`timeline_bins`).
 
     Raises:
         ValueError: an empty cluster id or a page beyond 10,000 versions.
@@ -236,9 +238,49 @@ def story(
             "start": {"min": {"field": time_field}},
             "end": {"max": {"field": time_field}},
             "dated": {"value_count": {"field": time_field}},
-            "timeline": {"auto_date_histogram": {"field": time_field, "buckets": TIMELINE_BUCKETS}},
         },
     }
+
+
+def story_times(cluster_id: str, *, time_field: str = "published", size: int = MAX_TIMELINE_VERSIONS) -> dict:
+    """Search body: the times of a story's first ``size`` dated versions, oldest first (for its timeline)."""
+    return {
+        "query": {"bool": {"filter": [{"term": {CLUSTER_ID: cluster_id}}, {"exists": {"field": time_field}}]}},
+        "size": size,
+        "sort": [{time_field: "asc"}],
+        "_source": [time_field],
+    }
+
+
+#: timeline intervals, shortest first, in milliseconds
+TIMELINE_INTERVALS = (
+    ("1h", 3_600_000),
+    ("6h", 21_600_000),
+    ("12h", 43_200_000),
+    ("1d", 86_400_000),
+    ("7d", 604_800_000),
+    ("30d", 2_592_000_000),
+    ("365d", 31_536_000_000),
+)
+
+
+def timeline_bins(times_ms: Sequence[int], *, max_bins: int = TIMELINE_BUCKETS) -> tuple[str | None, list[dict]]:
+    """Versions per interval: the shortest interval of :data:`TIMELINE_INTERVALS` giving at most ``max_bins`` bins.
+
+    Returns:
+        ``(interval name, [{"start": ISO time, "count": n}, ...])``, contiguous and oldest first
+        (empty bins kept); ``(None, [])`` for no time.
+    """
+    if not times_ms:
+        return None, []
+    start, end = min(times_ms), max(times_ms)
+    name, length = next(((n, ms) for n, ms in TIMELINE_INTERVALS if (end - start) // ms + 1 <= max_bins),
+                        TIMELINE_INTERVALS[-1])  # fmt: skip
+    first = start - start % length
+    counts = [0] * int((end - first) // length + 1)
+    for t in times_ms:
+        counts[int((t - first) // length)] += 1
+    return name, [{"start": iso_millis(first + k * length), "count": c} for k, c in enumerate(counts)]
 
 
 def _version(hit: Mapping, reference: Mapping | None) -> dict:
@@ -257,8 +299,10 @@ def _version(hit: Mapping, reference: Mapping | None) -> dict:
     }
 
 
-def read_story(response: Mapping, *, page: int = 1, size: int = 20) -> dict | None:
-    """A :func:`story` response as ``{cluster_id, pages, sites, reference, first, versions, timeline, ...}``.
+def read_story(
+    response: Mapping, times: Mapping | None = None, *, page: int = 1, size: int = 20, time_field: str = "published"
+) -> dict | None:
+    """A :func:`story` response (and its :func:`story_times` one) as ``{cluster_id, pages, sites, reference, ...}``.
 
     Returns:
         None when no page has the cluster id.
@@ -272,6 +316,12 @@ def read_story(response: Mapping, *, page: int = 1, size: int = 20) -> dict | No
     first_hits = aggs["first"]["hits"]["hits"]
     reference = ref_hits[0] if ref_hits else None
     versions = [_version(h, reference) for h in hits.get("hits", [])]
+    stamps = []
+    for hit in (times or {}).get("hits", {}).get("hits", []):
+        when = _epoch_millis((hit.get("_source") or {}).get(time_field))
+        if when is not None:
+            stamps.append(when)
+    interval, bins = timeline_bins(stamps)
     return {
         "cluster_id": (fold_of(reference.get("_source")).get("cluster_id") if reference else None),
         "pages": total,
@@ -285,16 +335,33 @@ def read_story(response: Mapping, *, page: int = 1, size: int = 20) -> dict | No
         "page": page,
         "page_size": size,
         "total_pages": max(1, -(-total // size)),
-        "timeline": [
-            {"start": b.get("key_as_string") or iso_millis(b["key"]), "count": int(b["doc_count"])}
-            for b in (aggs.get("timeline") or {}).get("buckets", [])
-        ],
-        "timeline_interval": (aggs.get("timeline") or {}).get("interval"),
+        "timeline": bins,
+        "timeline_interval": interval,
     }
 
 
-def relations(cluster_ids: Sequence[str], *, time_field: str = "published") -> dict:
-    """Search body: the reference of each of some stories, with its passages (for :func:`add_relations`).
+def _epoch_millis(value) -> int | None:
+    """An ISO 8601 time or date (UTC when no zone) as epoch milliseconds; None when unreadable."""
+    if not isinstance(value, str):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return int(when.timestamp() * 1000)
+
+
+def references(
+    cluster_ids: Sequence[str], *, time_field: str = "published", source: Sequence[str] = (PASSAGES,)
+) -> dict:
+    """Search body: the reference of each of some stories (one hit per story, collapsed on the cluster id).
+
+    Args:
+        cluster_ids: the stories.
+        time_field: the date field of a page.
+        source: the fields to return (the cluster id is always among them).
 
     Raises:
         ValueError: no cluster id.
@@ -303,18 +370,11 @@ def relations(cluster_ids: Sequence[str], *, time_field: str = "published") -> d
     if not ids:
         raise ValueError("no story to look up")
     return {
-        "size": 0,
         "query": {"terms": {CLUSTER_ID: ids}},
-        "aggs": {
-            "stories": {
-                "terms": {"field": CLUSTER_ID, "size": len(ids)},
-                "aggs": {
-                    "reference": {
-                        "top_hits": {"size": 1, "sort": _reference_sort(time_field), "_source": [PASSAGES]}
-                    }
-                },
-            }
-        },
+        "size": len(ids),
+        "collapse": {"field": CLUSTER_ID},
+        "sort": _reference_sort(time_field),
+        "_source": list(dict.fromkeys([*source, CLUSTER_ID])),
     }
 
 
@@ -330,10 +390,16 @@ def with_references(body: dict, *, agg: str, time_field: str = "published") -> d
     return out
 
 
-def read_references(response: Mapping, *, agg: str = "stories") -> dict[str, dict]:
-    """``cluster id -> reference hit`` (``_id``, ``_source`` with its passages) of :func:`relations` or
-    :func:`with_references`."""
+def read_references(response: Mapping, *, agg: str | None = None) -> dict[str, dict]:
+    """``cluster id -> reference hit`` (``_id``, ``_source``) of a :func:`references` response, or of the
+    aggregation ``agg`` of a body made by :func:`with_references`."""
     out = {}
+    if agg is None:
+        for hit in response.get("hits", {}).get("hits", []):
+            cluster = fold_of(hit.get("_source")).get("cluster_id")
+            if cluster:
+                out.setdefault(cluster, hit)
+        return out
     for bucket in ((response.get("aggregations") or {}).get(agg) or {}).get("buckets", []):
         hits = bucket["reference"]["hits"]["hits"]
         if hits:
@@ -369,10 +435,11 @@ def add_relations(client, response: dict, *, index: str, time_field: str = "publ
     cluster_ids = [fold_of(h.get("_source")).get("cluster_id") for h in hits]
     if not any(cluster_ids):
         return response
-    references = read_references(client.search(index=index, body=relations(cluster_ids, time_field=time_field)))
+    found = client.search(index=index, body=references(cluster_ids, time_field=time_field))
+    refs = read_references(found)
     for hit in hits:
-        hit["newsfold_relation"] = relation_of(hit, references)
+        hit["newsfold_relation"] = relation_of(hit, refs)
         inner = (hit.get("inner_hits") or {}).get("newsfold_versions", {}).get("hits", {}).get("hits", [])
         for version in inner:
-            version["newsfold_relation"] = relation_of(version, references)
+            version["newsfold_relation"] = relation_of(version, refs)
     return response

@@ -8,12 +8,16 @@ from newsfold.plugin import fold_search, folded_hits
 from newsfold.plugin.corrections import set_representative
 from newsfold.plugin.stories import (
     MAX_STORIES,
+    STORY_SOURCE,
     add_relations,
     newest,
     read_newest,
     read_story,
     read_top_stories,
+    references,
     story,
+    story_times,
+    timeline_bins,
     top_stories,
 )
 from tests.story_corpus import ingest_story_corpus
@@ -26,7 +30,17 @@ def corpus(es, settings):
 
 def run_top(es, settings, **kwargs):
     anchor = read_newest(es.search(index=settings.index, body=newest()), "published")
-    return read_top_stories(es.search(index=settings.index, body=top_stories(anchor_ms=anchor, **kwargs)))
+    res = es.search(index=settings.index, body=top_stories(anchor_ms=anchor, **kwargs))
+    ids = [b["key"] for b in res["aggregations"]["top"]["buckets"]]
+    refs = es.search(index=settings.index, body=references(ids, source=STORY_SOURCE)) if ids else None
+    return read_top_stories(res, refs)
+
+
+def run_story(es, settings, cluster_id, *, page=1, size=20):
+    index = {"index": settings.index}
+    searches = [index, story(cluster_id, page=page, size=size), index, story_times(cluster_id)]
+    res, times = es.msearch(searches=searches)["responses"]
+    return read_story(res, times, page=page, size=size)
 
 
 def names(stories):
@@ -79,7 +93,7 @@ def test_builders_refuse_bad_arguments():
 
 def test_a_story_lists_versions_oldest_first_with_their_relation(es, settings, corpus):
     cluster = corpus["ferry-a"]
-    found = read_story(es.search(index=settings.index, body=story(cluster, size=3)), size=3)
+    found = run_story(es, settings, cluster, size=3)
     assert (found["pages"], found["sites"], found["total_pages"]) == (4, 4, 2)
     assert found["reference"]["id"] == found["first"]["id"] == "ferry-a"
     assert [v["id"] for v in found["versions"]] == ["ferry-a", "ferry-b", "ferry-c"]
@@ -87,18 +101,19 @@ def test_a_story_lists_versions_oldest_first_with_their_relation(es, settings, c
     assert kinds == {"ferry-a": "reference", "ferry-b": "shorter", "ferry-c": "copy"}
     assert found["versions"][0]["site"] == "a.test" and "newsfold" not in found["versions"][0]
     assert sum(b["count"] for b in found["timeline"]) == 4
-    page2 = read_story(es.search(index=settings.index, body=story(cluster, page=2, size=3)), page=2, size=3)
+    assert found["timeline_interval"] == "1h" and found["timeline"][0]["start"] == "2015-03-09T08:00:00Z"
+    page2 = run_story(es, settings, cluster, page=2, size=3)
     (local,) = page2["versions"]
     assert local["relation"] == {"kind": "adds", "label": "adds 2 paragraphs", "held": 1.0, "added_paragraphs": 2,
                                  "added_sentences": 0}  # fmt: skip
     assert page2["first"]["id"] == "ferry-a"  # the first publisher is known on every page
-    assert read_story(es.search(index=settings.index, body=story("no-such-story"))) is None
+    assert run_story(es, settings, "no-such-story") is None
 
 
 def test_an_editors_representative_becomes_the_reference(es, settings, corpus):
     set_representative("ferry-d", user="editor", client=es, settings=settings)
     es.indices.refresh(index=settings.index)
-    found = read_story(es.search(index=settings.index, body=story(corpus["ferry-a"])))
+    found = run_story(es, settings, corpus["ferry-a"])
     assert found["reference"]["id"] == "ferry-d" and found["first"]["id"] == "ferry-a"
     kinds = {v["id"]: v["relation"]["label"] for v in found["versions"]}
     assert kinds["ferry-d"] == "reference" and kinds["ferry-b"].startswith("shorter (holds ")
@@ -114,3 +129,13 @@ def test_add_relations_on_a_folded_search(es, settings, corpus):
     labels = {v["_id"]: v["newsfold_relation"]["label"] for v in ferry["versions"]}
     assert labels["ferry-b"].startswith("shorter") and labels["ferry-d"] == "adds 2 paragraphs"
     assert labels["ferry-c"] == "full copy"
+
+
+def test_timeline_bins_pick_the_shortest_interval_that_fits():
+    hour = 3_600_000
+    assert timeline_bins([]) == (None, [])
+    name, bins = timeline_bins([0, 2 * hour, 2 * hour + 5])
+    assert name == "1h" and [b["count"] for b in bins] == [1, 0, 2]
+    assert bins[0]["start"] == "1970-01-01T00:00:00Z"
+    name, bins = timeline_bins([0, 100 * 24 * hour], max_bins=40)
+    assert name == "7d" and len(bins) <= 40 and sum(b["count"] for b in bins) == 2

@@ -163,11 +163,17 @@ def time_field(es: Elasticsearch, settings: Settings) -> tuple[str, int | None]:
 
 
 def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_size: int) -> TopResult:
-    """The top stories of ``params``: two requests (the newest page's time, then the ranked list)."""
+    """The top stories of ``params``: three requests (the newest page's time, the ranked list, their references)."""
     field_name, anchor = time_field(es, settings)
     body = queries.top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
                                anchor_ms=anchor, time_field=field_name, filters=params.filters())  # fmt: skip
-    total, found = queries.read_top_stories(es.search(index=settings.index, body=body))
+    res = es.search(index=settings.index, body=body)
+    ids = [b["key"] for b in res.get("aggregations", {}).get("top", {}).get("buckets", [])]
+    refs = None
+    if ids:
+        body = queries.references(ids, time_field=field_name, source=queries.STORY_SOURCE)
+        refs = es.search(index=settings.index, body=body)
+    total, found = queries.read_top_stories(res, refs)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
                        anchor=queries.iso_millis(anchor))  # fmt: skip
     for item in found:
@@ -211,9 +217,14 @@ class StoryResult:
 
 
 def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, page_size: int) -> StoryResult | None:
-    """A story's page in one request; None when no page has that cluster id."""
+    """A story's page in one ``msearch`` (its versions and their times); None when no page has that cluster id."""
     body = queries.story(params.cluster_id, page=params.page, size=page_size)
-    found = queries.read_story(es.search(index=settings.index, body=body), page=params.page, size=page_size)
+    index = {"index": settings.index}
+    page, times = es.msearch(searches=[index, body, index, queries.story_times(params.cluster_id)])["responses"]
+    for res in (page, times):
+        if "error" in res:
+            raise RuntimeError(f"story search failed: {res['error']}")
+    found = queries.read_story(page, times, page=params.page, size=page_size)
     if found is None:
         return None
     for key in ("reference", "first"):
@@ -239,7 +250,7 @@ def version_passages(
     doc = es.options(ignore_status=404).get(index=settings.index, id=page_id)
     if not doc.get("found") or fold_of(doc["_source"]).get("cluster_id") != cluster_id:
         return None
-    refs = queries.read_references(es.search(index=settings.index, body=queries.relations([cluster_id])))
+    refs = queries.read_references(es.search(index=settings.index, body=queries.references([cluster_id])))
     reference = refs.get(cluster_id)
     source = doc["_source"]
     relation = queries.relation_of({"_id": page_id, "_source": source}, refs)
