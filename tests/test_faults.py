@@ -35,6 +35,8 @@ BATCH_SIZE = 4
 BEFORE_FAULT = 8
 #: the harness refreshes more often than Elasticsearch's default second: the same semantics, shorter runs
 REFRESH_INTERVAL = 0.5
+#: a dead worker's batch is sent again this long after its last heartbeat (10 s by default)
+HEARTBEAT_TTL = 3
 REAL_ES = bool(os.environ.get("ELASTICSEARCH_URL"))
 
 
@@ -96,7 +98,8 @@ def _ingest(pages: Path | None, out: Path, *, es_url: str, redis_url: str, index
 def _env(es_url: str, redis_url: str, index: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEWSFOLD_")}
     env.update(ELASTICSEARCH_URL=es_url, REDIS_URL=redis_url, NEWSFOLD_INDEX=index,
-               NEWSFOLD_BATCH_SIZE=str(BATCH_SIZE), NEWSFOLD_OUTAGE_WAIT="60", **extra)
+               NEWSFOLD_BATCH_SIZE=str(BATCH_SIZE), NEWSFOLD_OUTAGE_WAIT="60",
+               NEWSFOLD_HEARTBEAT_TTL=str(HEARTBEAT_TTL), **extra)
     return env
 
 
