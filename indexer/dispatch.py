@@ -19,12 +19,15 @@ from typing import TYPE_CHECKING, Any
 from newsfold import task_names
 from newsfold.state import patiently
 from newsfold.state.job_records import failed_batch
-from newsfold.state.jobs import JobStore
+from newsfold.state.jobs import HEARTBEAT_EVERY, JobStore
 
 if TYPE_CHECKING:
     from celery import Celery
 
 log = logging.getLogger(__name__)
+
+#: seconds after an outage before units without a heartbeat are sent again: two renewal periods
+OUTAGE_GRACE = 2 * HEARTBEAT_EVERY + 1.0
 
 
 @dataclass
@@ -49,6 +52,7 @@ def drive(
     max_outage: float = 300.0,
     on_wait: Callable[[str | None], None] | None = None,
     died: Callable[[list[str]], list[bool]] | None = None,
+    outage_grace: float = OUTAGE_GRACE,
 ) -> None:
     """Send ``(key, item)`` units with ``send`` and hand each result to ``on_result``.
 
@@ -73,7 +77,10 @@ def drive(
     An outage of Redis (the broker and the result store) is waited out for up
     to ``max_outage`` seconds, with ``on_wait("waiting for Redis (N s)")``
     while it lasts and ``on_wait(None)`` when it is over; no unit is lost or
-    handed to ``on_result`` twice. A longer outage raises its error.
+    handed to ``on_result`` twice. A longer outage raises its error. Units no
+    worker is seen on are sent again ``outage_grace`` seconds after Redis is
+    back: a worker that kept running through the outage renews its lapsed
+    heartbeat by then, and its unit is not run twice at once.
     """
     source = iter(items)
     pending: list[_Pending] = []
@@ -82,6 +89,7 @@ def drive(
     next_check = time.monotonic() + check_every
     pause = poll
     outage = _Outage(max_wait=max_outage, on_wait=on_wait)
+    recheck_at: float | None = None  # when to look for units lost in an outage
     while pending or not exhausted or unsent:
         try:
             while not exhausted and len(pending) < max_in_flight:
@@ -115,6 +123,9 @@ def drive(
                 if on_idle is not None:
                     on_idle()
             if outage.over():
+                recheck_at = time.monotonic() + outage_grace
+            if recheck_at is not None and time.monotonic() >= recheck_at:
+                recheck_at = None
                 _resend_after_outage(pending, send, alive)
         except _down_errors() as exc:
             outage.wait(exc)  # raises when the outage lasts longer than ``max_outage``

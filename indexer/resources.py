@@ -67,7 +67,7 @@ def redis_for(settings: Settings):
 
 @lru_cache(maxsize=8)
 def job_store_for(settings: Settings) -> JobStore:
-    return JobStore(redis_for(settings))
+    return JobStore(redis_for(settings), heartbeat_ttl=settings.heartbeat_ttl)
 
 
 def read_roots(settings: Settings) -> list[str]:

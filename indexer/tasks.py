@@ -18,7 +18,7 @@ from newsfold.indexer.resources import TRANSIENT, job_store_for, worker_settings
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently
 from newsfold.state.job_records import failed_batch
-from newsfold.state.jobs import HEARTBEAT_TTL, UnitBusy
+from newsfold.state.jobs import UnitBusy
 
 log = logging.getLogger(__name__)
 logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems become rejection reasons
@@ -84,8 +84,8 @@ def ingest_batch(
     except UnitBusy as busy:
         # another delivery of this batch is alive (the broker's redelivery and the coordinator's resend can
         # meet): never two at once, or the crash guard would blame the page the other one is signing
-        log.info("batch %s: %s; trying again in %.0f s", key, busy, HEARTBEAT_TTL)
-        raise self.retry(countdown=HEARTBEAT_TTL, exc=busy) from busy
+        log.info("batch %s: %s; trying again in %.0f s", key, busy, store.heartbeat_ttl)
+        raise self.retry(countdown=store.heartbeat_ttl, exc=busy) from busy
     log.info("batch of %d pages in %.2f s", len(pages), time.perf_counter() - started)
     return outcomes
 

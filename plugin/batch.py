@@ -61,6 +61,9 @@ class BatchState:
 
     pages: list[SignedPage]
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    #: re-ingests whose content is unchanged: not written again, but looked up again by ``reconcile``, so a
+    #: delivery that died between its write and its reconcile has that step done by the next one
+    unchanged: list[SignedPage] = field(default_factory=list)
     candidates: dict[str, list[Candidate]] = field(default_factory=dict)
     decision: Decision | None = None
     constraints: Constraints = NO_CONSTRAINTS  # editor corrections touching the batch (plugin.corrections)
@@ -154,6 +157,7 @@ def prepare(
             src = doc.get("_source") if doc.get("found") else None
             if src and fold_of(src).get("content_hash") == p.content_hash:
                 state.outcomes[p.page_id] = Outcome(p.page_id, "unchanged", cluster_id=cluster_of(src))
+                state.unchanged.append(p)
             else:
                 state.pages.append(p)
     state.candidates = lookup(state.pages, client=client, settings=settings)
@@ -245,13 +249,18 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
 
 
 def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
-    """Look the written pages up again and merge clusters found since the first lookup."""
+    """Look the batch's pages up again and merge clusters found since the first lookup.
+
+    The unchanged re-ingests are looked up too: their earlier delivery may
+    have died after its write and before this step.
+    """
     refused: set[tuple[str, str]] = set()  # merges a cannot-link forbids (or with nothing left to move)
+    pages = state.pages + state.unchanged
     for _ in range(MAX_RECONCILE_ROUNDS):
-        if not state.pages:
+        if not pages:
             return
-        labels = current_labels([p.page_id for p in state.pages], client=client, settings=settings)
-        present = [p for p in state.pages if labels.get(p.page_id) is not None]
+        labels = current_labels([p.page_id for p in pages], client=client, settings=settings)
+        present = [p for p in pages if labels.get(p.page_id) is not None]
         found = lookup(present, client=client, settings=settings, exclude_clusters=labels)
         merges: dict[str, str] = {}
         for p in present:
@@ -273,9 +282,12 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
 
 
 def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> list[Outcome]:
-    """Outcomes of the written pages with their final cluster ids."""
+    """Outcomes of the batch's pages with their final cluster ids."""
     decision = state.decision
-    labels = current_labels([p.page_id for p in state.pages], client=client, settings=settings)
+    labels = current_labels([p.page_id for p in state.pages + state.unchanged], client=client, settings=settings)
+    for p in state.unchanged:  # reconcile may have merged its cluster
+        if labels.get(p.page_id):
+            state.outcomes[p.page_id].cluster_id = labels[p.page_id]
     for p in state.pages:
         match = decision.best.get(p.page_id) if decision else None
         cluster = labels.get(p.page_id) or (decision.cluster_of.get(p.page_id) if decision else None)

@@ -87,6 +87,7 @@ class Settings:
     task_retries: int = 5
     read_roots: str | None = None  # folders (os.pathsep-separated) workers may read page files from
     outage_wait: float = 300.0  # seconds a job's coordinator waits for Redis to come back
+    heartbeat_ttl: float = 10.0  # seconds a worker's heartbeat on a unit of a job outlives its last renewal
 
     def __post_init__(self) -> None:
         if self.num_perm < 16:
@@ -129,6 +130,8 @@ class Settings:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.replicas < 0 or self.task_retries < 0 or self.es_max_retries < 0:
             raise ValueError("replicas, task_retries and es_max_retries must be >= 0")
+        if self.heartbeat_ttl < 1:
+            raise ValueError(f"heartbeat_ttl must be >= 1 second, got {self.heartbeat_ttl}")
         if self.page_timeout < 0:
             raise ValueError(f"page_timeout must be >= 0 (0: no limit), got {self.page_timeout}")
         if self.max_page_bytes < 1024:

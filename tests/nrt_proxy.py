@@ -49,6 +49,7 @@ class NrtProxy:
         self.lock = threading.Condition()
         self.refreshes = 0
         self.auto = True
+        self.serving: dict[int, float] = {}  # request -> when it came in (see oldest_request)
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -60,7 +61,14 @@ class NrtProxy:
             def _serve(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else b""
-                status, headers, data = proxy.handle(self.command, self.path, body, self.headers.get("Content-Type"))
+                ticket = object()
+                proxy.serving[id(ticket)] = time.monotonic()
+                try:
+                    status, headers, data = proxy.handle(
+                        self.command, self.path, body, self.headers.get("Content-Type")
+                    )
+                finally:
+                    proxy.serving.pop(id(ticket), None)
                 self.send_response(status)
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -114,6 +122,11 @@ class NrtProxy:
         with self.lock:
             target = self.refreshes + 1
             self.lock.wait_for(lambda: self.refreshes >= target, timeout=timeout)
+
+    def oldest_request(self) -> float:
+        """Seconds the oldest request still being answered has waited (0 when none): a paused server's mark."""
+        started = list(self.serving.values())
+        return time.monotonic() - min(started) if started else 0.0
 
     def pending(self) -> int:
         """Writes not searchable yet."""

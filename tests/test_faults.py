@@ -1,96 +1,135 @@
-"""Fault tests: a server goes away in the middle of a job; every page still ends with exactly one outcome."""
+"""Fault tests: a server or a process goes away in the middle of a job; every page still ends with exactly one outcome.
+
+Each fault runs ``newsfold ingest`` over one shared corpus through the
+near-real-time harness (``tests/nrt_proxy.py``: Elasticsearch's refresh
+semantics), or against the real cluster when ``ELASTICSEARCH_URL`` is set, and
+its result is compared with one undisturbed run of the same corpus (made once
+for the module): every page reported once with the same rejections, every page
+indexed once, the same clusters.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
-import time
+import uuid
 from pathlib import Path
 
 import pytest
 
 from newsfold.embedded import EmbeddedRedis
+from newsfold.plugin.client import build_client
+from newsfold.plugin.settings import Settings
 from newsfold.samples import generate
+from newsfold.state import build_redis
+from newsfold.state.jobs import JobStore
+from tests.nrt_proxy import NrtProxy, wait_until
 
 pytestmark = pytest.mark.slow
 
+BATCH_SIZE = 4
+#: outcomes written before a fault strikes: two of the corpus's seven batches are done, the others in flight or queued
+BEFORE_FAULT = 8
+#: the harness refreshes more often than Elasticsearch's default second: the same semantics, shorter runs
+REFRESH_INTERVAL = 0.5
+#: a dead worker's batch is sent again this long after its last heartbeat (10 s by default)
+HEARTBEAT_TTL = 3
+REAL_ES = bool(os.environ.get("ELASTICSEARCH_URL"))
 
-@pytest.fixture(params=["standin", "near-real-time"])
-def target(request, es, es_url):
-    """Where the run writes: the stand-in as it is, or behind tests/nrt_proxy.py (Elasticsearch's refreshes)."""
-    if request.param == "standin":
-        yield es_url, es
+
+# ---------------------------------------------------------------- the corpus and its undisturbed run
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory) -> Path:
+    """One generated corpus for every fault (28 pages: copies of 10 stories, an empty page, a non-HTML one)."""
+    return generate(tmp_path_factory.mktemp("corpus"), seed=13, stories=10)
+
+
+@pytest.fixture(scope="module")
+def calm(corpus, es_url, tmp_path_factory):
+    """The undisturbed run of the corpus: its outcomes and its clusters."""
+    out = tmp_path_factory.mktemp("calm") / "calm.jsonl"
+    index = f"calm-{uuid.uuid4().hex[:12]}"
+    server = EmbeddedRedis()
+    try:
+        _finish(_ingest(corpus, out, es_url=es_url, redis_url=server.url, index=index), out)
+    finally:
+        server.close()
+    client = build_client(Settings(elasticsearch_url=es_url))
+    clusters = _clusters(client, index)
+    client.options(ignore_status=404).indices.delete(index=f"{index}*")
+    client.close()
+    return _lines(out), clusters
+
+
+@pytest.fixture
+def target(settings):
+    """Where a fault run writes: the harness in front of stand-ins of its own, or the real cluster."""
+    if REAL_ES:
+        client = build_client(settings)
+        yield settings.elasticsearch_url, client
+        client.options(ignore_status=404).indices.delete(index=f"{settings.index}*")
+        client.close()
         return
-    from newsfold.plugin.client import build_client
-    from newsfold.plugin.settings import Settings
-    from tests.nrt_proxy import NrtProxy
-
-    proxy = NrtProxy(refresh_interval=1.0)
+    proxy = NrtProxy(refresh_interval=REFRESH_INTERVAL)
     client = build_client(Settings(elasticsearch_url=proxy.url))
     yield proxy.url, client
     client.close()
     proxy.close()
 
 
+# ---------------------------------------------------------------- helpers
 def _ingest(pages: Path | None, out: Path, *, es_url: str, redis_url: str, index: str, resume: str | None = None,
-            **env_extra: str) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEWSFOLD_")}
-    env.update(ELASTICSEARCH_URL=es_url, REDIS_URL=redis_url, NEWSFOLD_INDEX=index, NEWSFOLD_BATCH_SIZE="4",
-               NEWSFOLD_OUTAGE_WAIT="60", **env_extra)
+            workers: int = 2, **env_extra: str) -> subprocess.Popen:
+    """Start ``newsfold ingest`` in a process group of its own; what it prints goes to ``<out>.err``."""
     args = [str(pages)] if pages else []
     if resume:
         args += ["--resume", resume]
-    return subprocess.Popen(
-        [sys.executable, "-m", "newsfold.cli", "ingest", *args, "--out", str(out), "--workers", "2"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
+    with out.with_suffix(".err").open("w") as err:  # a file, not a pipe: nobody reads until the run ends
+        return subprocess.Popen(
+            [sys.executable, "-m", "newsfold.cli", "ingest", *args, "--out", str(out), "--workers", str(workers)],
+            env=_env(es_url, redis_url, index, **env_extra), stdout=subprocess.DEVNULL, stderr=err,
+            start_new_session=True,
+        )
 
 
-def _finish(run: subprocess.Popen, timeout: float = 240) -> str:
+def _env(es_url: str, redis_url: str, index: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEWSFOLD_")}
+    env.update(ELASTICSEARCH_URL=es_url, REDIS_URL=redis_url, NEWSFOLD_INDEX=index,
+               NEWSFOLD_BATCH_SIZE=str(BATCH_SIZE), NEWSFOLD_OUTAGE_WAIT="60",
+               NEWSFOLD_HEARTBEAT_TTL=str(HEARTBEAT_TTL), **extra)
+    return env
+
+
+def _finish(run: subprocess.Popen, out: Path, timeout: float = 240) -> str:
     """Wait for a run to end with rc 0; on a hang, stop its process group and fail with what it printed."""
-    import signal
-
     try:
-        _, err = run.communicate(timeout=timeout)
+        run.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(run.pid, signal.SIGKILL)
-        _, err = run.communicate(timeout=30)
-        pytest.fail(f"the run did not end within {timeout:.0f} s; it printed:\n{err[-4000:]}")
-    assert run.returncode == 0, err[-3000:]
-    return err
+        run.wait(timeout=30)
+        pytest.fail(f"the run did not end within {timeout:.0f} s; it printed:\n{_printed(out)[-4000:]}")
+    assert run.returncode == 0, _printed(out)[-3000:]
+    return _printed(out)
 
 
-def _assert_every_page_once(tmp_path: Path, name: str) -> None:
-    """The run's output has one line per page, the same pages as the undisturbed run, none lost to the fault."""
-    outcomes = _lines(tmp_path / name)
-    pages = sorted(o.get("page_id") or o.get("origin") for o in outcomes)
-    assert pages == sorted(o.get("page_id") or o.get("origin") for o in _lines(tmp_path / "calm.jsonl"))
-    assert len(pages) == len(set(pages)), "a page was reported twice"
-    lost = [o for o in outcomes if o.get("reason") in ("internal_error", "failed", "worker_crashed")]
-    assert not lost, lost
-
-
-def _calm_clusters(tmp_path, pages, es, es_url, index) -> set[frozenset[str]]:
-    """The clusters of an undisturbed run of the same pages."""
-    server = EmbeddedRedis()
-    try:
-        _finish(_ingest(pages, tmp_path / "calm.jsonl", es_url=es_url, redis_url=server.url, index=index))
-    finally:
-        server.close()
-    return _clusters(es, index)
+def _printed(out: Path) -> str:
+    return out.with_suffix(".err").read_text(errors="replace")
 
 
 def _wait_for_lines(path: Path, n: int, run: subprocess.Popen, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while len(_lines(path)) < n and time.monotonic() < deadline and run.poll() is None:
-        time.sleep(0.05)
+    assert wait_until(lambda: len(_lines(path)) >= n or run.poll() is not None, timeout=timeout)
     assert run.poll() is None, "the run ended before the fault"
 
 
 def _lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _page(outcome: dict) -> str:
+    return outcome.get("page_id") or outcome.get("origin")
 
 
 def _clusters(es, index: str) -> set[frozenset[str]]:
@@ -101,107 +140,185 @@ def _clusters(es, index: str) -> set[frozenset[str]]:
     return {frozenset(g) for g in groups.values()}
 
 
-def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, target):
-    es_url, es = target
-    pages = generate(tmp_path / "corpus", seed=11, stories=12)
-    calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
-    redis = EmbeddedRedis()  # persistent: its append-only file survives the restart
-    try:
-        run = _ingest(pages, tmp_path / "out.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index)
-        _wait_for_lines(tmp_path / "out.jsonl", 8, run)
-        redis.restart(down_seconds=2.0)
-        _finish(run)
-    finally:
-        redis.close()
-    _assert_every_page_once(tmp_path, "out.jsonl")
-    assert _clusters(es, settings.index) == calm
-    es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
+def _assert_as_undisturbed(out: Path, calm, es, index: str, store: JobStore, job: str) -> None:
+    """One line per page, the undisturbed run's rejections and no others, every page indexed once, same clusters;
+    the job lists no indexed page among its failures."""
+    calm_outcomes, calm_clusters = calm
+    outcomes = _lines(out)
+    pages = sorted(_page(o) for o in outcomes)
+    assert len(pages) == len(set(pages)), "a page was reported twice"
+    assert pages == sorted(_page(o) for o in calm_outcomes)
+    rejected = {_page(o): o.get("reason") for o in outcomes if o["status"] == "rejected"}
+    assert rejected == {_page(o): o.get("reason") for o in calm_outcomes if o["status"] == "rejected"}
+    es.indices.refresh(index=index)
+    indexed = {page for cluster in _clusters(es, index) for page in cluster}
+    assert not indexed & set(rejected), "a page is both indexed and reported rejected"
+    _, failures = store.failures(job, limit=1000)
+    assert {f["item"]: f["reason"] for f in failures} == rejected
+    assert es.count(index=index)["count"] == sum(len(c) for c in calm_clusters)  # each page once
+    assert _clusters(es, index) == calm_clusters
 
 
-def test_elasticsearch_paused_past_the_client_timeout_loses_nothing(tmp_path, settings, es, es_url):
-    import signal
-
-    from newsfold.embedded import EmbeddedElasticsearch
-    from newsfold.plugin.client import build_client
-
-    pages = generate(tmp_path / "corpus", seed=12, stories=10)
-    calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
-    server = EmbeddedElasticsearch()  # a server of its own, to pause
-    redis = EmbeddedRedis()
-    try:
-        run = _ingest(pages, tmp_path / "out.jsonl", es_url=server.url, redis_url=redis.url, index=settings.index,
-                      NEWSFOLD_ES_TIMEOUT="2", NEWSFOLD_TASK_RETRIES="8")
-        _wait_for_lines(tmp_path / "out.jsonl", 8, run)
-        os.kill(server.server.pid, signal.SIGSTOP)  # frozen, sockets open: every request times out
-        time.sleep(5.0)
-        os.kill(server.server.pid, signal.SIGCONT)
-        _finish(run)
-        client = build_client(settings.replace(elasticsearch_url=server.url))
-        assert _clusters(client, settings.index) == calm
-        client.close()
-    finally:
-        redis.close()
-        server.close()
-    _assert_every_page_once(tmp_path, "out.jsonl")
-    es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
+def _job(redis_url: str) -> tuple[JobStore, str]:
+    """The run's job (each fault has a Redis of its own, so it is the only one)."""
+    store = JobStore(build_redis(redis_url))
+    assert wait_until(lambda: store.list()[0] > 0, timeout=60)
+    return store, store.list()[1][0].id
 
 
-def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, settings, target):
-    es_url, es = target
-    import signal
-
-    pages = generate(tmp_path / "corpus", seed=13, stories=10)
-    calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
-    redis = EmbeddedRedis()
-    try:
-        first = _ingest(pages, tmp_path / "first.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index)
-        _wait_for_lines(tmp_path / "first.jsonl", 8, first)
-        os.killpg(first.pid, signal.SIGKILL)  # the coordinator and its local workers, no cleanup
-        _, err = first.communicate(timeout=60)
-        job = err.split("ingest job ")[1].split()[0].rstrip(";")
-        resumed = _ingest(None, tmp_path / "second.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index,
-                          resume=job)
-        _finish(resumed)
-    finally:
-        redis.close()
-    assert _clusters(es, settings.index) == calm  # every page once, the same stories
-    # the resumed run reports every page, the batches the first run finished included (from the job's records)
-    _assert_every_page_once(tmp_path, "second.jsonl")
-    total = es.count(index=settings.index)["count"]
-    assert total == es.count(index=f"{settings.index}-calm")["count"]
-    es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
-
-
-def _worker_pids(parent: int) -> list[int]:
-    """The Celery worker processes a run started (children of its coordinator running celery)."""
-    pids = []
+def _children(parent: int) -> set[int]:
+    pids = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmdline = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ")
-        except OSError:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                pids.add(int(stat.parent.name))
+        except (OSError, ValueError, IndexError):
             continue
-        if int(fields[1]) == parent and b"celery" in cmdline:
-            pids.append(int(stat.parent.name))
-    return sorted(pids)
+    return pids
 
 
-def test_a_killed_worker_loses_nothing(tmp_path, settings, target):
-    import signal
+def _kill_a_busy_worker(store: JobStore, job_id: str, candidates, *, when=lambda: True, pause: int = 0) -> str:
+    """SIGKILL a process among ``candidates()`` holding the heartbeat of a batch not yet done, as soon as ``when()``
+    holds too; returns the batch's key. With ``pause``, that process is stopped (SIGSTOP) just before the kill."""
+    busy: dict[str, int] = {}
 
+    def find() -> bool:
+        if not when():
+            return False
+        pids = candidates()
+        for key, where in store.workers(job_id).items():
+            pid = int(where.rsplit(":", 1)[1])
+            if pid in pids and not store.is_recorded(job_id, key):
+                busy[key] = pid
+                return True
+        return False
+
+    assert wait_until(find, timeout=60), "no worker was seen busy with a batch"
+    key, pid = next(iter(busy.items()))
+    if pause:
+        os.kill(pause, signal.SIGSTOP)
+    os.kill(pid, signal.SIGKILL)  # mid-batch, no cleanup: the batch must be done again, by one delivery
+    return key
+
+
+# ---------------------------------------------------------------- the faults
+def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, corpus, calm, target):
     es_url, es = target
-    pages = generate(tmp_path / "corpus", seed=14, stories=10)
-    calm = _calm_clusters(tmp_path, pages, es, es_url, f"{settings.index}-calm")
-    redis = EmbeddedRedis()
+    out = tmp_path / "out.jsonl"
+    redis = EmbeddedRedis()  # persistent: its append-only file survives the restart
     try:
-        run = _ingest(pages, tmp_path / "out.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index)
-        _wait_for_lines(tmp_path / "out.jsonl", 8, run)
-        workers = _worker_pids(run.pid)
-        assert workers, "no worker process found"
-        os.kill(workers[0], signal.SIGKILL)  # mid-batch, no cleanup: its batch must be done again
-        _finish(run)
+        run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index)
+        _wait_for_lines(out, BEFORE_FAULT, run)
+        redis.restart(down_seconds=2.0)
+        _finish(run, out)
+        _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
     finally:
         redis.close()
-    _assert_every_page_once(tmp_path, "out.jsonl")
-    assert _clusters(es, settings.index) == calm
-    es.options(ignore_status=404).indices.delete(index=f"{settings.index}-calm*")
+
+
+def test_elasticsearch_paused_past_the_client_timeout_loses_nothing(tmp_path, settings, corpus, calm):
+    """SIGSTOP of the server (sockets open, nothing answered) until a request has outwaited the client's timeout."""
+    proxy = NrtProxy(refresh_interval=REFRESH_INTERVAL)  # stand-ins of its own, to pause
+    client = build_client(Settings(elasticsearch_url=proxy.url))
+    out = tmp_path / "out.jsonl"
+    redis = EmbeddedRedis()
+    try:
+        # no client-side retry: the timed-out request fails the batch, which the broker retries with backoff
+        run = _ingest(corpus, out, es_url=proxy.url, redis_url=redis.url, index=settings.index,
+                      NEWSFOLD_ES_TIMEOUT="2", NEWSFOLD_ES_MAX_RETRIES="0", NEWSFOLD_TASK_RETRIES="8")
+        _wait_for_lines(out, BEFORE_FAULT, run)
+        os.kill(proxy.primary.server.pid, signal.SIGSTOP)
+        try:
+            assert wait_until(lambda: proxy.oldest_request() > 2.5, timeout=60), "no request reached the paused server"
+        finally:
+            os.kill(proxy.primary.server.pid, signal.SIGCONT)
+        printed = _finish(run, out)
+        assert "Elasticsearch unavailable" in printed  # a request timed out and its batch was retried
+        _assert_as_undisturbed(out, calm, client, settings.index, *_job(redis.url))
+    finally:
+        redis.close()
+        client.close()
+        proxy.close()
+
+
+def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, settings, corpus, calm, target):
+    es_url, es = target
+    redis = EmbeddedRedis()
+    try:
+        first = _ingest(corpus, tmp_path / "first.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index)
+        _wait_for_lines(tmp_path / "first.jsonl", BEFORE_FAULT, first)
+        os.killpg(first.pid, signal.SIGKILL)  # the coordinator and its local workers, no cleanup
+        first.wait(timeout=60)
+        store, job = _job(redis.url)
+        assert store.get(job).status == "running"  # as a killed coordinator leaves it
+        assert store.get(job).done < len(calm[0]), "the job was done before the kill"
+        out = tmp_path / "second.jsonl"
+        _finish(_ingest(None, out, es_url=es_url, redis_url=redis.url, index=settings.index, resume=job), out)
+        # the resumed run reports every page, the batches the first run finished included (from the job's records)
+        _assert_as_undisturbed(out, calm, es, settings.index, store, job)
+    finally:
+        redis.close()
+
+
+def test_a_killed_worker_loses_nothing(tmp_path, settings, corpus, calm, target):
+    """One of ``newsfold ingest``'s solo workers killed mid-batch (its supervisor starts another)."""
+    es_url, es = target
+    out = tmp_path / "out.jsonl"
+    redis = EmbeddedRedis()
+    try:
+        run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index)
+        _wait_for_lines(out, BEFORE_FAULT, run)
+        store, job = _job(redis.url)
+        _kill_a_busy_worker(store, job, lambda: _children(run.pid))
+        _finish(run, out)
+        _assert_as_undisturbed(out, calm, es, settings.index, store, job)
+    finally:
+        redis.close()
+
+
+def test_a_killed_pool_child_of_a_prefork_worker_loses_nothing(tmp_path, settings, corpus, calm, target):
+    """Production's setup: a prefork worker; one pool child killed mid-batch, the worker itself lives on.
+
+    The broker delivers the dead child's batch again (``task_reject_on_worker_lost``)
+    and the coordinator sends it again once the child's heartbeat has expired:
+    when the worker is slow to get to the first, both are in the queue at once.
+    The worker is paused over the kill until the coordinator has sent the
+    batch again, and the kill waits for the queue to be empty, so the two
+    deliveries are the next two messages and two processes are free to take
+    them together. They must take turns, or the crash guard blames the page the
+    other delivery is signing and that page ends both indexed and rejected
+    (``worker_crashed``).
+    """
+    es_url, es = target
+    out = tmp_path / "out.jsonl"
+    redis = EmbeddedRedis()
+    with (tmp_path / "worker.err").open("w") as err:
+        worker = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "newsfold.indexer.celery_app", "worker", "--pool=prefork",
+             "--concurrency=2", f"--hostname=prefork-{os.getpid()}@%h", "--loglevel=WARNING", "--without-gossip",
+             "--without-mingle"],
+            env=_env(es_url, redis.url, settings.index), stdout=subprocess.DEVNULL, stderr=err,
+            start_new_session=True,
+        )  # fmt: skip
+    try:
+        # no local workers: the prefork worker takes the batches
+        run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index, workers=0)
+        store, job = _job(redis.url)
+        assert wait_until(lambda: len(_children(worker.pid)) == 2, timeout=60)
+        children = _children(worker.pid)
+        # every batch is sent at the start: once Celery's default queue is empty, the last ones are running
+        key = _kill_a_busy_worker(
+            store, job, lambda: children, when=lambda: store.redis.llen("celery") == 0, pause=worker.pid
+        )
+        try:
+            resent = f"the worker running {key} stopped answering; sending it again"
+            assert wait_until(lambda: resent in _printed(out), timeout=60), _printed(out)[-2000:]
+        finally:
+            os.kill(worker.pid, signal.SIGCONT)
+        _finish(run, out)
+        assert worker.poll() is None  # the worker lives on; its pool replaced the child
+        _assert_as_undisturbed(out, calm, es, settings.index, store, job)
+    finally:
+        os.killpg(worker.pid, signal.SIGKILL)
+        worker.wait(30)
+        redis.close()

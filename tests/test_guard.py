@@ -153,7 +153,7 @@ def test_a_crashing_page_does_not_stall_a_job_on_local_solo_workers(settings, re
     from newsfold.workers import LocalWorkers
 
     monkeypatch.setenv("PYTHONPATH", str(CRASHING_APP.parent.parent))
-    live = settings.replace(redis_url=_own_database(redis_url, 6))
+    live = settings.replace(redis_url=_own_database(redis_url, 6), heartbeat_ttl=3.0)
     store = JobStore(redis.Redis.from_url(live.redis_url))
     job = store.create("ingest", params={"index": live.index})
     app = make_celery(live)

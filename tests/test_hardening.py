@@ -353,6 +353,56 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
         dispatch.drive(iter([("x", 1)]), lambda k, i: _Result([k], outage), lambda *a: None, max_outage=0.0)
 
 
+class _RunningThroughAnOutage:
+    """A unit whose worker keeps running while Redis is away: the first poll of the run fails, then it is busy."""
+
+    def __init__(self, busy_until: float, outage: list[int]):
+        self.busy_until, self.outage = busy_until, outage
+
+    def ready(self):
+        if self.outage[0] > 0:
+            self.outage[0] -= 1
+            import redis
+
+            raise redis.exceptions.ConnectionError("Connection refused")
+        return time.monotonic() >= self.busy_until
+
+    def successful(self):
+        return True
+
+    def get(self, **_):
+        return []
+
+    def forget(self):
+        pass
+
+
+@pytest.mark.parametrize("grace, deliveries", [(2.5, 1), (0.0, 2)])
+def test_after_an_outage_a_unit_still_running_is_not_sent_again(grace, deliveries):
+    """Heartbeats lapse during an outage; the worker renews its own once Redis is back.
+
+    Judging the heartbeats at once (grace 0, the old behaviour) sent the unit
+    again while its first delivery still ran: two deliveries at once.
+    """
+    from newsfold.indexer import dispatch
+
+    started = time.monotonic()
+    sent: list[str] = []
+    outage = [1]
+    renewed_after = started + 2.0  # some time after the outage (one 0.5 s wait) the worker renews its heartbeat
+
+    def send(key, item):
+        sent.append(key)
+        return _RunningThroughAnOutage(started + 3.0, outage)
+
+    dispatch.drive(
+        iter([("only", 1)]), send, lambda *a: None,
+        alive=lambda keys: [time.monotonic() >= renewed_after for _ in keys],
+        check_every=0.05, max_outage=10, outage_grace=grace,
+    )
+    assert len(sent) == deliveries
+
+
 def test_a_job_on_a_redis_that_keeps_nothing_is_warned_about(redis_url):
     from newsfold.indexer.ingest_job import warn_if_not_persistent
     from newsfold.state import build_redis

@@ -158,3 +158,24 @@ def test_index_built_with_other_parameters_is_refused(es, settings):
 
     with pytest.raises(RuntimeError, match="seed: index has 1, settings say 2"):
         ensure_index(es, settings.replace(seed=2))
+
+
+def test_a_delivery_killed_between_write_and_reconcile_is_repaired_by_the_next_one(es, settings):
+    """Two racing batches miss each other; the one written last dies before its reconcile.
+
+    Its page comes back ``unchanged`` on the next delivery, which used to skip
+    the lookup, so the two copies stayed in two clusters for good.
+    """
+    text = story(71)
+    first = prepare([_signed(settings, "k2", "Dam opens", text, "b.example")], client=es, settings=settings)
+    last = prepare([_signed(settings, "k1", "Dam opens today", text, "a.example")], client=es, settings=settings)
+    write(first, client=es, settings=settings)
+    reconcile(first, client=es, settings=settings)  # the other copy is not written yet: nothing to merge
+    write(last, client=es, settings=settings)  # ... and its worker dies here, before reconcile
+    assert current_labels(["k1", "k2"], client=es, settings=settings) == {"k1": "k1", "k2": "k2"}
+    again = {
+        o.page_id: o
+        for o in ingest([_signed(settings, "k1", "Dam opens today", text, "a.example")], client=es, settings=settings)
+    }
+    assert again["k1"].status == "unchanged" and again["k1"].cluster_id == "k1"
+    assert current_labels(["k1", "k2"], client=es, settings=settings) == {"k1": "k1", "k2": "k1"}

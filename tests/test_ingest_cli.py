@@ -23,8 +23,11 @@ def _warc(path, pages):
         writer = WARCWriter(fh, gzip=True)
         for url, html in pages:
             headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
-            rec = writer.create_warc_record(url, "response", payload=io.BytesIO(html.encode()), http_headers=headers)
-            writer.write_record(rec)
+            body = html.encode()
+            rec = writer.create_warc_record(
+                url, "response", payload=io.BytesIO(body), length=len(body), http_headers=headers
+            )
+            writer.write_record(rec)  # with its length given, warcio needs no temporary file (left unclosed)
 
 
 def test_ingest_warc_and_directory_with_archive(tmp_path, settings, redis_url, monkeypatch, capsys, es):

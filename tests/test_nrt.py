@@ -144,3 +144,179 @@ def test_real_workers_fold_racing_copies_under_near_real_time_search(nrt, near, 
         assert len({labels[f"n{s}-c{c}"] for c in range(5)}) == 1, labels
     assert len(set(labels.values())) == 3
     assert nrt.refreshes > 3  # searches really waited for refreshes
+
+
+def _host_index(client, live, name: str) -> None:
+    """A host's index: its own fields, newsfold's fold fields from the component template."""
+    from newsfold.plugin import component_template
+
+    client.cluster.put_component_template(name=f"{name}-newsfold", **component_template(live))
+    client.indices.put_index_template(
+        name=name, index_patterns=[name], composed_of=[f"{name}-newsfold"],
+        template={"mappings": {"properties": {"headline": {"type": "text"}, "section": {"type": "keyword"}}}},
+    )  # fmt: skip
+    client.indices.create(index=name)
+
+
+def _partition(labels: dict[str, str]) -> set[frozenset[str]]:
+    groups: dict[str, set[str]] = {}
+    for page_id, cluster in labels.items():
+        groups.setdefault(cluster, set()).add(page_id)
+    return {frozenset(g) for g in groups.values()}
+
+
+def test_many_racing_copies_and_merges_in_flight_fold_in_a_host_index(nrt, near):
+    """Host-index ingest (``ingest(..., index=HOST)``) from four threads at once, the four pages of a story looking
+    up before any of the others' writes is searchable: two halves that share nothing, and two copies of the whole
+    story, each linking the halves (concurrent merges in flight). Undisturbed, each story ends in one cluster; so
+    must it here (without the reconcile step, each page would stay a cluster of its own)."""
+    from newsfold.plugin import sign_text
+
+    live, client = near
+    host = "nrt-host-many"
+    _host_index(client, live, host)
+    stories = {}
+    for s in range(3):
+        full = story(80 + s, sentences=28)
+        half = len(full) // 2
+        texts = [full[:half], full[half:], full, full]
+        stories[s] = {f"s{s}-{n}": "\n\n".join(t) for n, t in enumerate(texts)}
+    ids = [i for pages in stories.values() for i in pages]
+    for i in ids:  # the host's own documents come first; newsfold adds its fields to them
+        client.index(index=host, id=i, document={"headline": "Wire", "section": i})
+    outcomes: list = []
+    errors: list[BaseException] = []
+
+    def run(page_id: str, text: str, start: threading.Barrier) -> None:
+        try:
+            signed = sign_text(text, page_id=page_id, url=f"https://{page_id}.example/", settings=live)
+            start.wait(30)  # the four look up together
+            outcomes.extend(batch.ingest([signed], client=client, settings=live, index=host))
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    for pages in stories.values():
+        start = threading.Barrier(len(pages))
+        threads = [threading.Thread(target=run, args=(*item, start)) for item in pages.items()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+    assert not errors, errors
+    # one after the other, only each story's halves would be new; the copies looked up before any other page was
+    # searchable (the race)
+    assert sum(o.status == "new" for o in outcomes) > 2 * len(stories)
+    docs = {d["_id"]: d["_source"] for d in client.mget(index=host, ids=ids)["docs"]}
+    labels = {i: doc["newsfold"]["cluster_id"] for i, doc in docs.items()}
+    assert _partition(labels) == {frozenset(pages) for pages in stories.values()}, labels
+    assert all(doc["section"] == i for i, doc in docs.items())  # the host's fields are untouched
+
+
+@pytest.mark.slow
+def test_a_reindex_during_live_ingest_keeps_every_page_once(nrt, near, redis_url):
+    """Pages keep coming while a reindex builds the new index, through real workers (which also write a running
+    reindex's new index) and straight into the alias as an embedding application does (which does not): before
+    the reindex starts, while its chunks load, at the swap, in the grace period after it and once it is done.
+    The application's write at the swap lands just before it (only the second catch-up finds it), and the one in
+    the grace period goes to the old index (a request the alias resolved before the swap, acknowledged after it).
+    Every page ends in the new index exactly once, in the clusters of an undisturbed run of the same batches."""
+    import redis
+
+    from newsfold.indexer.pages import chunk_context
+    from newsfold.indexer.reindex import Reindex
+    from newsfold.plugin.index import current_index
+    from newsfold.state.jobs import JobStore
+
+    live, client = near
+    live = live.replace(redis_url=redis_url, es_timeout=5.0)
+
+    def copies(prefix: str, seeds: range, n: int) -> list[dict]:
+        return [
+            {"id": f"{prefix}{s}-{c}", "url": f"https://site{c}.test/{prefix}{s}",
+             "html": page(f"Story {s} told by site {c}", story(900 + s), site=f"site{c}.test")}
+            for s in seeds for c in range(n)
+        ]  # fmt: skip
+
+    def direct(pages: list[dict], index: str) -> None:
+        """Straight into an alias, in this process: no second write into the new index."""
+        signed = [sign_page(Page(html=p["html"], id=p["id"], url=p["url"]), live) for p in pages]
+        batch.ingest(signed, client=client, settings=live.replace(index=index))
+
+    old = copies("o", range(4), 3) + copies("single", range(20, 23), 1)
+    fresh = [p | {"id": f"late-{p['id']}"} for p in copies("o", range(4), 4)[3::4]]  # a 4th copy of each old story
+    fresh += copies("n", range(10, 15), 2)
+    random.Random(7).shuffle(fresh)
+    moments = ("start", "load", "swap", "grace", "done")
+    by_workers = dict(zip(moments, (fresh[0:2], fresh[2:5], fresh[5:7], fresh[7:9], fresh[9:10]), strict=True))
+    by_hand = dict(zip(moments, ([], fresh[10:12], fresh[12:13], fresh[13:14], []), strict=True))
+    ids = [p["id"] for p in old + fresh]
+
+    app = make_celery(live)
+    store = JobStore(redis.Redis.from_url(redis_url))
+    with LocalWorkers(live, 2) as workers:
+        workers.wait_ready(app)
+        # the undisturbed run: the same batches into an alias of its own, no reindex
+        calm = f"calm-{live.index}"
+        run_batches(app, [old[n : n + 5] for n in range(0, len(old), 5)], index=calm)
+        for moment in moments:
+            run_batches(app, [[p] for p in by_workers[moment]], index=calm)
+            direct(by_hand[moment], calm)
+        calm_labels = _clusters(client, live.replace(index=calm), ids)
+
+        run_batches(app, [old[n : n + 5] for n in range(0, len(old), 5)], index=live.index)
+        old_index = current_index(client, live)
+        reached = {m: threading.Event() for m in moments}
+        written = {m: threading.Event() for m in moments}  # the application's pages of that moment are in
+        reached["start"].set()
+
+        def progress(current, phase: str) -> None:
+            if phase in reached and not reached[phase].is_set():
+                reached[phase].set()
+                if phase in ("swap", "grace"):
+                    assert written[phase].wait(60)
+        outcomes: list[dict] = []
+        errors: list[BaseException] = []
+
+        def stream():
+            for moment in moments:
+                reached[moment].wait(120)
+                yield from ([p] for p in by_workers[moment])
+
+        def through_workers():
+            try:
+                run_batches(app, stream(), index=live.index, max_in_flight=2, collect=False, on_done=outcomes.extend)
+            except BaseException as exc:  # reported by the test
+                errors.append(exc)
+
+        def by_the_application():
+            try:
+                for moment in moments:
+                    reached[moment].wait(120)
+                    direct(by_hand[moment], old_index if moment == "grace" else live.index)
+                    written[moment].set()
+            except BaseException as exc:  # reported by the test
+                errors.append(exc)
+
+        feeders = [threading.Thread(target=through_workers), threading.Thread(target=by_the_application)]
+        for feeder in feeders:
+            feeder.start()
+        assert wait_until(lambda: len(outcomes) >= 1 or bool(errors), timeout=60)  # live ingest is under way
+        job = store.create("reindex", params={"source": "text", "user": "tests", "index": live.index})
+        done = Reindex(job.id, app=app, store=store, ctx=chunk_context(live), chunk_pages=3, grace=1.0,
+                       progress=progress).run()  # fmt: skip
+        reached["done"].set()
+        for feeder in feeders:
+            feeder.join(120)
+        assert not errors, errors
+        assert not any(feeder.is_alive() for feeder in feeders)
+    store.redis.close()
+    assert done.status == "done", done.message
+    assert all(e.is_set() for e in reached.values())
+    new_index = current_index(client, live)
+    assert new_index != old_index and not client.indices.exists(index=old_index)
+    assert sorted(o["page_id"] for o in outcomes) == sorted(p["id"] for m in moments for p in by_workers[m])
+    docs = client.mget(index=live.index, ids=ids)["docs"]
+    assert [d["_id"] for d in docs if not d["found"]] == []
+    client.indices.refresh(index=live.index)
+    assert client.count(index=live.index)["count"] == len(ids)  # every page exactly once
+    assert _partition(_clusters(client, live, ids)) == _partition(calm_labels)

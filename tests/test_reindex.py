@@ -51,7 +51,7 @@ def apart(live):
     url = live.redis_url.rsplit("/", 1)[0] + "/3"
     client = redis.Redis.from_url(url)
     client.flushdb()
-    yield live.replace(redis_url=url), JobStore(client)
+    yield live.replace(redis_url=url, heartbeat_ttl=3.0), JobStore(client)  # a dead worker is seen in 3 s
     client.flushdb()
     client.close()
 

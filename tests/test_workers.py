@@ -69,7 +69,7 @@ def test_a_batch_whose_worker_is_killed_is_sent_again(settings, redis_url, es, c
 
     url = redis_url.rsplit("/", 1)[0] + "/4"  # a database of its own: no other worker takes these batches
     redis.Redis.from_url(url).flushdb()
-    live = settings.replace(redis_url=url)
+    live = settings.replace(redis_url=url, heartbeat_ttl=3.0)
     store = JobStore(redis.Redis.from_url(url))
     job = store.create("ingest", params={"index": live.index})
     app = make_celery(live)

@@ -89,9 +89,10 @@ return out
 class JobStore:
     """Jobs in Redis (see the module docstring for the keys)."""
 
-    def __init__(self, redis_client, namespace: str = "newsfold") -> None:
+    def __init__(self, redis_client, namespace: str = "newsfold", *, heartbeat_ttl: float = HEARTBEAT_TTL) -> None:
         self.redis = redis_client
         self.namespace = namespace
+        self.heartbeat_ttl = heartbeat_ttl  # a worker's setting (NEWSFOLD_HEARTBEAT_TTL); a coordinator only reads
         self._record = redis_client.register_script(_RECORD)
         self._take = redis_client.register_script(_TAKE_RETRYABLE)
 
@@ -353,16 +354,19 @@ class JobStore:
         self.redis.hset(self._key(job_id), "updated", now_iso())
 
     # ------------------------------------------------------------------ heartbeats
-    def beat(self, job_id: str, key: str, ttl: float = HEARTBEAT_TTL) -> None:
-        """Say that this process (``host:pid``, the value) is working on ``key`` for ``ttl`` seconds."""
+    def beat(self, job_id: str, key: str, ttl: float | None = None) -> None:
+        """Say that this process (``host:pid``, the value) is working on ``key`` for ``ttl`` seconds
+        (default ``heartbeat_ttl``)."""
+        ttl = ttl or self.heartbeat_ttl
         self.redis.set(self._key(job_id, f"alive:{key}"), f"{socket.gethostname()}:{os.getpid()}", px=int(ttl * 1000))
 
-    def claim(self, job_id: str, key: str, ttl: float = HEARTBEAT_TTL) -> str | None:
+    def claim(self, job_id: str, key: str, ttl: float | None = None) -> str | None:
         """Start the heartbeat on ``key`` unless another delivery's heartbeat is current.
 
         Returns:
             None when this process now holds ``key``, else the ``host:pid`` of the live holder.
         """
+        ttl = ttl or self.heartbeat_ttl
         me = f"{socket.gethostname()}:{os.getpid()}"
         name = self._key(job_id, f"alive:{key}")
         started = self._key(job_id, f"started:{key}")
@@ -412,7 +416,7 @@ class JobStore:
 
     @contextlib.contextmanager
     def heartbeat(
-        self, job_id: str, key: str, *, every: float = HEARTBEAT_EVERY, claim: bool = False
+        self, job_id: str, key: str, *, every: float | None = None, claim: bool = False
     ) -> Iterator[None]:
         """Keep a heartbeat on ``key`` while the block runs.
 
@@ -428,6 +432,7 @@ class JobStore:
             if holder is not None:
                 raise UnitBusy(key, holder)
         stop = threading.Event()
+        every = every or min(HEARTBEAT_EVERY, self.heartbeat_ttl / 5)
 
         def renew() -> None:
             while not stop.wait(every):
