@@ -51,6 +51,8 @@ def test_demo_serves_folded_stories_and_stops_cleanly(redis_url, es_url):
         assert status == 200
         assert 0 < data["stories"] < data["documents"]
         status, html = _get(f"http://127.0.0.1:{port}/")
+        assert status == 200 and 'data-testid="top-story"' in html  # no query: top stories
+        status, html = _get(f"http://127.0.0.1:{port}/?sort=date")
         assert status == 200 and "other version" in html
         word = data["results"][0]["title"].split()[0]
         status, html = _get(f"http://127.0.0.1:{port}/?q={urllib.request.quote(word)}")
