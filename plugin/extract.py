@@ -217,9 +217,8 @@ def extract_article(
             return html
     try:
         import trafilatura
-        from trafilatura.utils import load_html
 
-        tree = load_html(html)
+        tree = parse_html(html)
         if tree is None:
             tree = _parse_leniently(html)
         if tree is None:
@@ -229,6 +228,7 @@ def extract_article(
         title, published = page_title(tree), published_date(tree, html)
         body_words = _body_words(tree)  # unwrapping renames tags only: one count serves both passes
         unwrap_page_wrappers(tree, body_words=body_words)
+        drop_furniture(tree)
         if cleanup:
             clean_tree(tree, body_words=body_words)
         runs = _text_runs(tree)  # the page's text blocks: the second-opinion test and the recovery pass share them
@@ -244,13 +244,52 @@ def extract_article(
     text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
     if not text:
         return Rejection("no_article", "no article text found in the page")
-    tokens = tokenize(text)
+    # the opening is enough to reach min_tokens and to tell CJK text; the whole text only when it is short
+    tokens = tokenize(text[:_SAMPLE_CHARS])
+    if len(tokens) < min_tokens and len(text) > _SAMPLE_CHARS:
+        tokens = tokenize(text)
     if len(tokens) < min_tokens:
         return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {min_tokens}")
     lang = lang or html_lang(html) or getattr(doc, "language", None)
     if not lang and cjk_share(tokens) >= 0.5:
         lang = "ja" if re.search("[\u3040-\u30ff]", text) else "zh"
     return Article(title=title, text=text, lang=lang, published=published)
+
+
+_SAMPLE_CHARS = 2000  # characters tokenised to check the length and the script of an extracted text
+_HEAD_CHARS = 4096  # the doctype and <html> fixes of trafilatura's loader look no further
+# characters XML forbids, which libxml2 chokes on: C0 controls but tab/LF/CR, U+FFFE, U+FFFF (as UTF-8)
+_C0 = bytes(range(9)) + b"\x0b\x0c" + bytes(range(0x0E, 0x20))
+_INVALID_XML = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
+
+
+def parse_html(html: str):
+    """Parse a page as trafilatura's loader does, from UTF-8 bytes and with one scan for forbidden characters.
+
+    trafilatura's ``load_html`` runs a regex substitution over the whole page
+    and may parse twice; here its repairs run on the first lines only (where
+    they apply) and the rest is checked for characters XML forbids with a
+    byte translation, which costs a fraction of the regex pass.
+
+    Returns:
+        The lxml tree, or None when the markup is not HTML.
+    """
+    from lxml import html as lxml_html
+    from trafilatura.utils import HTML_PARSER, is_dubious_html, repair_faulty_html
+
+    head, rest = html[:_HEAD_CHARS], html[_HEAD_CHARS:]
+    beginning = head[:50].lower()
+    data = repair_faulty_html(head, beginning).encode("utf-8", "replace")
+    tail = rest.encode("utf-8", "replace")
+    if len(tail.translate(None, _C0)) != len(tail) or b"\xef\xbf\xbe" in tail or b"\xef\xbf\xbf" in tail:
+        tail = _INVALID_XML.sub(b"", tail)
+    try:
+        tree = lxml_html.fromstring(data + tail, parser=HTML_PARSER)
+    except (etree.ParserError, ValueError):
+        return None
+    if tree is None or len(tree) < 1 or (is_dubious_html(beginning) and len(tree) < 2):
+        return None
+    return tree
 
 
 def _parse_leniently(html: str):
@@ -356,7 +395,8 @@ _BOILER_HEADING = re.compile(
 _KEEP_TAGS = {"html", "body", "main", "article"}
 # the same tokens at the start of any class/id name; searched once over all the page's class and id
 # values joined by newlines (one C-level scan instead of a regex call per element)
-_BOILER_ATTR = re.compile(r"(?:^|\s)(?:" + _BOILER_TOKEN.pattern[2:-1] + ")", re.I | re.M)
+# (lower-cased first: a case-insensitive pattern costs twice as much)
+_BOILER_ATTR = re.compile(r"(?<!\S)(?:" + _BOILER_TOKEN.pattern[2:-1] + ")")
 _CLASS_ID_VALUES = etree.XPath("//@class|//@id")
 # blocks that can hold a one-line "Related stories" heading
 _HEADING_TAGS = ("h2", "h3", "h4", "h5", "h6", "strong", "b", "p", "div", "span")
@@ -368,15 +408,15 @@ def _boiler_named(tree) -> list:
     values = _CLASS_ID_VALUES(tree)
     if not values:
         return []
-    joined = "\n".join(values)
+    names = [value.lower() for value in values]
+    lowered = "\n".join(names)
     starts, offset = [], 0
-    for value in values:
+    for name in names:
         starts.append(offset)
-        offset += len(value) + 1
+        offset += len(name) + 1
     found: dict = {}
-    for m in _BOILER_ATTR.finditer(joined):
-        el = values[bisect.bisect_right(starts, m.start() + (joined[m.start()] == "\n")) - 1].getparent()
-        found.setdefault(el, None)
+    for m in _BOILER_ATTR.finditer(lowered):
+        found.setdefault(values[bisect.bisect_right(starts, m.start()) - 1].getparent(), None)
     return list(found)
 
 
@@ -460,18 +500,75 @@ def clean_tree(tree, *, body_words: int | None = None) -> int:
                 doomed.append(nxt)
     removed = 0
     for el in doomed:
-        parent = el.getparent()
-        if parent is None:
-            continue
-        if el.tail and el.tail.strip():  # keep the text that follows the box
-            prev = el.getprevious()
-            if prev is not None:
-                prev.tail = (prev.tail or "") + el.tail
-            else:
-                parent.text = (parent.text or "") + el.tail
-        parent.remove(el)
-        removed += 1
+        if el.getparent() is not None:
+            _remove(el)
+            removed += 1
     return removed
+
+
+# Elements that hold no article text by what they are (scripts, media, controls, navigation, asides,
+# footers) and that trafilatura deletes with their subtree anyway: deleted once, right after parsing,
+# so that no later walk (cleanup, text runs, trafilatura's copies and XPath passes) visits them.
+# JSON-LD scripts stay (trafilatura reads them), and so does the head's <title>.
+_FURNITURE_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "svg",
+    "iframe",
+    "object",
+    "embed",
+    "canvas",
+    "video",
+    "audio",
+    "picture",
+    "map",
+    "select",
+    "textarea",
+    "button",
+    "input",
+    "nav",
+    "aside",
+    "footer",
+    "menu",
+    "dialog",
+    "fieldset",
+    "label",
+)
+_JSON_LD = "application/ld+json"
+
+
+def drop_furniture(tree) -> int:
+    """Delete scripts, styles, media, form controls, navigation, asides and footers (tails kept).
+
+    Run after :func:`unwrap_page_wrappers` (a page-sized aside is the page,
+    not furniture) and after the title and date are read from the head.
+
+    Returns:
+        The number of elements deleted.
+    """
+    doomed = [el for el in tree.iter(_FURNITURE_TAGS) if el.tag != "script" or el.get("type") != _JSON_LD]
+    head = tree.find("head")
+    if head is not None:
+        doomed += [el for el in head if el.tag not in ("title", "script")]
+    for el in doomed:
+        _remove(el)
+    return len(doomed)
+
+
+def _remove(el) -> None:
+    """Delete an element and its subtree, keeping the text that follows it."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
 
 
 # ---------------------------------------------------------------- broken page wrappers
