@@ -119,20 +119,13 @@ def machine() -> dict:
     with contextlib.suppress(ValueError, OSError, AttributeError):
         mem_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).resolve().parent,
-            check=False,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True,
-            text=True,
-            cwd=Path(__file__).resolve().parent,
-            check=False,
-        ).stdout.strip()
+        here = Path(__file__).resolve().parent
+
+        def git(*args: str) -> str:
+            return subprocess.run(["git", *args], capture_output=True, text=True, cwd=here, check=False).stdout.strip()
+
+        commit = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
         commit = commit + ("+uncommitted changes" if dirty else "")
     except OSError:
         commit = "?"

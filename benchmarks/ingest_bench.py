@@ -18,7 +18,7 @@ document). Then, one phase after the other on the same machine:
 4. stages: ``--sample`` further pages go through the worker's own calls in
    this process, against the index filled in phase 3, with the wall time and
    the CPU of this process and of the stand-in recorded around each call:
-   extract, sign (``indexer.tasks.sign_payloads`` minus extract), mget,
+   extract, sign (``indexer.pages.sign_payloads`` minus extract), mget,
    lookup, prepare, index, reconcile, constraints, finish (see
    :func:`stage_phase`); ``--profile`` also prints a cProfile of that phase.
 
@@ -184,7 +184,8 @@ def pool_phase(name: str, func, payloads: list[dict], workers: int) -> dict:
 def ingest_phase(live: Settings, payloads: list[dict], *, workers: int, index: str) -> dict:
     """Every page through real Celery workers; throughput, outcomes, CPU per process, worker memory."""
     from newsfold.indexer.celery_app import make_celery
-    from newsfold.workers import LocalWorkers, in_flight_batches, run_batches
+    from newsfold.indexer.dispatch import in_flight_batches, run_batches
+    from newsfold.workers import LocalWorkers
 
     app = make_celery(live)
     servers = child_processes()  # the embedded servers, if any (started before the workers)
@@ -330,19 +331,20 @@ def redis_figures(live: Settings, *, before: int, distinct_pages: int) -> dict:
 def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     """Per-stage timings of the worker's path, measured around public calls in this process.
 
-    Each batch is signed with the worker's own ``indexer.tasks.sign_payloads``
+    Each batch is signed with the worker's own ``indexer.pages.sign_payloads``
     (read, extract, repeated-lines filter, sign), and every page is also
     extracted alone (``extract_article``), so the signing share is the
     difference. Even batches then go through the steps of
-    ``plugin.dedup.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
+    ``plugin.protocol.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
     ``enforce_constraints`` when present, ``finish``), with the read-only
     ``mget`` and ``lookup`` that ``prepare`` makes also timed on their own;
     odd batches go through ``ingest`` whole, which checks that the steps
     still add up to it.
     """
-    from newsfold.indexer.tasks import sign_payloads
-    from newsfold.plugin import dedup
+    from newsfold.indexer.pages import sign_payloads
+    from newsfold.plugin import batch as protocol
     from newsfold.plugin.client import build_client
+    from newsfold.plugin.regroup import enforce_constraints
 
     folders = {str(Path(p["html_path"]).resolve().parent) for p in payloads if p.get("html_path")}
     live = live.replace(read_roots=os.pathsep.join(sorted(folders)))  # the worker reads only where it may
@@ -354,10 +356,14 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     per_batch: dict[str, list[float]] = defaultdict(list)
     signed_total = 0
     candidates_per_page: list[int] = []
-    steps = [("prepare (mget + lookup + verify + decide)", dedup.prepare)]
-    steps += [("index (bulk, refresh=wait_for)", dedup.write), ("reconcile", dedup.reconcile)]
-    if hasattr(dedup, "enforce_constraints"):
-        steps.append(("enforce constraints", dedup.enforce_constraints))
+    steps = [("prepare (mget + lookup + verify + decide)", protocol.prepare)]
+    steps += [("index (bulk, refresh=wait_for)", protocol.write), ("reconcile", protocol.reconcile)]
+    steps.append(
+        (
+            "enforce constraints",
+            lambda state, **kw: enforce_constraints([p.page_id for p in state.pages], **kw),
+        )
+    )
 
     servers = [p.pid for p in child_processes() if p.name == "osmem-server"]
     cpu_ms: dict[str, list[float]] = defaultdict(list)  # this process's CPU per call
@@ -403,12 +409,12 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
             continue
         signed_total += len(signed)
         if n % 2:
-            timed(per_batch, "ingest() whole (odd batches)", dedup.ingest, signed, client=client, settings=live)
+            timed(per_batch, "ingest() whole (odd batches)", protocol.ingest, signed, client=client, settings=live)
             continue
         ids = [p.page_id for p in signed]
         fields = UNCHANGED_SOURCE
         timed(per_batch, "  of which mget (unchanged check)", client.mget, index=live.index, ids=ids, source=fields)
-        found = timed(per_batch, "  of which lookup (msearch)", dedup.lookup, signed, client=client, settings=live)
+        found = timed(per_batch, "  of which lookup (msearch)", protocol.lookup, signed, client=client, settings=live)
         candidates_per_page += [len(found.get(p.page_id, [])) for p in signed]
         state = None
         staged = 0.0
@@ -418,7 +424,7 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
             else:
                 timed(per_batch, name, func, state, client=client, settings=live)
             staged += per_batch[name][-1]
-        timed(per_batch, "finish", dedup.finish, state, client=client, settings=live)
+        timed(per_batch, "finish", protocol.finish, state, client=client, settings=live)
         per_batch["steps summed (even batches)"].append(staged + per_batch["finish"][-1])
     bar.close()
     profile_text = None

@@ -2,7 +2,7 @@
 
     python benchmarks/lookup_bench.py [--sizes 10000,100000] [--batches 200]
 
-Bulk-loads synthetic signed documents (the documents ``plugin.dedup`` writes,
+Bulk-loads synthetic signed documents (the documents ``plugin.batch`` writes,
 built from random MinHash signatures with ``plugin.signature.band_keys``) into
 a fresh index on the embedded stand-in, or on ``ELASTICSEARCH_URL`` when set.
 The corpus is a sequence of stories whose sizes follow a truncated power law
@@ -16,7 +16,7 @@ the default is none, because the stand-in keeps everything in RAM (about
 bodies would need ~21 GB); the body's share of a real page is measured by
 ``ingest_bench.py`` on real pages.
 
-After each size is loaded (and refreshed) it times ``plugin.dedup.lookup``
+After each size is loaded (and refreshed) it times ``plugin.batch.lookup``
 (one ``msearch`` of ``bool.should`` band-key term queries) on ``--batches``
 batches of ``--batch`` pages, ``--dup-share`` of them near-copies of an
 indexed story and the rest new, and prints p50/p95/p99, the ratio of the p95
@@ -43,7 +43,7 @@ from benchlib import child_processes, cpu_seconds, fmt_ms, machine, percentiles,
 from tqdm import tqdm
 
 from newsfold.plugin import queries
-from newsfold.plugin.dedup import lookup
+from newsfold.plugin.batch import lookup
 from newsfold.plugin.document import SignedPage
 from newsfold.plugin.document import path as field_path
 from newsfold.plugin.extract import Article
@@ -185,7 +185,7 @@ def load(client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs: int =
 
 
 def measure(client, settings: Settings, corpus: Corpus, *, batches: int, batch: int, dup_share: float) -> dict:
-    """Time ``plugin.dedup.lookup`` per batch; candidates found per page."""
+    """Time ``plugin.batch.lookup`` per batch; candidates found per page."""
     for w in range(5):  # warm-up, not timed
         lookup(corpus.queries(batch, dup_share, f"w{corpus.size}-{w}"), client=client, settings=settings)
     times: list[float] = []
@@ -224,7 +224,7 @@ def query_shapes(client, settings: Settings, corpus: Corpus, *, batches: int, ba
     server = _server_pid()  # None on an external cluster: the queries still run, unmeasured
     ids_rng = np.random.default_rng(corpus.size)  # not the corpus' own generator: the corpus stays the same
     shapes = {
-        "band lookup as plugin.dedup sends it": lambda p: queries.band_lookup(
+        "band lookup as plugin.batch sends it": lambda p: queries.band_lookup(
             p.band_keys, size=50, exclude_ids=[p.page_id], min_bands=settings.min_bands
         ),
         "terms query, same keys, no _source": lambda p: {
@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
     from newsfold.embedded import EmbeddedElasticsearch
-    from newsfold.errors import describe
+    from newsfold.errors import exit_code
     from newsfold.plugin.client import build_client
     from newsfold.plugin.index import drop_index, ensure_index
 
@@ -435,15 +435,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             if not embedded and not args.keep_index:
                 drop_index(client, settings)
-    except KeyboardInterrupt:
-        print("lookup_bench: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        message = describe(exc)
-        if message is None:
-            raise
-        print(f"lookup_bench: {message}", file=sys.stderr)
-        return 1
+    except (KeyboardInterrupt, Exception) as exc:
+        return exit_code(exc, "lookup_bench")
     finally:
         if embedded:
             embedded.close()

@@ -5,7 +5,7 @@
 Signs the dev pages once (cached with ``--cache FILE``), replicates the signed
 pages with new ids (as ``ingest_bench.py`` replicates raw pages) and then:
 
-- **replay** (default): for each batch size, ``plugin.dedup.ingest`` in this
+- **replay** (default): for each batch size, ``plugin.batch.ingest`` in this
   process on a fresh stand-in, batch after batch, with the stand-in's CPU
   read around every request, so it is attributed by request type (``msearch``
   lookups, ``bulk`` writes, ``mget``, ``search``). No extraction and no Celery:
@@ -35,8 +35,8 @@ from benchlib import child_processes, cpu_seconds, machine
 from elasticsearch import helpers
 
 from newsfold.indexer.sources import iter_jsonl
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.client import build_client
-from newsfold.plugin.dedup import ingest
 from newsfold.plugin.document import FOLD, Page, SignedPage
 from newsfold.plugin.index import ensure_index, index_body
 from newsfold.plugin.settings import Settings

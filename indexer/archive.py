@@ -32,24 +32,12 @@ from pathlib import Path
 
 from warcio.warcwriter import WARCWriter
 
-from newsfold.indexer.sources import (
-    MAX_HTML_BYTES,
-    NEWSFOLD_HEADERS,
-    NO_URL,
-    PageRecord,
-    SourceStats,
-    StrictWARCIterator,
-    WarcItem,
-    Window,
-    encode_header_value,
-    page_from_item,
-    read_payload,
-    scan_warc,
-)
+from newsfold.indexer.records import MAX_HTML_BYTES, PageRecord, SourceStats
+from newsfold.indexer.warc import page_from_item, page_record_bytes
+from newsfold.indexer.warc_scan import StrictWARCIterator, WarcItem, Window, read_payload, scan_warc
 
 FILE_PREFIX = "pages-"
 FILE_SUFFIX = ".warc.gz"
-_GZIP_MAGIC = b"\x1f\x8b"
 
 
 class ArchiveError(OSError):
@@ -79,11 +67,6 @@ class ArchiveRef:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"archive reference with a bad offset or length: {data!r}")
         return cls(path, offset, length)
-
-
-def _is_uri(url: str) -> bool:
-    """Whether ``url`` survives as a WARC-Target-URI unchanged (warcio rewrites spaces and ``<...>``)."""
-    return url.isascii() and url.isprintable() and " " not in url and not url.startswith("<") and url != NO_URL
 
 
 class WarcArchive:
@@ -163,31 +146,6 @@ class WarcArchive:
             raise
         return offset
 
-    @staticmethod
-    def _serialise(record: PageRecord, html: bytes) -> bytes:
-        headers = {}
-        for key in ("id", "site", "lang", "published", "origin"):
-            value = getattr(record, key) if key != "origin" else (record.origin or None)
-            if value is not None:
-                headers[NEWSFOLD_HEADERS[key]] = encode_header_value(str(value))
-        url = record.url
-        if url is not None and not _is_uri(url):
-            headers[NEWSFOLD_HEADERS["url"]] = encode_header_value(url)
-        target = url if url is not None and _is_uri(url) else NO_URL
-        content_type = "application/gzip" if html.startswith(_GZIP_MAGIC) else "text/html"
-        buffer = io.BytesIO()
-        writer = WARCWriter(buffer, gzip=True)
-        warc = writer.create_warc_record(
-            target,
-            "resource",
-            payload=io.BytesIO(html),
-            length=len(html),
-            warc_content_type=content_type,
-            warc_headers_dict=headers,
-        )
-        writer.write_record(warc)
-        return buffer.getvalue()
-
     def append(self, record: PageRecord) -> ArchiveRef:
         """Archive one page (its raw ``html`` bytes and metadata); returns where it was written.
 
@@ -196,7 +154,7 @@ class WarcArchive:
         """
         if record.error is not None or not isinstance(record.html, bytes | bytearray):
             raise ValueError(f"cannot archive a record without HTML bytes ({record.error or 'html is missing'})")
-        data = self._serialise(record, bytes(record.html))
+        data = page_record_bytes(record, bytes(record.html))
         with self._lock:
             if self._fh is not None and self._pid != os.getpid():
                 self._close_file()  # forked: never write into the parent's file

@@ -35,29 +35,20 @@ import logging
 import math
 import time
 import zlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 
-from elasticsearch import Elasticsearch, NotFoundError, helpers
-
-from newsfold.indexer.queue import drive
+from newsfold import task_names
+from newsfold.indexer.dispatch import drive
+from newsfold.indexer.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, plan_key, scan, target_settings
 from newsfold.plugin.corrections import reapply_corrections
-from newsfold.plugin.dedup import ingest
-from newsfold.plugin.document import CLUSTER_ID, CONTENT_FIELDS, Outcome, SignedPage, cluster_of
-from newsfold.plugin.document import path as field_path
-from newsfold.plugin.extract import Article
-from newsfold.plugin.index import corrections_index, current_index, index_body, new_index_name
-from newsfold.plugin.rejections import record_rejections, rejections_index
-from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_article
-from newsfold.state.jobs import RETRYABLE_REASONS, Job, JobStore, LockBusy, RedisLock, parse_time
-from newsfold.state.repeated_lines import RepeatedLines
-from newsfold.state.story_stats import StoryStats
+from newsfold.plugin.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.index import current_index, index_body, new_index_name
+from newsfold.state.job_records import Job
+from newsfold.state.jobs import JobStore
+from newsfold.state.locks import LockBusy, RedisLock
 
 log = logging.getLogger(__name__)
 
-CHUNK_TASK = "indexer.tasks.reindex_chunk"
-SOURCES = ("text", "archive")
 LOCK_TTL = 30.0
 #: a catch-up re-reads pages ingested from this long before its pass started: it covers a write's
 #: ``ingested`` time being taken before its bulk request was sent and retried (es_timeout x retries)
@@ -66,9 +57,6 @@ CATCH_UP_MARGIN = 300.0
 #: a chunk is about this many ingest batches (500 pages at the default batch size: small enough that
 #: every worker gets chunks of a modest index, large enough that the coordinator's bookkeeping is negligible)
 CHUNK_BATCHES = 5
-#: fields re-signing needs from a stored page
-STORED_FIELDS = list(CONTENT_FIELDS)
-SCROLL = "10m"
 
 
 class ReindexError(RuntimeError):
@@ -90,11 +78,6 @@ def live_target(redis_client, alias: str) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
 
-def target_settings(settings: Settings, target: str) -> Settings:
-    """Settings that write into the concrete ``target`` while corrections stay the alias's."""
-    return settings.replace(index=target, corrections_index=corrections_index(settings))
-
-
 def hex_prefixes(length: int) -> list[str]:
     """Every hex string of ``length`` characters, in order."""
     return [format(n, f"0{length}x") for n in range(16**length)] if length else [""]
@@ -106,282 +89,7 @@ def prefix_length(pages: int, chunk_pages: int) -> int:
     return max(1, math.ceil(math.log(chunks, 16))) if chunks > 1 else 1
 
 
-def resign(page_id: str, source: dict, settings: Settings, *, repeated=None, stats=None) -> SignedPage:
-    """Sign a stored page again from its title and text (no extraction), with today's signature settings."""
-    article = Article(
-        title=source.get("title") or "",
-        text=source.get("body") or "",
-        lang=source.get("lang"),
-        published=source.get("published"),
-    )
-    return sign_article(
-        article,
-        page_id=page_id,
-        url=source.get("url"),
-        site=source.get("site"),
-        published=source.get("published"),
-        settings=settings,
-        repeated=repeated,
-        stats=stats,
-    )
-
-
-def scan(
-    client: Elasticsearch, index: str, query: dict, *, size: int, source=True, sort: str = "_doc"
-) -> Iterator[list[dict]]:
-    """Pages of hits of ``query`` over a whole index (scroll, by ``sort``), ``size`` hits at a time."""
-    res = client.search(index=index, query=query, size=size, sort=[sort], scroll=SCROLL, source=source)
-    scroll_id = res.get("_scroll_id")
-    try:
-        while res["hits"]["hits"]:
-            yield res["hits"]["hits"]
-            res = client.scroll(scroll_id=scroll_id, scroll=SCROLL)
-            scroll_id = res.get("_scroll_id") or scroll_id
-    finally:
-        if scroll_id:
-            client.options(ignore_status=404).clear_scroll(scroll_id=scroll_id)
-
-
-def restore_ingested(client: Elasticsearch, index: str, outcomes: list[Outcome], ingested: dict[str, str]) -> None:
-    """Give pages in the new index their first ``ingested`` time (ingest stamps "now").
-
-    ``unchanged`` pages too: a chunk done again after an interruption finds
-    its earlier writes unchanged, maybe before their time was restored.
-    """
-    actions = [
-        {"_op_type": "update", "_index": index, "_id": o.page_id, "doc": {"ingested": ingested[o.page_id]}}
-        for o in outcomes
-        if o.status != "rejected" and ingested.get(o.page_id)
-    ]
-    if actions:
-        helpers.bulk(client, actions, raise_on_error=False)
-
-
 # ----------------------------------------------------------------------------- worker side
-
-
-@dataclass
-class ChunkContext:
-    """What a chunk needs from the worker running it (built by ``indexer.tasks``)."""
-
-    settings: Settings  # on the alias
-    client: Elasticsearch
-    store: JobStore
-    repeated: RepeatedLines | None
-    stats: StoryStats | None  # read while signing; a reindex never adds to it
-    #: payloads -> (signed pages, rejected outcomes, payload by page id)
-    sign: Callable[[list[dict]], tuple[list[SignedPage], list[Outcome], dict[str, dict]]]
-
-
-def plan_key(store: JobStore, job_id: str, bucket: int | str) -> str:
-    return f"{store.namespace}:job:{job_id}:plan:{bucket}"
-
-
-def run_chunk(job_id: str, chunk: dict, ctx: ChunkContext) -> dict:
-    """Build one chunk into the new index and count it into the job (once).
-
-    Returns ``{"key", "pages", "skipped"}``; a chunk already counted, or of a
-    job that is no longer running, is skipped.
-    """
-    key = chunk["key"]
-    store = ctx.store
-    job = store.get(job_id)
-    if job is None or job.status != "running" or store.is_recorded(job_id, key):
-        return {"key": key, "pages": 0, "skipped": True}
-    state = store.state(job_id)
-    target = state.get("target")
-    if not target or not ctx.client.indices.exists(index=target):
-        return {"key": key, "pages": 0, "skipped": True}
-    alias = state.get("alias") or ctx.settings.index
-    work = Work(job_id, state, ctx.settings.replace(index=alias), ctx, target)
-    with store.heartbeat(job_id, key):
-        if chunk["kind"] == "archive":
-            outcomes, payloads, added = work.archive(int(chunk["bucket"]))
-        elif chunk["kind"] == "missing":
-            outcomes, payloads, added = work.missing(chunk["prefix"])
-        else:
-            outcomes, payloads, added = work.text(chunk.get("gte"), chunk.get("lt"))
-        if work.stopped:
-            return {"key": key, "pages": len(outcomes), "skipped": True}
-        store.record(job_id, key, outcomes, payloads=payloads, add_total=added)
-    return {"key": key, "pages": len(outcomes), "skipped": False}
-
-
-class Work:
-    """The ingest of one chunk (or a catch-up) into the new index."""
-
-    def __init__(self, job_id: str, state: dict, settings: Settings, ctx: ChunkContext, target: str) -> None:
-        self.job_id = job_id
-        self.state = state
-        self.settings = settings  # alias
-        self.ctx = ctx
-        self.client = ctx.client
-        self.target = target
-        self.into = target_settings(settings, target)
-        self.stopped = False
-
-    def _still_running(self) -> bool:
-        job = self.ctx.store.get(self.job_id)
-        if job is None or job.status != "running":
-            self.stopped = True  # cancelled or failed meanwhile: stop writing into an index about to go
-        return not self.stopped
-
-    def _ingest(
-        self,
-        signed: list[SignedPage],
-        rejected: list[Outcome],
-        ingested: dict[str, str],
-        sources: dict[str, dict] | None = None,
-    ) -> list[dict]:
-        outcomes = ingest(signed, client=self.client, settings=self.into) if signed else []
-        restore_ingested(self.client, self.target, outcomes, ingested)
-        got = [o.as_dict() for o in rejected + outcomes]
-        for o in got:
-            if o["status"] == "rejected" and sources and o["page_id"] in sources:
-                src = sources[o["page_id"]]
-                o.update(url=src.get("url"), site=src.get("site"))  # shown in the rejection record
-        record_rejections(got, client=self.client, settings=self.settings, job_id=self.job_id)
-        return got
-
-    def text(self, low: str | None, high: str | None) -> tuple[list[dict], dict, int]:
-        """Re-sign the old index's pages whose cluster id is in ``[low, high)``, cluster by cluster.
-
-        The copies of a story come in one batch, as they mostly did when they
-        were first ingested, so the new index decides them in memory.
-        """
-        bounds = {k: v for k, v in (("gte", low), ("lt", high)) if v is not None}
-        query = {"range": {CLUSTER_ID: bounds}} if bounds else {"match_all": {}}
-        outcomes: list[dict] = []
-        size = self.settings.batch_size
-        for hits in scan(self.client, self.state["old"], query, size=size, source=STORED_FIELDS, sort=CLUSTER_ID):
-            if not self._still_running():
-                break
-            outcomes += self.resigned(hits)
-        return outcomes, {}, 0
-
-    def missing(self, prefix: str) -> tuple[list[dict], dict, int]:
-        """Re-sign the old index's pages (content hash starting with ``prefix``) the new index lacks.
-
-        The last pass of every reindex: pages ingested without an archive
-        (archive source), or moved between cluster ranges by a live merge
-        while the ranges were read (text source). Pages this job rejected for
-        their content stay out.
-        """
-        old = self.state["old"]
-        query = {"prefix": {field_path("content_hash"): prefix}} if prefix else {"match_all": {}}
-        outcomes: list[dict] = []
-        added = 0
-        for hits in scan(self.client, old, query, size=self.settings.batch_size, source=False):
-            if not self._still_running():
-                break
-            ids = self._missing([h["_id"] for h in hits])
-            if not ids:
-                continue
-            docs = self.client.mget(index=old, ids=ids, source=STORED_FIELDS)["docs"]
-            found = [d for d in docs if d.get("found")]
-            added += len(found)
-            outcomes += self.resigned(found)
-        return outcomes, {}, added
-
-    def resigned(self, hits: list[dict]) -> list[dict]:
-        """Re-sign stored pages and ingest them into the new index."""
-        signed = [
-            resign(h["_id"], h["_source"], self.settings, repeated=self.ctx.repeated, stats=self.ctx.stats)
-            for h in hits
-        ]
-        ingested = {h["_id"]: h["_source"].get("ingested") for h in hits}
-        return self._ingest(signed, [], ingested)
-
-    def _missing(self, ids: list[str]) -> list[str]:
-        there = self.client.mget(index=self.target, ids=ids, source=False)["docs"]
-        have = {d["_id"] for d in there if d.get("found")}
-        wanted = [i for i in ids if i not in have]
-        if not wanted:
-            return []
-        try:
-            docs = self.client.mget(index=rejections_index(self.settings), ids=wanted)["docs"]
-        except NotFoundError:
-            return wanted
-        refused = {d["_id"] for d in docs if self._refused(d)}
-        return [i for i in wanted if i not in refused]
-
-    def _refused(self, record: dict) -> bool:
-        """Whether a rejection record says this job found the page's content unusable.
-
-        A page this job could not read or write (``unreadable``, ``index_failed``,
-        ...) is not refused: it is taken from the old index's stored text instead.
-        """
-        source = record.get("_source") or {}
-        mine = record.get("found") and source.get("job_id") == self.job_id
-        return bool(mine and source.get("reason") not in RETRYABLE_REASONS)
-
-    def archive(self, bucket: int) -> tuple[list[dict], dict, int]:
-        """Re-extract the archive records of one plan bucket, in archive order."""
-        files = json.loads(self.state["files"])
-        entries = [e.decode() if isinstance(e, bytes) else e for e in self._plan(bucket)]
-        outcomes: list[dict] = []
-        kept: dict[str, dict] = {}
-        size = self.settings.batch_size
-        for start in range(0, len(entries), size):
-            if not self._still_running():
-                break
-            payloads = []
-            for entry in entries[start : start + size]:
-                file_no, offset, length = (int(x) for x in entry.split(":"))
-                payloads.append({"archive": {"path": files[file_no], "offset": offset, "length": length}})
-            signed, rejected, sources = self.ctx.sign(payloads)
-            ingested = self._old_ingested([p.page_id for p in signed])
-            got = self._ingest(signed, rejected, ingested, sources)
-            kept.update({o["page_id"]: sources[o["page_id"]] for o in got if o["page_id"] in sources})
-            outcomes += got
-        return outcomes, kept, 0
-
-    def _plan(self, bucket: int) -> list:
-        return self.ctx.store.redis.lrange(plan_key(self.ctx.store, self.job_id, bucket), 0, -1)
-
-    def _old_ingested(self, ids: list[str]) -> dict[str, str]:
-        """The old index's ``ingested`` of versions written before the reindex began.
-
-        Those are the versions the plan's archive records hold; a page written
-        since may be newer than its record, so it keeps "now" and the catch-up
-        (which skips pages whose ``ingested`` equals the old one) takes it from the old index.
-        """
-        if not ids:
-            return {}
-        began = parse_time(self.state.get("began"))
-        docs = self.client.mget(index=self.state["old"], ids=ids, source=["ingested"])["docs"]
-        out = {}
-        for d in docs:
-            when = (d.get("_source") or {}).get("ingested") if d.get("found") else None
-            if when and began and parse_time(when) and parse_time(when) < began:
-                out[d["_id"]] = when
-        return out
-
-    def caught_up(self, hits: list[dict]) -> list[dict]:
-        """The catch-up's share of ``hits``: pages whose version in the old index this job has not handled.
-
-        A page is handled when the new index holds it with the same
-        ``ingested`` (a chunk rewrote exactly that version) or when this job
-        rejected it after that version was written.
-        """
-        ids = [h["_id"] for h in hits]
-        there = self.client.mget(index=self.target, ids=ids, source=["ingested"])["docs"]
-        done = {d["_id"]: d["_source"].get("ingested") for d in there if d.get("found")}
-        try:
-            records = self.client.mget(index=rejections_index(self.settings), ids=ids)["docs"]
-        except NotFoundError:
-            records = []
-        refused = {d["_id"]: d["_source"].get("at") for d in records if self._refused(d)}
-        out = []
-        for h in hits:
-            ingested = h["_source"].get("ingested")
-            if ingested and done.get(h["_id"]) == ingested:
-                continue
-            at, when = parse_time(refused.get(h["_id"])), parse_time(ingested)
-            if at and when and at >= when:
-                continue
-            out.append(h)
-        return out
 
 
 # ----------------------------------------------------------------------------- coordinator
@@ -426,7 +134,7 @@ class Reindex:
         if job.kind != "reindex":
             raise ReindexError(f"job {job_id} is an {job.kind} job, not a reindex")
         self.source = job.params.get("source") or "text"
-        if self.source not in SOURCES:
+        if self.source not in task_names.REINDEX_SOURCES:
             raise ReindexError(f"job {job_id}: unknown source {self.source!r} (text or archive)")
         self.settings = ctx.settings.replace(index=job.params.get("index") or ctx.settings.index)
         self.alias = self.settings.index
@@ -608,7 +316,7 @@ class Reindex:
         todo = [(c["key"], c) for c in chunks if c["key"] not in done]
 
         def send(key: str, chunk: dict):
-            return self.app.send_task(CHUNK_TASK, kwargs={"job_id": self.job_id, "chunk": chunk})
+            return self.app.send_task(task_names.REINDEX_CHUNK, kwargs={"job_id": self.job_id, "chunk": chunk})
 
         def on_result(key: str, chunk: dict, value, error) -> None:
             if error is not None:
@@ -632,7 +340,8 @@ class Reindex:
         if state.get("planned"):
             return int(state["buckets"]), int(state["records"])
         from newsfold.indexer.archive import archive_files
-        from newsfold.indexer.sources import page_from_item, scan_warc
+        from newsfold.indexer.warc import page_from_item
+        from newsfold.indexer.warc_scan import scan_warc
 
         root = self.settings.archive_dir
         if not root:
@@ -691,13 +400,13 @@ class Reindex:
         state = self.store.state(self.job_id)
         old, target = state["old"], state["target"]
         self.client.indices.refresh(index=old)  # every acknowledged write becomes visible to the scan
-        work = Work(self.job_id, state, self.settings, self.ctx, target)
+        work = ChunkBuilder(self.job_id, state, self.settings, self.ctx, target)
         query = {"range": {"ingested": {"gte": since}}}
         pages = 0
         for hits in scan(self.client, old, query, size=self.settings.batch_size, source=STORED_FIELDS):
-            hits = work.caught_up(hits)
+            hits = work.not_yet_handled(hits)
             if hits:
-                work.resigned(hits)
+                work.ingest_stored(hits)
                 pages += len(hits)
             self._report(phase)
         caught = int(state.get("caught_up") or 0) + pages

@@ -3,45 +3,31 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import logging
 import os
 import signal
 import sys
-import tempfile
 import threading
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
+from newsfold.cli_run import cmd_cluster, cmd_demo, cmd_ingest, cmd_reindex, load_settings
 from newsfold.plugin.settings import Settings
 
 if TYPE_CHECKING:
-    from newsfold.web.config import WebSettings
+    pass
 
 log = logging.getLogger("newsfold")
-
-
-def _settings(args) -> Settings:
-    try:
-        return Settings.from_env()
-    except ValueError as exc:
-        raise SystemExit(f"newsfold: configuration error: {exc}") from None
-
-
-def _chunks(items: list, size: int):
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
 
 
 # ---------------------------------------------------------------- extract
 def _extract_one(payload: dict) -> dict:
     from newsfold.indexer.guard import PageTimeout, time_limit
-    from newsfold.indexer.sources import PageFileError, read_page_file
+    from newsfold.indexer.records import PageFileError, read_page_file
     from newsfold.plugin.extract import Rejection, extract_article
 
     settings = Settings.from_env()
@@ -94,434 +80,18 @@ def cmd_extract(args) -> int:
 
 
 # ---------------------------------------------------------------- ingest through workers
-@contextlib.contextmanager
-def _pipeline(settings: Settings, workers: int):
-    """Servers (embedded when no URL is set) and local Celery workers."""
-    from newsfold.embedded import services
-    from newsfold.errors import check_servers
-    from newsfold.indexer.celery_app import make_celery
-    from newsfold.workers import LocalWorkers
-
-    with services(settings, announce=lambda m: print(m, file=sys.stderr)) as live:
-        check_servers(live)
-        app = make_celery(live)
-        with LocalWorkers(live, workers) as pool:
-            pool.wait_ready(app)
-            yield live, app
-
-
-def _ingest(app, live: Settings, payloads: list[dict], *, index: str, quiet: bool) -> list[dict]:
-    from newsfold.workers import in_flight_batches, run_batches
-
-    bar = tqdm(total=len(payloads), desc="ingest", unit="page", disable=quiet)
-    try:
-        return run_batches(
-            app,
-            _chunks(payloads, live.batch_size),
-            index=index,
-            on_done=lambda got: bar.update(len(got)),
-            max_in_flight=in_flight_batches(live.batch_size),
-        )
-    finally:
-        bar.close()
-
-
-def _summary(outcomes: list[dict]) -> str:
-    from collections import Counter
-
-    status = Counter(o["status"] for o in outcomes)
-    reasons = Counter(o.get("reason") for o in outcomes if o["status"] == "rejected")
-    parts = [f"{status.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected")]
-    text = ", ".join(parts)
-    if reasons:
-        text += " (" + ", ".join(f"{r}: {n}" for r, n in reasons.most_common()) + ")"
-    return text
-
-
-def _read_roots(settings: Settings, pages: Path, payloads: list[dict]) -> str:
-    """The folders the local workers may read: the page list's own, those of paths allowed outside it, and any set."""
-    roots = {str(pages.resolve().parent)}
-    roots.update(str(Path(p["html_path"]).resolve().parent) for p in payloads if p.get("html_path"))
-    if settings.read_roots:
-        roots.update(r for r in settings.read_roots.split(os.pathsep) if r)
-    return os.pathsep.join(sorted(roots))
-
-
-def cmd_cluster(args) -> int:
-    from newsfold.indexer.sources import iter_jsonl
-    from newsfold.plugin.client import build_client
-    from newsfold.plugin.dedup import current_clusters
-    from newsfold.plugin.index import drop_index, ensure_index
-
-    settings = _settings(args)
-    index = args.index or f"newsfold-cluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-    rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths))
-    payloads = [r.path_payload() for r in rows if not r.error]
-    settings = settings.replace(read_roots=_read_roots(settings, Path(args.pages), payloads))
-    started = time.perf_counter()
-    with _pipeline(settings, args.workers) as (live, app):
-        live = live.replace(index=index)
-        client = build_client(live)
-        drop_index(client, live)  # a fresh index every run
-        ensure_index(client, live)
-        outcomes = _ingest(app, live, payloads, index=index, quiet=args.quiet)
-        by_id = {o["page_id"]: o for o in outcomes}
-        final = {}
-        for chunk in _chunks([r.id for r in rows if not r.error], 1000):
-            final.update(current_clusters(chunk, client=client, settings=live))
-    elapsed = time.perf_counter() - started
-    with open(args.out, "w", encoding="utf-8") as out:
-        for row in rows:
-            rec: dict = {"id": row.id, "cluster": None}
-            if row.error:
-                rec["error"] = row.error
-            elif final.get(row.id):
-                rec["cluster"] = final[row.id]
-            else:
-                o = by_id.get(row.id, {})
-                rec["error"] = f"{o.get('reason', 'missing')}: {o.get('detail', 'no outcome recorded')}"
-            out.write(json.dumps(rec, ensure_ascii=False) + "\n")
-    print(
-        f"{len(rows)} pages in {elapsed:.1f} s ({len(rows) / max(elapsed, 1e-9):.1f} pages/s): "
-        f"{_summary(outcomes)}; index {index}",
-        file=sys.stderr,
-    )
-    return 0
 
 
 # ---------------------------------------------------------------- jobs
-def _job_store(live: Settings):
-    from newsfold.state import build_redis
-    from newsfold.state.jobs import JobStore
-
-    return JobStore(build_redis(live.redis_url))
-
-
-def _resumable(store, job_id: str, kind: str):
-    """The job ``--resume`` names, or a readable exit."""
-    job = store.get(job_id)
-    if job is None:
-        raise SystemExit(
-            f"newsfold: there is no job {job_id!r}: finished jobs are kept 30 days, and a Redis that keeps "
-            "nothing (the embedded one after the run, or a server without appendonly) loses jobs when it "
-            "restarts. Start a new job over the same sources: pages already indexed come back `unchanged`."
-        )
-    if job.kind != kind:
-        raise SystemExit(f"newsfold: job {job_id} is an {job.kind} job; resume it with `newsfold {job.kind}`")
-    if job.status == "done":
-        raise SystemExit(f"newsfold: job {job_id} is already done")
-    return job
-
-
-def _mark_stopped(store, job_id: str, exc: BaseException) -> None:
-    """Record that a job's coordinator stopped, so the job is not left "running"; say so when Redis is away."""
-    from newsfold.state import patiently
-
-    message = (
-        f"stopped: {type(exc).__name__}: {str(exc)[:300]}; `newsfold ingest --resume {job_id}` continues "
-        "from the checkpoint"
-    )
-    try:
-        patiently(lambda: store.finish(job_id, "failed", message=message), what="marking the job", attempts=4)
-    except Exception as again:
-        print(
-            f"newsfold: job {job_id} could not be marked as stopped ({again}); it still shows as running. "
-            f"`newsfold ingest --resume {job_id}` continues it once Redis is back.",
-            file=sys.stderr,
-        )
-
-
-def _warn_if_not_persistent(store, *, announce) -> None:
-    """Warn when the Redis holding job state keeps it only in memory (a restart would lose the job)."""
-    try:
-        info = store.redis.info("persistence")
-        saves = store.redis.config_get("save").get("save", "")
-    except Exception:  # managed servers may refuse CONFIG: say nothing rather than guess
-        return
-    if not int(info.get("aof_enabled", 0)) and not str(saves).strip():
-        announce(
-            "newsfold: warning: Redis keeps job state only in memory (appendonly no, no save points); if it "
-            "restarts, this job's state is lost. Set `appendonly yes` for jobs that must survive a restart."
-        )
-
-
-def _counts_text(counts: dict, reasons: dict) -> str:
-    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected"))
-    if reasons:
-        text += " (" + ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])) + ")"
-    return text
 
 
 # ---------------------------------------------------------------- ingest
-def cmd_ingest(args) -> int:
-    """Stream a JSONL page list, a directory tree or WARC files into the index through the workers.
-
-    The run is a job (``plugin.jobs``): the workers count every batch into it
-    once, and ``--resume JOB`` reads the same sources again, skipping the
-    batches the job has counted (batches are numbered in input order).
-    """
-    import base64
-    import getpass
-    from collections import Counter
-
-    from newsfold.indexer.archive import WarcArchive
-    from newsfold.indexer.sources import SourceStats, count_hint, iter_source
-    from newsfold.plugin.client import build_client
-    from newsfold.plugin.index import ensure_index
-
-    settings = _settings(args)
-    if not args.sources and not args.resume:
-        raise SystemExit("newsfold: name the sources to ingest, or --resume JOB")
-    totals: Counter = Counter()
-    reasons: Counter = Counter()
-    stats = SourceStats()
-    out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 (closed below)
-    started = time.perf_counter()
-    bar = tqdm(desc="ingest", unit="page", disable=args.quiet)
-    job = store = None
-
-    def record(outcome: dict) -> None:
-        totals[outcome["status"]] += 1
-        if outcome["status"] == "rejected":
-            reasons[outcome.get("reason") or "unknown"] += 1
-        if out:
-            out.write(json.dumps(outcome, ensure_ascii=False) + "\n")
-            out.flush()  # each line as soon as it is known: a crash loses no outcome already reported
-        bar.update(1)
-
-    try:
-        with _pipeline(settings, args.workers) as (live, app):
-            store = _job_store(live)
-            sources = [str(Path(p).resolve()) for p in args.sources]
-            if args.resume:
-                job = _resumable(store, args.resume, "ingest")
-                if sources and sources != job.params.get("sources"):
-                    raise SystemExit(f"newsfold: job {job.id} ingests {job.params.get('sources')}; resume it alone")
-            else:
-                _warn_if_not_persistent(store, announce=lambda m: print(m, file=sys.stderr))
-                archive_dir = args.archive or settings.archive_dir
-                params = {
-                    "sources": sources,
-                    "index": args.index or live.index,
-                    "archive": str(Path(archive_dir).resolve()) if archive_dir else None,
-                    "batch_size": live.batch_size,
-                    "user": getpass.getuser(),
-                }
-                total = sum(count_hint(Path(p)) or 0 for p in sources) or None
-                job = store.create("ingest", params=params, total=total)
-            params = job.params
-            index, batch_size = params["index"], int(params["batch_size"])
-            done = store.recorded(job.id)
-            store.start(job.id)
-            bar.reset(total=job.total)
-            resumed = f"; resuming: {len(done)} batches already done" if done else ""
-            print(f"ingest job {job.id}{resumed}", file=sys.stderr)
-            ensure_index(build_client(live), live.replace(index=index))
-            archive = WarcArchive(Path(params["archive"])) if params.get("archive") else None
-
-            def payload(rec) -> dict:
-                item = rec.meta()
-                if archive is not None:
-                    item["archive"] = archive.append(rec).as_dict()
-                else:
-                    item["html_b64"] = base64.b64encode(rec.html or b"").decode("ascii")
-                return item
-
-            def batches():
-                pending: list = []
-                number = 0
-                for s, source in enumerate(params["sources"]):
-                    for rec in iter_source(Path(source), stats=stats):
-                        if rec.error:
-                            key = f"e{s}:{rec.origin}"
-                            outcome = {
-                                "page_id": rec.id,
-                                "origin": rec.origin,
-                                "status": "rejected",
-                                "reason": rec.reason,
-                                "detail": rec.error,
-                            }
-                            if key not in done:
-                                store.record(job.id, key, [outcome])
-                            record(outcome)  # a resumed run reports it again: every page has its line
-                            continue
-                        pending.append(rec)
-                        if len(pending) >= batch_size:
-                            yield from _numbered(number, pending)
-                            number, pending = number + 1, []
-                if pending:
-                    yield from _numbered(number, pending)
-
-            def _numbered(number: int, recs: list):
-                if str(number) in done:  # counted before the interruption: not sent again, reported as recorded
-                    recorded = store.outcomes(job.id, str(number))
-                    if recorded is None:
-                        bar.update(len(recs))
-                    else:
-                        for outcome in recorded:
-                            record(outcome)
-                else:
-                    yield str(number), [payload(rec) for rec in recs]
-
-            from newsfold.workers import in_flight_batches, run_batches
-
-            try:
-                run_batches(
-                    app,
-                    batches(),
-                    index=index,
-                    max_in_flight=in_flight_batches(batch_size),
-                    collect=False,
-                    on_done=lambda got: [record(o) for o in got],
-                    store=store,
-                    job_id=job.id,
-                    max_outage=live.outage_wait,
-                    on_wait=lambda state: bar.set_description(state or "ingest"),
-                )
-            finally:
-                if archive is not None:
-                    archive.close()
-            final = store.get(job.id)
-            store.finish(job.id, "done", message=_counts_text(final.counts, final.rejected))
-    except KeyboardInterrupt:
-        if job is not None:
-            message = f"interrupted; `newsfold ingest --resume {job.id}` continues from the checkpoint"
-            store.finish(job.id, "cancelled", message=message)
-            print(f"newsfold: {message}", file=sys.stderr)
-        raise
-    except BaseException as exc:
-        if job is not None and store is not None and not isinstance(exc, SystemExit):
-            _mark_stopped(store, job.id, exc)
-        raise
-    finally:
-        bar.close()
-        if out:
-            out.close()
-    elapsed = time.perf_counter() - started
-    pages = sum(totals.values())
-    skipped = f"; skipped {stats.skipped_total} non-page records" if stats.skipped_total else ""
-    print(
-        f"{pages} pages in {elapsed:.1f} s ({pages / max(elapsed, 1e-9):.1f} pages/s): "
-        f"{_counts_text(totals, reasons)}{skipped}",
-        file=sys.stderr,
-    )
-    if done:
-        print(f"job {job.id} in all: {_counts_text(final.counts, final.rejected)}", file=sys.stderr)
-    return 0
 
 
 # ---------------------------------------------------------------- reindex
-def cmd_reindex(args) -> int:
-    """Build a new index behind the alias (from the stored text or the raw-page archive) and swap it in."""
-    import getpass
-
-    from newsfold.indexer.reindex import Reindex, ReindexError
-    from newsfold.indexer.tasks import chunk_context
-
-    settings = _settings(args)
-    started = time.perf_counter()
-    with _pipeline(settings, args.workers) as (live, app):
-        store = _job_store(live)
-        if args.resume:
-            job = _resumable(store, args.resume, "reindex")
-        else:
-            running = store.active("reindex", index=live.index)
-            if running is not None:
-                raise SystemExit(
-                    f"newsfold: a reindex of {live.index} is already {running.status} (job {running.id}); "
-                    f"if its coordinator died, continue it with `newsfold reindex --resume {running.id}`"
-                )
-            params = {"source": args.source, "user": getpass.getuser(), "index": live.index}
-            job = store.create("reindex", params=params)
-        print(f"reindex job {job.id}: {job.params.get('source')} -> a new index behind {live.index}", file=sys.stderr)
-        bar = tqdm(desc="reindex", unit="page", disable=args.quiet)
-
-        def progress(current, phase: str) -> None:
-            if current.total is not None and bar.total != current.total:
-                bar.total = current.total
-            if current.done > bar.n:
-                bar.update(current.done - bar.n)
-            bar.set_postfix_str(phase)
-
-        try:
-            ctx = chunk_context(live.replace(index=job.params.get("index") or live.index))
-            job = Reindex(job.id, app=app, store=store, ctx=ctx, progress=progress).run()
-        except ReindexError as exc:
-            bar.close()
-            print(f"newsfold: reindex job {job.id} failed: {exc}", file=sys.stderr)
-            return 1
-        except KeyboardInterrupt:
-            bar.close()
-            print(f"newsfold: `newsfold reindex --resume {job.id}` continues from the checkpoint", file=sys.stderr)
-            raise
-        finally:
-            bar.close()
-    elapsed = time.perf_counter() - started
-    print(
-        f"reindex job {job.id} {job.status} in {elapsed:.1f} s ({job.done / max(elapsed, 1e-9):.1f} pages/s): "
-        f"{job.message}",
-        file=sys.stderr,
-    )
-    return 0 if job.status == "done" else 1
 
 
 # ---------------------------------------------------------------- demo
-def cmd_demo(args) -> int:
-    from newsfold.indexer.sources import iter_jsonl
-    from newsfold.samples import generate
-    from newsfold.web import create_app
-    from newsfold.web.config import WebSettings
-
-    settings = _settings(args)
-    with tempfile.TemporaryDirectory(prefix="newsfold-demo-") as tmp:
-        pages_file = generate(Path(tmp), seed=args.seed, stories=args.stories)
-        payloads = [r.path_payload() for r in iter_jsonl(pages_file, read_html=False) if not r.error]
-        print(f"sample corpus: {len(payloads)} generated pages in {tmp}", file=sys.stderr)
-        settings = settings.replace(read_roots=_read_roots(settings, pages_file, payloads))
-        with _pipeline(settings, args.workers) as (live, app):
-            from newsfold.plugin.client import build_client
-            from newsfold.plugin.index import ensure_index
-
-            ensure_index(build_client(live), live)
-            outcomes = _ingest(app, live, payloads, index=live.index, quiet=args.quiet)
-            print(f"ingested: {_summary(outcomes)}", file=sys.stderr)
-            web_settings, password = _demo_web_settings(WebSettings.from_env())
-            web = create_app(settings=live, web=web_settings)
-            print(f"newsfold is serving on http://{args.host}:{args.port}/  (Ctrl-C to stop)", file=sys.stderr)
-            if password:
-                print(
-                    f"admin login: http://{args.host}:{args.port}/login  user {web_settings.admin_user}  "
-                    f"password {password}  (made for this run)",
-                    file=sys.stderr,
-                )
-            from werkzeug.serving import run_simple
-
-            with contextlib.suppress(KeyboardInterrupt):
-                run_simple(args.host, args.port, web, threaded=True, use_reloader=False)
-    return 0
-
-
-def _demo_web_settings(settings: WebSettings) -> tuple[WebSettings, str | None]:
-    """The demo web's settings and the admin password made for this run (None when one is configured).
-
-    The demo serves plain http, so the session cookie may not be HTTPS-only;
-    a development secret key is replaced by a random one so sessions cannot be forged.
-    """
-    import secrets
-
-    from werkzeug.security import generate_password_hash
-
-    from newsfold.web.auth import MIN_SECRET_KEY_CHARS
-    from newsfold.web.config import DEV_SECRET_KEY
-
-    changes: dict = {"cookie_secure": False}
-    if settings.secret_key == DEV_SECRET_KEY or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:
-        changes["secret_key"] = secrets.token_hex(32)
-    password = None
-    if not settings.admin_password_hash:
-        password = secrets.token_urlsafe(12)
-        changes["admin_password_hash"] = generate_password_hash(password)
-    return settings.replace(**changes), password
 
 
 # ---------------------------------------------------------------- credentials
@@ -606,7 +176,7 @@ def cmd_init_index(args) -> int:
     from newsfold.plugin.client import build_client
     from newsfold.plugin.index import ensure_index
 
-    settings = _settings(args)
+    settings = load_settings(args)
     name = ensure_index(build_client(settings), settings)
     print(f"index {name} behind alias {settings.index} is ready")
     return 0
@@ -719,17 +289,10 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
     try:
         return args.func(args) or 0
-    except KeyboardInterrupt:
-        print("newsfold: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        from newsfold.errors import describe
+    except (KeyboardInterrupt, Exception) as exc:
+        from newsfold.errors import exit_code
 
-        message = describe(exc)
-        if message is None:
-            raise
-        print(f"newsfold: {message}", file=sys.stderr)
-        return 1
+        return exit_code(exc, "newsfold")
 
 
 if __name__ == "__main__":

@@ -127,6 +127,8 @@ class EmbeddedRedis:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(5)
+        if self.process.stderr is not None:
+            self.process.stderr.close()  # a restart starts a new process: the old one's pipe would leak
 
     def close(self) -> None:
         self._stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 def describe(exc: BaseException) -> str | None:
     """A one-line explanation for a known failure, or None for a bug (re-raised)."""
@@ -17,6 +19,22 @@ def describe(exc: BaseException) -> str | None:
     if isinstance(exc, RuntimeError | FileNotFoundError):
         return str(exc)
     return None
+
+
+def exit_code(exc: BaseException, program: str) -> int:
+    """A command's last word on an interrupt or a known failure: one line on stderr, and the exit code.
+
+    Ctrl-C gives 130, a failure :func:`describe` knows gives 1; anything
+    else is a bug and is raised again with its traceback.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"{program}: interrupted", file=sys.stderr)
+        return 130
+    message = describe(exc)
+    if message is None:
+        raise exc
+    print(f"{program}: {message}", file=sys.stderr)
+    return 1
 
 
 def check_servers(settings) -> None:

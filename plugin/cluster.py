@@ -1,6 +1,6 @@
 """Pure cluster decisions: which candidates are copies, and which cluster wins.
 
-Nothing here talks to Elasticsearch; ``plugin.dedup`` feeds it what a lookup
+Nothing here talks to Elasticsearch; ``plugin.batch`` feeds it what a lookup
 found and writes what it decides.
 """
 
@@ -24,7 +24,7 @@ class Match:
 
 
 @dataclass(frozen=True)
-class Evidence:
+class SiteSignals:
     """What is known about a pair besides the texts (Media Cloud's per-site signals)."""
 
     same_site: bool = False
@@ -32,11 +32,11 @@ class Evidence:
     same_url: bool = False  # same normalised URL (only counted within a site)
 
 
-NO_EVIDENCE = Evidence()
+NO_SIGNALS = SiteSignals()
 
 
 def verify(
-    a: Signature, b: Signature, settings: Settings, evidence: Evidence = NO_EVIDENCE
+    a: Signature, b: Signature, settings: Settings, signals: SiteSignals = NO_SIGNALS
 ) -> tuple[bool, float, float]:
     """Decide from two signatures whether the texts are copies of one story.
 
@@ -60,7 +60,7 @@ def verify(
     j = jaccard(a, b)
     c = containment(a, b, j)
     if settings.cjk_verifier == "lcc" and min(len(a.cjk_features), len(b.cjk_features)) >= LCC_MIN_FEATURES:
-        return lcc_duplicate(a.cjk_features, b.cjk_features, same_host=evidence.same_site), j, c
+        return lcc_duplicate(a.cjk_features, b.cjk_features, same_host=signals.same_site), j, c
     if j >= settings.threshold:
         return True, j, c
     small, large = sorted((a.shingle_count, b.shingle_count))
@@ -68,8 +68,8 @@ def verify(
         return True, j, c
     if (
         settings.title_evidence
-        and evidence.same_site
-        and (evidence.same_title or evidence.same_url)
+        and signals.same_site
+        and (signals.same_title or signals.same_url)
         and j >= settings.threshold / 2
     ):
         return True, j, c
@@ -167,6 +167,14 @@ class Constraints:
             if (a in left and b in right) or (a in right and b in left):
                 return a, b
         return None
+
+    def split_clusters(self) -> set[str]:
+        """The clusters (from ``clusters``) that hold both pages of a cannot-link pair."""
+        return {
+            self.clusters[a]
+            for a, b in self.cannot_link
+            if a in self.clusters and self.clusters[a] == self.clusters.get(b)
+        }
 
     def within(self, pages: Iterable[str]) -> tuple[str, str] | None:
         """A cannot-link pair with both pages in ``pages``, or None."""

@@ -6,8 +6,8 @@ or "released": an earlier cannot-link no longer holds) or about which page
 represents its story. For every pair, and every page's representative flag,
 the latest decision wins (ordered by the correction's time, then its id).
 
-``plugin.dedup`` reads the constraints touching a batch here; this module
-never imports ``plugin.dedup`` or ``plugin.corrections``.
+``plugin.batch`` and ``plugin.regroup`` read the constraints touching their
+pages here; this module never imports either, nor ``plugin.corrections``.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
 from newsfold.plugin.cluster import NO_CONSTRAINTS, Constraints, pair
-from newsfold.plugin.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.index import corrections_index
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.store import MAX_TERMS, current_labels
 
 log = logging.getLogger(__name__)
 
-MAX_TERMS = 10_000  # page ids per terms query (Elasticsearch allows 65,536)
 MAX_CORRECTIONS = 10_000  # corrections read per lookup
 PAIR_FIELDS = (("must_link", "must"), ("cannot_link", "cannot"), ("released", "released"))
 
@@ -100,19 +99,6 @@ def fetch_corrections(page_ids: Iterable[str], *, client: Elasticsearch, setting
         for hit in hits:
             docs[hit["_id"]] = hit["_source"]
     return list(docs.values())
-
-
-def current_labels(page_ids: Iterable[str], *, client: Elasticsearch, settings: Settings) -> dict[str, str]:
-    """Realtime read of the cluster id of indexed pages (missing pages are left out)."""
-    ids = sorted(set(page_ids))
-    out: dict[str, str] = {}
-    for start in range(0, len(ids), MAX_TERMS):
-        docs = client.mget(index=settings.index, ids=ids[start : start + MAX_TERMS], source=[CLUSTER_ID])["docs"]
-        for d in docs:
-            cluster = cluster_of(d.get("_source")) if d.get("found") else None
-            if cluster:
-                out[d["_id"]] = cluster
-    return out
 
 
 def load_constraints(

@@ -21,6 +21,7 @@ import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from newsfold.plugin.cluster import NO_SIGNALS, SiteSignals
 from newsfold.plugin.signature import Signature
 
 if TYPE_CHECKING:
@@ -232,4 +233,16 @@ def read_candidate(hit: dict) -> Candidate | None:
         title_key=src.get("title_key"),
         url_key=src.get("url_key"),
         day=day if isinstance(day, str) else None,
+    )
+
+
+def site_signals(a: SignedPage | Candidate, b: SignedPage | Candidate) -> SiteSignals:
+    """The per-site signals of a pair (URL and title only count within one site)."""
+    if not a.site or a.site != b.site:
+        return NO_SIGNALS
+    day_a, day_b = (x.day() if isinstance(x, SignedPage) else x.day for x in (a, b))
+    return SiteSignals(
+        same_site=True,
+        same_title=bool(a.title_key) and a.title_key == b.title_key and day_a is not None and day_a == day_b,
+        same_url=bool(a.url_key) and a.url_key == b.url_key,
     )

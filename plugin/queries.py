@@ -1,4 +1,10 @@
-"""Elasticsearch query builders. They return dicts and never execute them."""
+"""Elasticsearch query builders of the search and of the lookups; they return dicts and never execute them.
+
+Read by ingest (``plugin.batch`` and ``plugin.regroup``: band lookups, cluster pages), by
+corrections (``plugin.corrections``, ``plugin.constraints``), by the public
+search (newsfold's own in ``web``, a host's through :func:`fold_query`). The
+admin pages' aggregations are in ``plugin.admin_queries``.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ SORTS = ("relevance", "date")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+# ------------------------------------------------------------------ lookups (ingest, corrections)
 def band_lookup(
     keys: list[str],
     *,
@@ -70,40 +77,69 @@ def cluster_ids_only(cluster_id: str, *, size: int = 1000) -> dict:
     return {"query": {"term": {CLUSTER_ID: cluster_id}}, "size": size, "_source": False}
 
 
-def _filters(
-    *, site: str | None = None, lang: str | None = None, date_from: str | None = None, date_to: str | None = None
-) -> list[dict]:
-    out: list[dict] = []
-    if site:
-        out.append({"term": {"site": site}})
-    if lang:
-        out.append({"term": {"lang": lang}})
-    if date_from or date_to:
-        start, end = _day(date_from, "date_from"), _day(date_to, "date_to")
-        if start and end and start > end:
-            raise ValueError(f"the date range is empty: {start.isoformat()} is after {end.isoformat()}")
-        rng = {}
-        if start:
-            rng["gte"] = start.isoformat()
-        if end and end < dt.date.max:
-            # "up to and including that day": before the next midnight, the same on every Elasticsearch version
-            rng["lt"] = (end + dt.timedelta(days=1)).isoformat()
-        if not rng:  # 9999-12-31 and nothing else: no bound at all
-            return out
-        out.append({"range": {"published": rng}})
-    return out
+def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict:
+    """Search body: the pages of some clusters (ids, and ``source`` fields when asked)."""
+    return {"query": {"terms": {CLUSTER_ID: list(cluster_ids)}}, "size": size, "_source": source}
 
 
-def _day(value: str | None, name: str) -> dt.date | None:
-    """An inclusive date bound given as ``YYYY-MM-DD``."""
-    if not value:
-        return None
+# ------------------------------------------------------------------ the public search
+def parse_day(value: str, name: str) -> dt.date:
+    """A day given as ``YYYY-MM-DD`` (the one date format of every date argument and filter).
+
+    Raises:
+        ValueError: ``value`` is not such a day; the message calls it ``name``.
+    """
     try:
         if not _ISO_DATE.match(value):
             raise ValueError(value)
         return dt.date.fromisoformat(value)
     except ValueError:
         raise ValueError(f"{name} must be a date like 2024-05-31, got {value[:40]!r}") from None
+
+
+def page_filters(
+    *,
+    site: str | None = None,
+    lang: str | None = None,
+    date_from: str | None = None,
+    date_to: str | None = None,
+    q: str | None = None,
+) -> list[dict]:
+    """Filter clauses for pages of a site, in a language, published in a date range and containing text.
+
+    Args:
+        site: pages of this site.
+        lang: pages in this language.
+        date_from: first day (``YYYY-MM-DD``) of ``published``, inclusive.
+        date_to: last day, inclusive.
+        q: text in the title or body (:func:`text_query`, all words; unscored here).
+
+    Returns:
+        The clauses (empty for no filter).
+
+    Raises:
+        ValueError: a date is malformed, the range is empty or the text query too long.
+    """
+    out: list[dict] = []
+    if site:
+        out.append({"term": {"site": site}})
+    if lang:
+        out.append({"term": {"lang": lang}})
+    start = parse_day(date_from, "date_from") if date_from else None
+    end = parse_day(date_to, "date_to") if date_to else None
+    if start and end and start > end:
+        raise ValueError(f"the date range is empty: {start.isoformat()} is after {end.isoformat()}")
+    published = {}
+    if start:
+        published["gte"] = start.isoformat()
+    if end and end < dt.date.max:
+        # "up to and including that day": before the next midnight, the same on every Elasticsearch version
+        published["lt"] = (end + dt.timedelta(days=1)).isoformat()
+    if published:  # 9999-12-31 and nothing else is no bound at all
+        out.append({"range": {"published": published}})
+    if checked_query(q):
+        out.append(text_query(q))
+    return out
 
 
 def checked_query(q: str | None) -> str:
@@ -114,7 +150,7 @@ def checked_query(q: str | None) -> str:
     """
     q = (q or "").strip()
     if len(q) > MAX_QUERY_CHARS:
-        raise ValueError(f"the query has {len(q)} characters; the limit is {MAX_QUERY_CHARS}")
+        raise ValueError(f"the query has {len(q):,} characters; the limit is {MAX_QUERY_CHARS}")
     words = len(q.split())
     if words > MAX_QUERY_TERMS:
         raise ValueError(f"the query has {words} words; ask with at most {MAX_QUERY_TERMS} words")
@@ -183,7 +219,7 @@ def collapsed_search(
         "query": {
             "bool": {
                 "must": [must],
-                "filter": _filters(site=site, lang=lang, date_from=date_from, date_to=date_to),
+                "filter": page_filters(site=site, lang=lang, date_from=date_from, date_to=date_to),
                 "should": [representative_clause(representative_boost)] if representative_boost > 0 else [],
             }
         },
@@ -236,7 +272,7 @@ def search_facets(
         ValueError: the query is too long or a date is malformed.
     """
     return {
-        "query": {"bool": {"must": [text_query(q)], "filter": _filters(date_from=date_from, date_to=date_to)}},
+        "query": {"bool": {"must": [text_query(q)], "filter": page_filters(date_from=date_from, date_to=date_to)}},
         "size": 0,
         "timeout": SEARCH_TIMEOUT,
         "aggs": {
@@ -266,407 +302,6 @@ def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
                 },
             }
         },
-    }
-
-
-def largest_clusters(*, size: int = 50) -> dict:
-    """Search body: the clusters with the most pages."""
-    return {
-        "size": 0,
-        "aggs": {
-            "clusters": {
-                "terms": {"field": CLUSTER_ID, "size": size, "min_doc_count": 2, "order": {"_count": "desc"}},
-                "aggs": {
-                    "sites": {"cardinality": {"field": "site"}},
-                    "first": {"min": {"field": "ingested"}},
-                    "last": {"max": {"field": "ingested"}},
-                    "sample": {
-                        "top_hits": {"size": 1, "_source": ["title", "site", "url"], "sort": [{"ingested": "asc"}]}
-                    },
-                },
-            }
-        },
-    }
-
-
-def totals() -> dict:
-    """Search body: page and story counts of the whole index."""
-    return {
-        "size": 0,
-        "track_total_hits": True,
-        "aggs": {"stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}}},
-    }
-
-
-# Admin: cluster list, cluster detail and statistics.
-
-#: sort keys of the cluster list -> the terms aggregation's order key
-CLUSTER_SORTS = {"size": "_count", "first_seen": "first", "last_seen": "last", "sites": "sites"}
-#: buckets one cluster-list aggregation keeps at most (well below Elasticsearch's search.max_buckets of 65,536)
-MAX_LIST_CLUSTERS = 10_000
-#: fields of a cluster member the admin detail needs (the body for passages and comparisons)
-MEMBER_SOURCE = [
-    "title",
-    "body",
-    "url",
-    "site",
-    "lang",
-    "published",
-    "ingested",
-    CLUSTER_ID,
-    "newsfold.signature",
-    "newsfold.shingle_count",
-    "newsfold.token_count",
-    "newsfold.similarity",
-    "newsfold.matched_id",
-    "newsfold.band_keys",
-    "newsfold.title_key",
-    "newsfold.representative",
-    "newsfold.nearest_rejected",
-]
-
-
-def _text_filter(q: str | None) -> list[dict]:
-    return [text_query(q)] if checked_query(q) else []
-
-
-def page_filters(*, site: str | None = None, lang: str | None = None, q: str | None = None) -> list[dict]:
-    """Filter clauses for pages of a site, in a language and containing text in the title or body.
-
-    Args:
-        site: pages of this site.
-        lang: pages in this language.
-        q: text in the title or body (``simple_query_string``, all words).
-
-    Returns:
-        The clauses (empty for no filter).
-
-    Raises:
-        ValueError: the text query is too long.
-    """
-    return _filters(site=site, lang=lang) + _text_filter(q)
-
-
-def clusters_with_pages(
-    *, site: str | None = None, lang: str | None = None, q: str | None = None, max_clusters: int = MAX_LIST_CLUSTERS
-) -> dict:
-    """Search body: the ids of the clusters that hold a page matching the page filters.
-
-    The first step of a filtered cluster list: the page filters (site,
-    language, text on title/body) pick clusters, and :func:`cluster_list` then
-    describes those clusters from all their pages. When more than
-    ``max_clusters`` clusters match, the ones with the most matching pages are
-    kept (the response's ``sum_other_doc_count`` is then above 0).
-
-    Args:
-        site: pages of this site.
-        lang: pages in this language.
-        q: text in the title or body (``simple_query_string``, all words).
-        max_clusters: at most this many cluster ids.
-
-    Returns:
-        The body; the ids are the keys of ``aggregations.clusters.buckets``.
-
-    Raises:
-        ValueError: the text query is too long.
-    """
-    return {
-        "size": 0,
-        "query": {"bool": {"filter": page_filters(site=site, lang=lang, q=q)}},
-        "aggs": {"clusters": {"terms": {"field": CLUSTER_ID, "size": max_clusters}}},
-    }
-
-
-def cluster_list(
-    *,
-    cluster_ids: list[str] | None = None,
-    matching: list[dict] | None = None,
-    min_size: int = 2,
-    sort: str = "size",
-    order: str = "desc",
-    max_clusters: int = MAX_LIST_CLUSTERS,
-    single_shard: bool = True,
-) -> dict:
-    """Search body: clusters with their size, site count and first/last ingest time, in the order asked for.
-
-    One ``terms`` aggregation on ``cluster_id`` (``min_doc_count`` = the
-    minimum size) ordered by the sort key (page count, the ``min``/``max`` of
-    ``ingested``, or the ``cardinality`` of ``site``; ties by cluster id). The
-    caller applies the maximum size and the first/last-seen ranges to the
-    returned buckets (no script needed, and it knows when the cap was hit) and
-    slices the page out, so the total is exact below the cap.
-
-    How it scales: the aggregation visits every page the query matches and
-    holds one bucket per cluster of at least ``min_size`` pages, so its cost
-    grows with the number of such clusters, not with the page asked for
-    (a ``composite`` aggregation pages cheaply but only in cluster-id order,
-    so it cannot sort by size or date). At most ``max_clusters`` buckets come
-    back: beyond that the list holds the first ``max_clusters`` clusters in the
-    chosen order and the other filters apply within them. On one shard
-    ``shard_min_doc_count`` keeps single pages out of the shard's top buckets,
-    so ordering and cap are exact; across shards a cluster's pages may sit on
-    different shards, ordering by a sub-aggregation is approximate
-    (``shard_size``) and small clusters may crowd out others in a date order.
-    An index with millions of multi-page clusters would need a cluster-summary
-    index (one document per cluster) paged with ``search_after`` instead.
-
-    Args:
-        cluster_ids: only these clusters (from :func:`clusters_with_pages`); None for all.
-        matching: page filters (:func:`page_filters`) at least one page of a
-            listed cluster must match: a ``filter`` sub-aggregation counts those
-            pages in every cluster (its ``doc_count`` is 0 for the others).
-            Cheaper than ``cluster_ids`` when the filters match many clusters
-            (a terms query of thousands of ids is slow).
-        min_size: smallest cluster listed (2 = stories with copies).
-        sort: ``size``, ``first_seen``, ``last_seen`` or ``sites``.
-        order: ``asc`` or ``desc``.
-        max_clusters: the bucket cap.
-        single_shard: whether the index has one primary shard.
-
-    Returns:
-        The body; buckets are in ``aggregations.clusters.buckets`` with
-        ``doc_count``, ``sites.value``, ``first``, ``last`` (and ``matching``).
-
-    Raises:
-        ValueError: an unknown sort or order, or a minimum size below 1.
-    """
-    if sort not in CLUSTER_SORTS:
-        raise ValueError(f"sort must be one of {', '.join(CLUSTER_SORTS)}, got {sort!r}")
-    if order not in ("asc", "desc"):
-        raise ValueError(f"order must be 'asc' or 'desc', got {order!r}")
-    if min_size < 1:
-        raise ValueError(f"min_size must be >= 1, got {min_size}")
-    terms: dict = {
-        "field": CLUSTER_ID,
-        "size": max_clusters,
-        "min_doc_count": min_size,
-        "order": [{CLUSTER_SORTS[sort]: order}, {"_key": "asc"}],
-    }
-    if single_shard:
-        terms["shard_min_doc_count"] = min_size
-    aggs: dict = {
-        "sites": {"cardinality": {"field": "site"}},
-        "first": {"min": {"field": "ingested"}},
-        "last": {"max": {"field": "ingested"}},
-    }
-    if matching:
-        aggs["matching"] = {"filter": {"bool": {"filter": list(matching)}}}
-    query: dict = {"terms": {CLUSTER_ID: list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
-    return {"size": 0, "query": query, "aggs": {"clusters": {"terms": terms, "aggs": aggs}}}
-
-
-def _representative_first() -> list[dict]:
-    # an editor's choice first (missing counts as not chosen), then the first page seen
-    return [
-        {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
-        {"ingested": "asc"},
-        {"newsfold.url_key": {"order": "asc", "missing": "_last"}},
-    ]
-
-
-def cluster_samples(cluster_ids: list[str]) -> dict:
-    """Search body: one sample page (the representative, else the first seen) per cluster, for list titles.
-
-    Args:
-        cluster_ids: the clusters of one page of the list.
-
-    Returns:
-        The body; per bucket a ``sample`` top hit and the cluster's ``langs``.
-    """
-    return {
-        "size": 0,
-        "query": {"terms": {CLUSTER_ID: list(cluster_ids)}},
-        "aggs": {
-            "clusters": {
-                "terms": {"field": CLUSTER_ID, "size": max(1, len(cluster_ids))},
-                "aggs": {
-                    "sample": {
-                        "top_hits": {
-                            "size": 1,
-                            "_source": ["title", "site", "url", "lang"],
-                            "sort": _representative_first(),
-                        }
-                    },
-                    "langs": {"terms": {"field": "lang", "size": 5}},
-                },
-            }
-        },
-    }
-
-
-def cluster_detail(cluster_id: str, *, size: int = 200) -> dict:
-    """Search body: a cluster's pages with everything the admin detail shows (representative first, then oldest).
-
-    Args:
-        cluster_id: the cluster.
-        size: at most this many pages (bodies included, so keep it modest).
-
-    Returns:
-        The body; ``hits.total`` is the true cluster size.
-    """
-    return {
-        "query": {"term": {CLUSTER_ID: cluster_id}},
-        "size": size,
-        "sort": _representative_first(),
-        "_source": MEMBER_SOURCE,
-        "track_total_hits": True,
-    }
-
-
-def duplicate_overview(*, sites: int = 30) -> dict:
-    """Search body: pages, stories, pages that matched an earlier copy (overall and per site), ingest time span.
-
-    A page is a duplicate when it has a ``matched_id`` (it was folded into an
-    earlier page's cluster when ingested). Per site: the ``sites`` sites with
-    the most pages.
-
-    Args:
-        sites: how many sites to break down.
-
-    Returns:
-        The body (aggregations ``stories``, ``duplicates``, ``sites``, ``ingested``).
-    """
-    duplicate = {"filter": {"exists": {"field": "newsfold.matched_id"}}}
-    return {
-        "size": 0,
-        "track_total_hits": True,
-        "aggs": {
-            "stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}},
-            "duplicates": duplicate,
-            "sites": {"terms": {"field": "site", "size": sites}, "aggs": {"duplicates": duplicate}},
-            "ingested": {"stats": {"field": "ingested"}},
-        },
-    }
-
-
-def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict:
-    """Search body: the page count of every cluster with at least two pages (largest first, at most ``max_clusters``).
-
-    The caller bins the ``doc_count`` values; single-page stories are the
-    story count minus these clusters. Cost grows with the number of
-    multi-page clusters (see :func:`cluster_list`).
-
-    Args:
-        max_clusters: the bucket cap.
-
-    Returns:
-        The body (aggregations ``clusters`` and ``stories``).
-    """
-    return {
-        "size": 0,
-        "aggs": {
-            "clusters": {"terms": {"field": CLUSTER_ID, "size": max_clusters, "min_doc_count": 2}},
-            "stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}},
-        },
-    }
-
-
-def similarity_distribution(*, interval: float = 0.05) -> dict:
-    """Search body: histograms of the similarity of accepted matches and of the nearest rejected candidate.
-
-    ``similarity`` is the estimated Jaccard to the page a duplicate matched;
-    ``nearest_rejected`` the highest estimate among candidates that failed
-    verification. Both on [0, 1] with empty bins kept.
-
-    Args:
-        interval: the bin width.
-
-    Returns:
-        The body (histogram aggregations ``accepted`` and ``rejected``).
-
-    Raises:
-        ValueError: the interval is not in (0, 1].
-    """
-    if not 0 < interval <= 1:
-        raise ValueError(f"interval must be in (0, 1], got {interval}")
-
-    def histogram(field: str) -> dict:
-        return {
-            "histogram": {
-                "field": field,
-                "interval": interval,
-                "min_doc_count": 0,
-                "extended_bounds": {"min": 0, "max": 1},
-            }
-        }
-
-    return {
-        "size": 0,
-        "aggs": {"accepted": histogram("newsfold.similarity"), "rejected": histogram("newsfold.nearest_rejected")},
-    }
-
-
-#: fixed intervals for the ingest-rate chart, with their length in milliseconds
-RATE_INTERVALS = (
-    ("1m", 60_000),
-    ("5m", 300_000),
-    ("15m", 900_000),
-    ("1h", 3_600_000),
-    ("6h", 21_600_000),
-    ("1d", 86_400_000),
-    ("7d", 604_800_000),
-    ("30d", 2_592_000_000),
-)
-
-
-def rate_interval(start_ms: int, end_ms: int, *, max_buckets: int = 60) -> tuple[str, int]:
-    """The shortest interval of :data:`RATE_INTERVALS` that covers ``[start, end]`` in at most ``max_buckets`` bins.
-
-    Args:
-        start_ms: the first instant, epoch milliseconds.
-        end_ms: the last instant.
-        max_buckets: bins wanted at most (the longest interval is used when none fits).
-
-    Returns:
-        ``(Elasticsearch fixed interval, its length in milliseconds)``.
-    """
-    span = max(0, int(end_ms) - int(start_ms))
-    for name, length in RATE_INTERVALS:
-        if span // length + 1 <= max_buckets:
-            return name, length
-    return RATE_INTERVALS[-1]
-
-
-def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict:
-    """Search body: pages ingested per interval between two instants (a ``date_histogram`` on ``ingested``).
-
-    Args:
-        start_ms: the first ingest, epoch milliseconds.
-        end_ms: the last ingest.
-        max_buckets: bins wanted at most; the interval is chosen by :func:`rate_interval`.
-
-    Returns:
-        The body (``aggregations.rate``; empty intervals are kept).
-    """
-    interval, _ = rate_interval(start_ms, end_ms, max_buckets=max_buckets)
-    return {
-        "size": 0,
-        "aggs": {
-            "rate": {
-                "date_histogram": {
-                    "field": "ingested",
-                    "fixed_interval": interval,
-                    "min_doc_count": 0,
-                    "extended_bounds": {"min": int(start_ms), "max": int(end_ms)},
-                }
-            }
-        },
-    }
-
-
-def rejection_reasons(*, size: int = 20) -> dict:
-    """Search body for the rejected-pages index: rejected pages by reason, most frequent first.
-
-    Args:
-        size: at most this many reasons.
-
-    Returns:
-        The body (``aggregations.reasons``; ``hits.total`` counts every rejected page).
-    """
-    return {
-        "size": 0,
-        "track_total_hits": True,
-        "aggs": {"reasons": {"terms": {"field": "reason", "size": size}}},
     }
 
 
@@ -710,11 +345,7 @@ def corrections_log(
     }
 
 
-def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict:
-    """Search body: the pages of some clusters (ids, and ``source`` fields when asked)."""
-    return {"query": {"terms": {CLUSTER_ID: list(cluster_ids)}}, "size": size, "_source": source}
-
-
+# ------------------------------------------------------------------ folding a search (newsfold's own and a host's)
 FOLD_FIELD = CLUSTER_ID
 VERSIONS_NAME = "newsfold_versions"
 STORIES_AGG = "newsfold_stories"

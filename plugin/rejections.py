@@ -17,10 +17,11 @@ from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 
-from elasticsearch import BadRequestError, Elasticsearch, helpers
+from elasticsearch import BadRequestError, Elasticsearch
 
 from newsfold.plugin.document import Outcome
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.store import bulk_write
 
 #: outcomes of a page written now: an earlier rejection record of it is stale
 WRITTEN = ("new", "duplicate")
@@ -106,10 +107,7 @@ def record_rejections(
     recorded = sum(1 for a in actions if a["_op_type"] == "index")
     if recorded:  # deletes alone need no index: on a missing one they answer 404, ignored below
         ensure_rejections_index(client, settings)
-    _, errors = helpers.bulk(client, actions, raise_on_error=False, max_retries=settings.es_max_retries)
-    problems = [item for err in errors for item in err.values() if item.get("status") != 404]
-    if problems:
-        raise RuntimeError(f"recording rejected pages failed: {problems[0].get('error')}")
+    bulk_write(client, actions, settings=settings, what="recording rejected pages")
     return recorded
 
 

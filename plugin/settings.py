@@ -29,6 +29,9 @@ _UNPREFIXED = {
     "elasticsearch_ca_certs": "ELASTICSEARCH_CA_CERTS",
     "elasticsearch_verify_certs": "ELASTICSEARCH_VERIFY_CERTS",
     "redis_url": "REDIS_URL",
+    # the kind-naming fields keep their historical short variable names
+    "shingle_scheme": "NEWSFOLD_SHINGLES",
+    "signature_kind": "NEWSFOLD_SIGNATURE",
 }
 
 
@@ -57,10 +60,10 @@ class Settings:
     bands: int = 128
     rows: int = 2
     min_bands: int = 2
-    shingles: str = "stopwords"
+    shingle_scheme: str = "stopwords"
     word_shingle: int = 2
     cjk_shingle: int = 4
-    signature: str = "minhash"
+    signature_kind: str = "minhash"
     shingle_filter: str = "none"
     frequent_share: float = 0.05
     rare_share: float = 0.02
@@ -99,10 +102,9 @@ class Settings:
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {value}")
-        if self.shingles not in SHINGLE_SCHEMES:
-            raise ValueError(f"shingles must be one of {', '.join(SHINGLE_SCHEMES)}, got {self.shingles!r}")
         for name, allowed in (
-            ("signature", SIGNATURE_KINDS),
+            ("shingle_scheme", SHINGLE_SCHEMES),
+            ("signature_kind", SIGNATURE_KINDS),
             ("shingle_filter", SHINGLE_FILTERS),
             ("cjk_verifier", CJK_VERIFIERS),
         ):
@@ -178,12 +180,12 @@ class Settings:
             "seed": self.seed,
             "bands": self.bands,
             "rows": self.rows,
-            "shingles": self.shingles,
+            "shingles": self.shingle_scheme,  # _meta keys are stored in indexes: never renamed
             "word_shingle": self.word_shingle,
             "cjk_shingle": self.cjk_shingle,
             "cjk_method": self.cjk_method,
             "cleanup": self.cleanup,
-            "signature": self.signature,
+            "signature": self.signature_kind,
             "shingle_filter": self.shingle_filter,
         }
 

@@ -101,7 +101,7 @@ def signed_features(text: str, settings: Settings, *, stats: StoryStats | None =
     signed, tokens = _signed_tokens(text, settings)
     cjk = is_cjk_text(tokens)
     k = settings.cjk_shingle if cjk else settings.word_shingle  # characters for CJK text, words otherwise
-    if settings.shingles == "stopwords" and not cjk:
+    if settings.shingle_scheme == "stopwords" and not cjk:
         shingle_set = stopword_shingles(tokens, settings.word_shingle)
     else:
         shingle_set = shingles(tokens, k)
@@ -113,7 +113,7 @@ def signed_features(text: str, settings: Settings, *, stats: StoryStats | None =
     features = sorted(shingle_set)
     shingle_hashes = feature_hashes(features)
     # word frequencies are needed only for the weights of weighted signatures
-    words = sorted({b"w:" + t.encode() for t in tokens}) if settings.signature == "weighted" else []
+    words = sorted({b"w:" + t.encode() for t in tokens}) if settings.signature_kind == "weighted" else []
     word_hashes = feature_hashes(words)
     all_hashes = np.concatenate([shingle_hashes, word_hashes])
     freq, stories = stats.lookup(all_hashes) if stats is not None else ({}, 0)
@@ -127,7 +127,7 @@ def signed_features(text: str, settings: Settings, *, stats: StoryStats | None =
         keep = ~frequent
         features = [f for f, ok in zip(features, keep.tolist(), strict=True) if ok]
         shingle_hashes, shingle_sf = shingle_hashes[keep], shingle_sf[keep]
-    if settings.signature == "minhash":
+    if settings.signature_kind == "minhash":
         m = minhash(set(features), num_perm=settings.num_perm, seed=settings.seed)
         sig = Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(features), len(tokens), cjk_features)
         return sig, all_hashes
@@ -144,7 +144,7 @@ WEIGHT_SCALE = 1000
 
 def uses_stats(settings: Settings) -> bool:
     """Whether signing reads (and ingest updates) the collection's story frequencies."""
-    return settings.signature == "weighted" or settings.shingle_filter == "frequent"
+    return settings.signature_kind == "weighted" or settings.shingle_filter == "frequent"
 
 
 def phrase_weights(

@@ -63,3 +63,21 @@ def es(settings):
     yield client
     drop_index(client, settings)
     client.close()
+
+
+@pytest.fixture
+def web_app():
+    """Build web apps: ``web_app(settings, web=None, **flask_config)``; every app's clients are closed afterwards."""
+    from newsfold.web import create_app
+    from newsfold.web.resources import close_resources
+
+    apps = []
+
+    def make(settings, web=None, **config):
+        app = create_app({"TESTING": True, **config}, settings=settings, web=web)
+        apps.append(app)
+        return app
+
+    yield make
+    for app in apps:
+        close_resources(app)

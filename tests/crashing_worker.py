@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import os
 
-from newsfold.indexer import tasks
+from newsfold.indexer import pages, tasks  # noqa: F401 (tasks registers the tasks on the app)
 from newsfold.indexer.celery_app import app
 
-_sign_page = tasks.sign_page
+_sign_page = pages.sign_page
 
 
 def _crashing_sign_page(page, *args, **kwargs):
@@ -22,6 +22,6 @@ def _crashing_sign_page(page, *args, **kwargs):
     return _sign_page(page, *args, **kwargs)
 
 
-tasks.sign_page = _crashing_sign_page
+pages.sign_page = _crashing_sign_page
 
 __all__ = ["app"]

@@ -97,3 +97,14 @@ def page(title: str, paragraphs: list[str], *, site: str = "example.test", extra
 <body><nav><a href="/">Home</a> <a href="/world">World</a> <a href="/sport">Sport</a></nav>
 <main><article><h1>{title}</h1>{body}{extra}</article></main>
 <footer><p>Copyright {site}. All rights reserved.</p></footer></body></html>"""
+
+
+def signed_page(settings, pid: str, title: str, paras: list[str], *, site: str | None = None):
+    """A page of ``site`` (default ``<pid>.example``) built from ``paras`` and signed; fails the test if rejected."""
+    from newsfold.plugin.document import Page
+    from newsfold.plugin.signing import sign_page
+
+    site = site or f"{pid}.example"
+    signed = sign_page(Page(html=page(title, paras, site=site).encode(), id=pid, url=f"https://{site}/{pid}"), settings)
+    assert not hasattr(signed, "reason"), signed
+    return signed

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from newsfold.indexer.archive import ArchiveError, ArchiveRef, WarcArchive, archive_files, iter_archive, read_ref
-from newsfold.indexer.sources import PageRecord, SourceStats, iter_warc
+from newsfold.indexer.records import PageRecord, SourceStats
+from newsfold.indexer.warc import iter_warc
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -178,7 +179,7 @@ WRITER = textwrap.dedent(
     """
     import json, sys
     from newsfold.indexer.archive import WarcArchive
-    from newsfold.indexer.sources import PageRecord
+    from newsfold.indexer.records import PageRecord
 
     root, count = sys.argv[1], int(sys.argv[2])
     archive = WarcArchive(root)

@@ -12,11 +12,11 @@ import pytest
 import redis
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from newsfold import cli
-from newsfold.web import auth, create_app
-from newsfold.web.auth import LoginLimiter, current_user, safe_next, token_digest
+from newsfold import cli, cli_run
+from newsfold.web import auth
+from newsfold.web.auth import current_user, safe_next, token_digest
 from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
-from newsfold.web.resources import close_resources
+from newsfold.web.logins import LoginLimiter
 
 PASSWORD = "correct horse battery staple"
 TOKEN = "test-auth-token-fedcba9876543210"
@@ -29,9 +29,8 @@ WEB_FIELDS = {f.name for f in dataclasses.fields(WebSettings)}
 
 
 @pytest.fixture
-def make_app(settings, redis_url):
-    """Apps with a login configured (admin / PASSWORD), one API token and the test Redis; closed afterwards."""
-    apps = []
+def make_app(settings, redis_url, web_app):
+    """Apps with a login configured (admin / PASSWORD), one API token and the test Redis."""
 
     def make(**changes):
         values = {
@@ -45,14 +44,9 @@ def make_app(settings, redis_url):
         values.update(changes)
         web = {k: v for k, v in values.items() if k in WEB_FIELDS}
         core = {k: v for k, v in values.items() if k not in WEB_FIELDS}
-        app = create_app({"TESTING": True}, settings=settings.replace(**core), web=WebSettings(**web))
-        apps.append(app)
-        return app
+        return web_app(settings.replace(**core), WebSettings(**web))
 
-    yield make
-    for app in apps:
-        auth.close(app)
-        close_resources(app)
+    return make
 
 
 @pytest.fixture
@@ -433,11 +427,11 @@ def test_api_token_command_prints_a_token_and_its_entry(capsys):
 
 
 def test_demo_makes_a_password_and_plain_http_cookies():
-    web_settings, password = cli._demo_web_settings(WebSettings())
+    web_settings, password = cli_run._demo_web_settings(WebSettings())
     assert password and check_password_hash(web_settings.admin_password_hash, password)
     assert web_settings.cookie_secure is False
     assert web_settings.secret_key != DEV_SECRET_KEY and auth.login_closed_reason(web_settings) is None
     configured = WebSettings(admin_password_hash=generate_password_hash(PASSWORD), secret_key=SECRET)
-    kept, none = cli._demo_web_settings(configured)
+    kept, none = cli_run._demo_web_settings(configured)
     assert none is None and kept.admin_password_hash == configured.admin_password_hash
     assert kept.secret_key == SECRET

@@ -7,38 +7,25 @@ import datetime as dt
 import pytest
 
 from newsfold.plugin import queries
+from newsfold.plugin.batch import ingest, prepare, reconcile, write
 from newsfold.plugin.cluster import Constraints, Match, decide, pair, recluster_labels
 from newsfold.plugin.constraints import resolve
+from newsfold.plugin.correction_log import CorrectionError, list_corrections
 from newsfold.plugin.corrections import (
-    CorrectionError,
     corrections_index,
-    list_corrections,
     mark_not_duplicates,
     merge_clusters,
     reapply_corrections,
     set_representative,
     split_page,
 )
-from newsfold.plugin.dedup import enforce_constraints, ingest, prepare, reconcile, relabel, write
-from newsfold.plugin.document import Page
 from newsfold.plugin.index import drop_index, ensure_index
+from newsfold.plugin.regroup import enforce_constraints, relabel
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_page
-from tests.pages import page, story
+from newsfold.plugin.store import current_labels
+from tests.pages import signed_page, story
 
 ED = "editor@example.test"
-
-
-def _signed(settings, pid, title, paras, site=None):
-    site = site or f"{pid}.example"
-    signed = sign_page(Page(html=page(title, paras, site=site).encode(), id=pid, url=f"https://{site}/{pid}"), settings)
-    assert not hasattr(signed, "reason"), signed
-    return signed
-
-
-def _labels(es, settings, ids):
-    docs = es.mget(index=settings.index, ids=ids, source=["newsfold.cluster_id"])["docs"]
-    return {d["_id"]: d["_source"]["newsfold"]["cluster_id"] for d in docs if d["found"]}
 
 
 def _partition(labels: dict[str, str]) -> set[frozenset[str]]:
@@ -50,7 +37,7 @@ def _partition(labels: dict[str, str]) -> set[frozenset[str]]:
 
 def _copies(settings, ids, seed, title="Storm closes harbour"):
     paras = story(seed)
-    return [_signed(settings, pid, f"{title} ({pid})", paras) for pid in ids]
+    return [signed_page(settings, pid, f"{title} ({pid})", paras) for pid in ids]
 
 
 # ------------------------------------------------------------------ names and settings
@@ -166,7 +153,12 @@ def test_split_page_and_later_copies_do_not_rejoin(es, settings):
     c = split_page("p3", user=ED, client=es, settings=settings, note="a different storm")
     assert (c.kind, c.pages, c.clusters, c.user, c.note) == ("split", ["p3"], ["p1"], ED, "a different storm")
     assert sorted(c.cannot_link) == [("p1", "p3"), ("p2", "p3"), ("p3", "p4")]
-    assert _labels(es, settings, ["p1", "p2", "p3", "p4"]) == {"p1": "p1", "p2": "p1", "p3": "p3", "p4": "p1"}
+    assert current_labels(["p1", "p2", "p3", "p4"], client=es, settings=settings) == {
+        "p1": "p1",
+        "p2": "p1",
+        "p3": "p3",
+        "p4": "p1",
+    }
     res = es.search(index=settings.index, **queries.collapsed_search(""))  # visible at once: no refresh
     assert queries.story_count(res) == 2
     # later copies, similar to both sides, join one side and never fold the two back together
@@ -174,7 +166,7 @@ def test_split_page_and_later_copies_do_not_rejoin(es, settings):
     assert state.constraints.cannot("p1", "p3") and state.decision.merges == {}
     later = _copies(settings, ["p0", "p5"], seed=101, title="Harbour shut")
     ingest(later, client=es, settings=settings)
-    labels = _labels(es, settings, ["p0", "p1", "p2", "p3", "p4", "p5"])
+    labels = current_labels(["p0", "p1", "p2", "p3", "p4", "p5"], client=es, settings=settings)
     assert labels["p3"] not in {labels["p1"], labels["p2"], labels["p4"]}
     assert labels["p1"] == labels["p2"] == labels["p4"]
     assert {labels["p0"], labels["p5"]} <= set(labels.values())
@@ -183,28 +175,28 @@ def test_split_page_and_later_copies_do_not_rejoin(es, settings):
 def test_split_the_page_named_like_its_cluster(es, settings):
     ingest(_copies(settings, ["k1", "k2", "k3"], seed=102), client=es, settings=settings)
     split_page("k1", user=ED, client=es, settings=settings)
-    assert _labels(es, settings, ["k1", "k2", "k3"]) == {"k1": "k1", "k2": "k2", "k3": "k2"}
+    assert current_labels(["k1", "k2", "k3"], client=es, settings=settings) == {"k1": "k1", "k2": "k2", "k3": "k2"}
 
 
 def test_not_duplicates_in_one_cluster_and_across_clusters(es, settings):
     ingest(_copies(settings, ["a", "b", "c"], seed=103), client=es, settings=settings)
     c = mark_not_duplicates("a", "c", user=ED, client=es, settings=settings)
     assert (c.kind, c.cannot_link, c.clusters) == ("not_duplicates", [("a", "c")], ["a"])
-    labels = _labels(es, settings, ["a", "b", "c"])
+    labels = current_labels(["a", "b", "c"], client=es, settings=settings)
     assert labels["a"] != labels["c"]
     ingest(_copies(settings, ["d"], seed=103), client=es, settings=settings)
-    labels = _labels(es, settings, ["a", "b", "c", "d"])
+    labels = current_labels(["a", "b", "c", "d"], client=es, settings=settings)
     assert labels["a"] != labels["c"]
 
     # two halves of one story in two clusters; a page holding the whole story would link them
     full = story(104, sentences=28)
     first, second = full[: len(full) // 2], full[len(full) // 2 :]
-    ingest([_signed(settings, "z-first", "First half", first)], client=es, settings=settings)
-    ingest([_signed(settings, "m-second", "Second half", second)], client=es, settings=settings)
+    ingest([signed_page(settings, "z-first", "First half", first)], client=es, settings=settings)
+    ingest([signed_page(settings, "m-second", "Second half", second)], client=es, settings=settings)
     c = mark_not_duplicates("z-first", "m-second", user=ED, client=es, settings=settings)
     assert c.clusters == ["z-first", "m-second"]
-    out = ingest([_signed(settings, "x-full", "The whole story", full)], client=es, settings=settings)
-    labels = _labels(es, settings, ["z-first", "m-second", "x-full"])
+    out = ingest([signed_page(settings, "x-full", "The whole story", full)], client=es, settings=settings)
+    labels = current_labels(["z-first", "m-second", "x-full"], client=es, settings=settings)
     assert labels["z-first"] != labels["m-second"]
     assert out[0].cluster_id == labels["x-full"] in {labels["z-first"], labels["m-second"]}
 
@@ -215,7 +207,7 @@ def test_merge_clusters_supersedes_cannot_links_and_later_copies_follow(es, sett
         client=es,
         settings=settings,
     )
-    assert set(_labels(es, settings, ["a1", "a2", "b1", "b2"]).values()) == {"a1", "b1"}
+    assert set(current_labels(["a1", "a2", "b1", "b2"], client=es, settings=settings).values()) == {"a1", "b1"}
     earlier = mark_not_duplicates("a2", "b2", user="first-editor", client=es, settings=settings)
     c = merge_clusters("b1", "a1", user=ED, client=es, settings=settings, note="same event")
     assert (c.kind, c.clusters, c.pages, c.must_link, c.released) == (
@@ -225,13 +217,15 @@ def test_merge_clusters_supersedes_cannot_links_and_later_copies_follow(es, sett
         [("a1", "b1")],
         [("a2", "b2")],
     )
-    assert set(_labels(es, settings, ["a1", "a2", "b1", "b2"]).values()) == {"a1"}  # the smaller id survives
+    assert set(current_labels(["a1", "a2", "b1", "b2"], client=es, settings=settings).values()) == {
+        "a1"
+    }  # the smaller id survives
     _, log = list_corrections(client=es, settings=settings, page_id="a2")
     marked = {x.id: x.superseded_by for x in log}
     assert marked == {earlier.id: [c.id], c.id: []}
     # a later copy of either story joins the merged cluster, and the released cannot-link does not split it
     ingest(_copies(settings, ["b3"], seed=106), client=es, settings=settings)
-    assert set(_labels(es, settings, ["a1", "a2", "b1", "b2", "b3"]).values()) == {"a1"}
+    assert set(current_labels(["a1", "a2", "b1", "b2", "b3"], client=es, settings=settings).values()) == {"a1"}
 
 
 def _shown(es, settings, q):
@@ -244,7 +238,7 @@ def test_representative_is_shown_and_survives_a_changed_reingest(es, settings):
     word = paras[0].split()[0].lower()  # in every copy's body; only r2 and r3 also have it in the title
     titles = {"r1": "Report", "r2": f"{word} {word} news", "r3": f"{word} {word} latest"}
     for pid in ("r1", "r2", "r3"):  # one batch each: r3 is the newest
-        ingest([_signed(settings, pid, titles[pid], paras)], client=es, settings=settings)
+        ingest([signed_page(settings, pid, titles[pid], paras)], client=es, settings=settings)
     ingest(_copies(settings, ["o1"], seed=108), client=es, settings=settings)
     # without a representative, the newest copy is shown by date and a copy with the word in its title by relevance
     assert _shown(es, settings, "")["r1"] == "r3"
@@ -259,7 +253,7 @@ def test_representative_is_shown_and_survives_a_changed_reingest(es, settings):
     assert _shown(es, settings, word)["r1"] == "r1"
     second = set_representative("r3", user=ED, client=es, settings=settings)
     assert es.get(index=settings.index, id="r1")["_source"]["newsfold"]["representative"] is False
-    changed = _signed(settings, "r3", titles["r3"], paras + ["An update was added to this report at noon."])
+    changed = signed_page(settings, "r3", titles["r3"], paras + ["An update was added to this report at noon."])
     assert ingest([changed], client=es, settings=settings)[0].status != "unchanged"
     assert es.get(index=settings.index, id="r3")["_source"]["newsfold"]["representative"] is True
     _, log = list_corrections(client=es, settings=settings, cluster_id="r1")
@@ -279,7 +273,7 @@ def test_corrections_survive_a_rebuild_into_a_fresh_index(es, settings):
     merge_clusters("u1", "v1", user=ED, client=es, settings=settings)
     set_representative("s2", user=ED, client=es, settings=settings)
     ids = [p.page_id for p in corpus]
-    corrected = _partition(_labels(es, settings, ids))
+    corrected = _partition(current_labels(ids, client=es, settings=settings))
     assert frozenset({"s3"}) in corrected and frozenset({"u1", "u2", "v1"}) in corrected
 
     # the rebuild: another index, the same corrections; pages arrive in another order and batching
@@ -289,7 +283,7 @@ def test_corrections_survive_a_rebuild_into_a_fresh_index(es, settings):
         order = list(reversed(corpus))
         for start in range(0, len(order), 3):
             ingest(order[start : start + 3], client=es, settings=rebuilt)
-        assert _partition(_labels(es, rebuilt, ids)) == corrected
+        assert _partition(current_labels(ids, client=es, settings=rebuilt)) == corrected
         assert es.get(index=rebuilt.index, id="s2")["_source"]["newsfold"].get("representative") is True
         total, _ = list_corrections(client=es, settings=rebuilt)
         assert total == 4
@@ -313,13 +307,13 @@ def test_corrections_made_during_a_rebuild_are_reapplied_after_it(es, settings):
         split_page("s2", user=ED, client=es, settings=settings)
         merge_clusters("t1", "u1", user=ED, client=es, settings=settings)
         set_representative("s3", user=ED, client=es, settings=settings)
-        corrected = _partition(_labels(es, settings, ids))
-        assert _partition(_labels(es, rebuilt, ids)) != corrected
+        corrected = _partition(current_labels(ids, client=es, settings=settings))
+        assert _partition(current_labels(ids, client=es, settings=rebuilt)) != corrected
         assert reapply_corrections(client=es, settings=rebuilt, since=start) == 3
-        assert _partition(_labels(es, rebuilt, ids)) == corrected
+        assert _partition(current_labels(ids, client=es, settings=rebuilt)) == corrected
         assert es.get(index=rebuilt.index, id="s3")["_source"]["newsfold"]["representative"] is True
         reapply_corrections(client=es, settings=rebuilt)  # idempotent
-        assert _partition(_labels(es, rebuilt, ids)) == corrected
+        assert _partition(current_labels(ids, client=es, settings=rebuilt)) == corrected
     finally:
         drop_index(es, rebuilt)
 
@@ -370,14 +364,14 @@ def test_invalid_corrections_are_refused_with_a_message(es, settings):
         with pytest.raises(CorrectionError, match=message):
             call()
     assert list_corrections(client=es, settings=settings)[0] == 0
-    assert _labels(es, settings, ["e1", "e2", "f1"]) == {"e1": "e1", "e2": "e1", "f1": "f1"}
+    assert current_labels(["e1", "e2", "f1"], client=es, settings=settings) == {"e1": "e1", "e2": "e1", "f1": "f1"}
 
 
 def test_relabel_refuses_a_merge_a_cannot_link_spans(es, settings):
     ingest(_copies(settings, ["j1"], seed=141) + _copies(settings, ["k1"], seed=142), client=es, settings=settings)
     mark_not_duplicates("j1", "k1", user=ED, client=es, settings=settings)
     assert relabel("k1", "j1", client=es, settings=settings) == 0
-    assert _labels(es, settings, ["j1", "k1"]) == {"j1": "j1", "k1": "k1"}
+    assert current_labels(["j1", "k1"], client=es, settings=settings) == {"j1": "j1", "k1": "k1"}
 
 
 def test_correction_made_while_a_batch_is_in_flight_is_honoured(es, settings):
@@ -387,8 +381,11 @@ def test_correction_made_while_a_batch_is_in_flight_is_honoured(es, settings):
     assert batch.decision.cluster_of == {"x": "y"}
     mark_not_duplicates("x", "y", user=ED, client=es, settings=settings)  # x and y are apart now: nothing to split
     write(batch, client=es, settings=settings)
-    assert _labels(es, settings, ["x", "y"]) == {"x": "y", "y": "y"}  # the race put them together
+    assert current_labels(["x", "y"], client=es, settings=settings) == {
+        "x": "y",
+        "y": "y",
+    }  # the race put them together
     reconcile(batch, client=es, settings=settings)
-    enforce_constraints(batch, client=es, settings=settings)
-    labels = _labels(es, settings, ["x", "y"])
+    enforce_constraints([p.page_id for p in batch.pages], client=es, settings=settings)
+    labels = current_labels(["x", "y"], client=es, settings=settings)
     assert labels["x"] != labels["y"]

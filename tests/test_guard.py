@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from newsfold.indexer import tasks
+from newsfold.indexer import pages, tasks
 from newsfold.indexer.guard import MAX_DELIVERIES, CrashGuard, PageTimeout, batch_key, time_limit
 from tests.pages import page, story
 
@@ -28,7 +28,7 @@ def test_time_limit_stops_a_busy_block_and_is_off_at_zero():
 
 
 def test_a_slow_page_is_rejected_and_the_batch_goes_on(settings, monkeypatch):
-    real = tasks.sign_page
+    real = pages.sign_page
 
     def slow_for_one(page, *args, **kwargs):
         if page.id == "slow":
@@ -36,9 +36,9 @@ def test_a_slow_page_is_rejected_and_the_batch_goes_on(settings, monkeypatch):
                 time.sleep(5)
         return real(page, *args, **kwargs)
 
-    monkeypatch.setattr(tasks, "sign_page", slow_for_one)
+    monkeypatch.setattr(pages, "sign_page", slow_for_one)
     payloads = [{"id": "slow", "html": page("Slow", story(1))}, {"id": "fine", "html": page("Fine", story(2))}]
-    signed, rejected = tasks.sign_payloads(payloads, settings.replace(page_timeout=0.3))
+    signed, rejected = pages.sign_payloads(payloads, settings.replace(page_timeout=0.3))
     assert [p.page_id for p in signed] == ["fine"]
     assert [(o.page_id, o.reason) for o in rejected] == [("slow", "timeout")]
     assert "NEWSFOLD_PAGE_TIMEOUT" in rejected[0].detail
@@ -118,8 +118,8 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
     """A prefork worker whose child dies on one page (os._exit): the batch comes back, the page is named."""
     from celery import Celery
 
+    from newsfold.indexer.dispatch import run_batches
     from newsfold.plugin.settings import settings_env
-    from newsfold.workers import run_batches
 
     live = settings.replace(redis_url=_own_database(redis_url, 5))
     env = {**os.environ, **settings_env(live), "PYTHONPATH": str(CRASHING_APP.parent.parent)}
@@ -148,8 +148,9 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
 def test_a_crashing_page_does_not_stall_a_job_on_local_solo_workers(settings, redis_url, es, monkeypatch):
     """``newsfold ingest``'s setup: solo workers (restarted when one dies) and a job whose heartbeats are watched."""
     from newsfold.indexer.celery_app import make_celery
+    from newsfold.indexer.dispatch import run_batches
     from newsfold.state.jobs import JobStore
-    from newsfold.workers import LocalWorkers, run_batches
+    from newsfold.workers import LocalWorkers
 
     monkeypatch.setenv("PYTHONPATH", str(CRASHING_APP.parent.parent))
     live = settings.replace(redis_url=_own_database(redis_url, 6))

@@ -132,7 +132,7 @@ def test_a_huge_offset_is_a_400(settings, redis_url):
 
 
 def test_page_files_are_read_safely(tmp_path):
-    from newsfold.indexer.sources import PageFileError, read_page_file
+    from newsfold.indexer.records import PageFileError, read_page_file
 
     good = tmp_path / "a.html"
     good.write_bytes(b"<html>" + b"x" * 100 + b"</html>")
@@ -160,7 +160,7 @@ def test_page_files_are_read_safely(tmp_path):
 
 
 def test_a_worker_reads_only_under_its_roots(settings, tmp_path):
-    from newsfold.indexer.tasks import sign_payloads
+    from newsfold.indexer.pages import sign_payloads
 
     inside = tmp_path / "pages"
     inside.mkdir()
@@ -217,7 +217,7 @@ def test_extract_keeps_the_good_lines_when_one_names_dev_zero(tmp_path):
 def test_a_redis_outage_while_signing_is_an_error_to_wait_out_not_a_rejection(settings):
     import redis
 
-    from newsfold.indexer.tasks import sign_payloads
+    from newsfold.indexer.pages import sign_payloads
 
     down = settings.replace(redis_url="redis://127.0.0.1:9/0", repeated_lines=True)
     html = page("Harbour strike ends", story(35))
@@ -325,9 +325,9 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
     import redis
     from kombu.exceptions import OperationalError
 
-    from newsfold.indexer import queue
+    from newsfold.indexer import dispatch
 
-    monkeypatch.setattr(queue.time, "sleep", lambda s: None)
+    monkeypatch.setattr(dispatch.time, "sleep", lambda s: None)
     outage = [3]  # three polls fail as if Redis were restarting
     sends = iter([None, OperationalError("broker down"), None, None, None])
     sent: list[str] = []
@@ -341,7 +341,7 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
 
     got: list[str] = []
     states: list = []
-    queue.drive(
+    dispatch.drive(
         ((str(n), n) for n in range(4)), send, lambda key, item, value, error: got.extend(value),
         on_wait=states.append, max_outage=60,
     )
@@ -350,11 +350,11 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
     # an outage longer than allowed stops the coordinator with the error
     outage[0] = 10**6
     with pytest.raises(redis.exceptions.ConnectionError):
-        queue.drive(iter([("x", 1)]), lambda k, i: _Result([k], outage), lambda *a: None, max_outage=0.0)
+        dispatch.drive(iter([("x", 1)]), lambda k, i: _Result([k], outage), lambda *a: None, max_outage=0.0)
 
 
 def test_a_job_on_a_redis_that_keeps_nothing_is_warned_about(redis_url):
-    from newsfold.cli import _warn_if_not_persistent
+    from newsfold.indexer.ingest_job import warn_if_not_persistent
     from newsfold.state import build_redis
     from newsfold.state.jobs import JobStore
 
@@ -365,11 +365,11 @@ def test_a_job_on_a_redis_that_keeps_nothing_is_warned_about(redis_url):
         store.redis.config_set("appendonly", "no")
         saves = store.redis.config_get("save")["save"]
         store.redis.config_set("save", "")
-        _warn_if_not_persistent(store, announce=said.append)
+        warn_if_not_persistent(store, announce=said.append)
         assert said and "appendonly yes" in said[0]
         said.clear()
         store.redis.config_set("appendonly", "yes")
-        _warn_if_not_persistent(store, announce=said.append)
+        warn_if_not_persistent(store, announce=said.append)
         assert said == []
     finally:
         store.redis.config_set("appendonly", aof)

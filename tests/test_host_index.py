@@ -246,3 +246,22 @@ def test_corrections_work_on_a_host_index(es, settings, host):
     again = sign_text(edited, page_id="c-2", url="https://changed.example/x", settings=settings)
     assert ingest([again], client=es, settings=settings, index=host)[0].status != "unchanged"
     assert cluster("c-2") != cluster("c-0")
+
+
+def test_ensure_index_adds_fields_of_a_newer_mapping(es, settings):
+    from newsfold.plugin.index import ensure_index as ensure
+    from newsfold.plugin.index import index_body
+
+    name = ensure(es, settings)
+    # an index made by an older mapping: the newest field is missing
+    def fold_props():
+        return es.indices.get_mapping(index=name)[name]["mappings"]["properties"]["newsfold"]["properties"]
+
+    assert "representative" in fold_props()
+    es.indices.delete(index=name)
+    body = index_body(settings)
+    del body["mappings"]["properties"]["newsfold"]["properties"]["representative"]
+    es.indices.create(index=name, settings=body["settings"], mappings=body["mappings"], aliases={settings.index: {}})
+    assert "representative" not in fold_props()
+    assert ensure(es, settings) == name
+    assert "representative" in fold_props()

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 from newsfold.plugin import queries
-from newsfold.plugin.dedup import finish, ingest, lookup, prepare, reconcile, write
-from newsfold.plugin.document import Page
-from newsfold.plugin.signing import sign_page
-from tests.pages import page, story
+from newsfold.plugin.batch import finish, ingest, lookup, prepare, reconcile, write
+from newsfold.plugin.store import current_labels
+from tests.pages import page, signed_page, story
 
 
 def _signed(settings, pid, title, paras, site="a.example"):
-    signed = sign_page(Page(html=page(title, paras, site=site).encode(), id=pid, url=f"https://{site}/{pid}"), settings)
-    assert not hasattr(signed, "reason"), signed
-    return signed
-
-
-def _clusters(es, settings, ids):
-    docs = es.mget(index=settings.index, ids=ids, source=["newsfold.cluster_id"])["docs"]
-    return {d["_id"]: d["_source"]["newsfold"]["cluster_id"] for d in docs if d["found"]}
+    return signed_page(settings, pid, title, paras, site=site)
 
 
 def test_copies_fold_into_one_story_and_search_counts_stories(es, settings):
@@ -59,10 +51,13 @@ def test_page_linking_two_clusters_merges_them(es, settings):
     first, second = full[: len(full) // 2], full[len(full) // 2 :]
     ingest([_signed(settings, "z-first", "First half", first)], client=es, settings=settings)
     ingest([_signed(settings, "m-second", "Second half", second)], client=es, settings=settings)
-    assert _clusters(es, settings, ["z-first", "m-second"]) == {"z-first": "z-first", "m-second": "m-second"}
+    assert current_labels(["z-first", "m-second"], client=es, settings=settings) == {
+        "z-first": "z-first",
+        "m-second": "m-second",
+    }
     out = ingest([_signed(settings, "x-full", "The whole story", full)], client=es, settings=settings)
     assert out[0].cluster_id == "m-second"  # the smaller cluster id survives
-    assert set(_clusters(es, settings, ["z-first", "m-second", "x-full"]).values()) == {"m-second"}
+    assert set(current_labels(["z-first", "m-second", "x-full"], client=es, settings=settings).values()) == {"m-second"}
 
 
 def test_interleaved_batches_end_in_one_cluster(es, settings):
@@ -81,10 +76,16 @@ def test_interleaved_batches_end_in_one_cluster(es, settings):
     assert batch_b.decision.cluster_of == {"copy-b": "copy-b"}  # b did not see a: the race is real
     write(batch_a, client=es, settings=settings)
     write(batch_b, client=es, settings=settings)
-    assert _clusters(es, settings, ["copy-a", "copy-b"]) == {"copy-a": "copy-a", "copy-b": "copy-b"}
+    assert current_labels(["copy-a", "copy-b"], client=es, settings=settings) == {
+        "copy-a": "copy-a",
+        "copy-b": "copy-b",
+    }
     reconcile(batch_a, client=es, settings=settings)
     reconcile(batch_b, client=es, settings=settings)
-    assert _clusters(es, settings, ["copy-a", "copy-b"]) == {"copy-a": "copy-a", "copy-b": "copy-a"}
+    assert current_labels(["copy-a", "copy-b"], client=es, settings=settings) == {
+        "copy-a": "copy-a",
+        "copy-b": "copy-a",
+    }
     outcomes = {o.page_id: o.cluster_id for o in finish(batch_b, client=es, settings=settings)}
     assert outcomes == {"copy-b": "copy-a"}
 
@@ -112,11 +113,11 @@ def test_three_way_race_with_merge_in_flight(es, settings):
         write(state, client=es, settings=settings)
     for state in (bb, bc, ba):
         reconcile(state, client=es, settings=settings)
-    assert set(_clusters(es, settings, ["h1", "h2", "h3"]).values()) == {"h1"}
+    assert set(current_labels(["h1", "h2", "h3"], client=es, settings=settings).values()) == {"h1"}
 
 
 def test_bad_pages_are_rejected_and_the_batch_goes_on(es, settings):
-    from newsfold.indexer.tasks import sign_payloads
+    from newsfold.indexer.pages import sign_payloads
 
     good = page("Fine page", story(60))
     payloads = [

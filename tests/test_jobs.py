@@ -10,7 +10,9 @@ import uuid
 import pytest
 import redis
 
-from newsfold.state.jobs import MAX_RETRY_PAYLOAD, Job, JobStore, LockBusy, RedisLock
+from newsfold.state.job_records import Job
+from newsfold.state.jobs import MAX_RETRY_PAYLOAD, JobStore
+from newsfold.state.locks import LockBusy, RedisLock
 
 
 @pytest.fixture

@@ -8,12 +8,13 @@ import threading
 import pytest
 
 from newsfold.indexer.celery_app import make_celery
-from newsfold.plugin import dedup
+from newsfold.indexer.dispatch import run_batches
+from newsfold.plugin import batch
 from newsfold.plugin.client import build_client
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import ensure_index
 from newsfold.plugin.signing import sign_page
-from newsfold.workers import LocalWorkers, run_batches
+from newsfold.workers import LocalWorkers
 from tests.nrt_proxy import NrtProxy, wait_until
 from tests.pages import page, story
 
@@ -67,7 +68,7 @@ def _race(nrt, live, client, first, second, *, index: str | None = None) -> None
 
     def run(p):
         try:
-            dedup.ingest([p], client=client, settings=live, index=index)
+            batch.ingest([p], client=client, settings=live, index=index)
         except BaseException as exc:  # reported by the test
             errors.append(exc)
 
@@ -87,7 +88,7 @@ def _race(nrt, live, client, first, second, *, index: str | None = None) -> None
 
 def test_without_reconcile_racing_copies_split(nrt, near, monkeypatch):
     live, client = near
-    monkeypatch.setattr(dedup, "reconcile", lambda state, *, client, settings: None)
+    monkeypatch.setattr(batch, "reconcile", lambda state, *, client, settings: None)
     paras = story(60)
     _race(nrt, live, client, _copy(live, "r-a", paras, "a.example"), _copy(live, "r-b", paras, "b.example"))
     labels = _clusters(client, live, ["r-a", "r-b"])

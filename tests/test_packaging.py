@@ -42,7 +42,8 @@ def test_wheel_has_one_top_level_package(wheel):
     roots = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
     assert roots == {"newsfold"}
     for module in ("newsfold/plugin/text.py", "newsfold/indexer/tasks.py", "newsfold/web/__init__.py",
-                   "newsfold/mappings/articles.json", "newsfold/web/templates/base.html", "newsfold/web/openapi.json"):
+                   "newsfold/mappings/articles.json", "newsfold/web/templates/base.html", "newsfold/web/openapi.json",
+                   "newsfold/samples/data/topics.json", "newsfold/samples/templates/harbour.html"):
         assert module in names, module
 
 

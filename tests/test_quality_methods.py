@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import redis
 
-from newsfold.plugin.cluster import NO_EVIDENCE, Evidence, lcc_duplicate, verify
-from newsfold.plugin.dedup import ingest
+from newsfold.plugin.batch import ingest
+from newsfold.plugin.cluster import NO_SIGNALS, SiteSignals, lcc_duplicate, verify
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import drop_index, ensure_index
 from newsfold.plugin.shingles import feature_hashes
@@ -103,13 +103,13 @@ BOILERPLATE = " ".join(f"the subscribe{i} is for the newsletter{i} and the offer
 
 
 def test_weighted_signature_zeroes_phrases_common_to_many_stories(story_stats, settings):
-    weighted = settings.replace(signature="weighted", stats_min_stories=5, rare_share=0.5)
+    weighted = settings.replace(signature_kind="weighted", stats_min_stories=5, rare_share=0.5)
     for n in range(8):  # boilerplate shared by eight different stories
         _, features = signed_features(_story(f"s{n}", BOILERPLATE), weighted, stats=story_stats)
         story_stats.add(features)
     a = _story("alpha", BOILERPLATE)
     b = _story("beta", BOILERPLATE)
-    plain = settings.replace(shingles="words")
+    plain = settings.replace(shingle_scheme="words")
     assert jaccard(signature_of(a, plain), signature_of(b, plain)) > 0.4  # the boilerplate dominates plain shingles
     wa, wb = signature_of(a, weighted, stats=story_stats), signature_of(b, weighted, stats=story_stats)
     assert jaccard(wa, wb) < 0.1
@@ -117,7 +117,7 @@ def test_weighted_signature_zeroes_phrases_common_to_many_stories(story_stats, s
 
 
 def test_frequent_shingle_filter_drops_collection_boilerplate(story_stats, settings):
-    cedar = settings.replace(shingles="words", shingle_filter="frequent", stats_min_stories=5, frequent_share=0.5)
+    cedar = settings.replace(shingle_scheme="words", shingle_filter="frequent", stats_min_stories=5, frequent_share=0.5)
     for n in range(8):
         _, features = signed_features(_story(f"s{n}", BOILERPLATE), cedar, stats=story_stats)
         story_stats.add(features)
@@ -129,7 +129,7 @@ def test_frequent_shingle_filter_drops_collection_boilerplate(story_stats, setti
 
 
 def test_ingest_counts_only_pages_that_start_a_story(es, settings, story_stats):
-    weighted = settings.replace(signature="weighted", index=f"{settings.index}-weighted")
+    weighted = settings.replace(signature_kind="weighted", index=f"{settings.index}-weighted")
     ensure_index(es, weighted)  # an index records its signature kind: weighted pages need an index of their own
     try:
         html = page("Bridge opens", story(11))
@@ -160,10 +160,10 @@ def test_title_evidence_counts_only_within_a_site(settings):
     a = _sig(list(range(100)))
     b = _sig(list(range(25)) + [1000 + i for i in range(75)])  # Jaccard 0.25: below 0.35, above half of it
     assert not verify(a, b, settings)[0]
-    assert verify(a, b, settings, Evidence(same_site=True, same_title=True))[0]
-    assert verify(a, b, settings, Evidence(same_site=True, same_url=True))[0]
-    assert not verify(a, b, settings, Evidence(same_site=False, same_title=True))[0]
-    assert not verify(a, b, settings.replace(title_evidence=False), Evidence(same_site=True, same_title=True))[0]
+    assert verify(a, b, settings, SiteSignals(same_site=True, same_title=True))[0]
+    assert verify(a, b, settings, SiteSignals(same_site=True, same_url=True))[0]
+    assert not verify(a, b, settings, SiteSignals(same_site=False, same_title=True))[0]
+    assert not verify(a, b, settings.replace(title_evidence=False), SiteSignals(same_site=True, same_title=True))[0]
 
 
 def test_lcc_rule_follows_an_and_cheng():
@@ -182,7 +182,7 @@ def test_lcc_verifier_decides_cjk_pairs(settings):
     story = "国报道称会议决定加强合作推动发展提高水平"
     a = _sig(list(range(100)), cjk=story)
     b = _sig([1000 + i for i in range(100)], cjk=story[:15])  # no MinHash overlap at all
-    assert verify(a, b, lcc, NO_EVIDENCE)[0]
+    assert verify(a, b, lcc, NO_SIGNALS)[0]
     assert not verify(a, b, settings)[0]
 
 

@@ -12,15 +12,18 @@ import pytest
 import redis
 
 from newsfold.indexer.celery_app import make_celery
+from newsfold.indexer.dispatch import run_batches
+from newsfold.indexer.pages import chunk_context
 from newsfold.indexer.reindex import Reindex, ReindexError, lock_key, prefix_length
-from newsfold.indexer.tasks import chunk_context
-from newsfold.plugin.dedup import current_clusters, ingest
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import current_index
 from newsfold.plugin.rejections import rejection_actions, rejections_index
 from newsfold.plugin.signing import sign_page
-from newsfold.state.jobs import JobStore, RedisLock
-from newsfold.workers import LocalWorkers, run_batches
+from newsfold.plugin.store import current_labels
+from newsfold.state.jobs import JobStore
+from newsfold.state.locks import RedisLock
+from newsfold.workers import LocalWorkers
 from tests.pages import page, story
 
 pytestmark = pytest.mark.slow
@@ -89,8 +92,8 @@ def _load(es, live, payloads: list[dict]) -> None:
 
 
 def _partition(es, live, ids: list[str]) -> set[frozenset]:
-    labels = current_clusters(ids, client=es, settings=live)
-    assert None not in labels.values(), {k: v for k, v in labels.items() if v is None}
+    labels = current_labels(ids, client=es, settings=live)
+    assert set(labels) == set(ids), sorted(set(ids) - set(labels))
     groups: dict[str, set] = {}
     for page_id, cluster in labels.items():
         groups.setdefault(cluster, set()).add(page_id)
@@ -249,7 +252,7 @@ def test_killed_worker_and_killed_coordinator_lose_nothing(es, apart, caplog):
     ids = [p["id"] for p in payloads]
     before = _partition(es, live, ids)
     app = make_celery(live)
-    caplog.set_level(logging.WARNING, logger="newsfold.indexer.queue")
+    caplog.set_level(logging.WARNING, logger="newsfold.indexer.dispatch")
     # 1. a worker killed in the middle of a chunk: the coordinator sees its heartbeat stop and sends the chunk again
     with LocalWorkers(live, 3) as workers:
         workers.wait_ready(app)
@@ -329,7 +332,7 @@ def test_live_writes_during_a_reindex_end_up_in_the_new_index(es, live, store, p
     docs = es.mget(index=live.index, ids=everything, source=["newsfold.cluster_id"])["docs"]
     assert [d["_id"] for d in docs if not d["found"]] == []
     assert es.count(index=live.index)["count"] == len(everything)
-    labels = current_clusters(["o0-0", "late-copy"], client=es, settings=live)
+    labels = current_labels(["o0-0", "late-copy"], client=es, settings=live)
     assert labels["late-copy"] == labels["o0-0"]  # the live copy joined its story in the new index
     assert int(store.state(job.id)["caught_up"]) >= len(written["before_swap"]) + len(written["routed_before_swap"])
 

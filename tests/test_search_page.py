@@ -10,7 +10,7 @@ import pytest
 from werkzeug.security import generate_password_hash
 
 from newsfold.plugin import queries
-from newsfold.plugin.dedup import ingest
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.signing import sign_page
 from newsfold.web import create_app

@@ -15,15 +15,16 @@ import pytest
 import redis
 from celery import Celery
 
-from newsfold.plugin.dedup import ingest
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.signing import sign_page
+from newsfold.task_names import INGEST_BATCH
 from newsfold.web import create_app
 from newsfold.web.auth import token_digest
 from newsfold.web.config import WebSettings
 from newsfold.web.formatting import page_links, redact_url, safe_fragment, safe_url
-from newsfold.web.resources import close_resources, web_client_settings
-from newsfold.web.tasks import INGEST_TASK, chunked
+from newsfold.web.queue import chunked
+from newsfold.web.resources import web_client_settings
 from newsfold.web.validation import InvalidPages, parse_pages
 from tests.pages import page, story
 
@@ -36,19 +37,12 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @pytest.fixture
-def make_app():
-    """Build apps on given settings; their clients are closed afterwards."""
-    apps = []
-
-    def make(settings, *, page_size=10, **config):
-        web = WebSettings(api_token_hashes=f"tests:{token_digest(TOKEN)}", page_size=page_size)
-        app = create_app({"TESTING": True, **config}, settings=settings, web=web)
-        apps.append(app)
-        return app
-
-    yield make
-    for app in apps:
-        close_resources(app)
+def make_app(web_app):
+    """Apps with the test API token and a page size."""
+    tokens = f"tests:{token_digest(TOKEN)}"
+    return lambda settings, *, page_size=10, **config: web_app(
+        settings, WebSettings(api_token_hashes=tokens, page_size=page_size), **config
+    )
 
 
 @pytest.fixture
@@ -347,6 +341,15 @@ def _store_result(url: str, task_id: str, result, state: str) -> None:
         worker_side.close()
 
 
+def test_every_task_name_is_a_task_the_workers_run():
+    from newsfold import task_names
+    from newsfold.indexer.celery_app import app
+
+    app.loader.import_default_modules()  # the worker's own task modules
+    names = {value for key, value in vars(task_names).items() if key.isupper() and isinstance(value, str)}
+    assert len(names) == 4 and names <= set(app.tasks), names - set(app.tasks)
+
+
 def test_page_submission_queues_batches(make_app, settings, redis_url):
     queue_url = _own_db(redis_url)
     app = make_app(settings.replace(redis_url=queue_url, batch_size=2))
@@ -367,7 +370,7 @@ def test_page_submission_queues_batches(make_app, settings, redis_url):
         assert set(queued) == set(data["tasks"])
         sizes = []
         for message, _ in queued.values():
-            assert message["headers"]["task"] == INGEST_TASK
+            assert message["headers"]["task"] == INGEST_BATCH
             args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
             assert set(args[0][0]) == {"html", "url", "id", "site", "lang", "published"}
             sizes.append(len(args[0]))
@@ -457,7 +460,6 @@ def test_parse_pages_reports_every_problem():
 
 def test_healthz_answers_without_servers():
     from newsfold.plugin.settings import Settings
-    from newsfold.web import create_app
 
     app = create_app(settings=Settings(elasticsearch_url="http://127.0.0.1:9"))
     assert app.test_client().get("/healthz").get_json() == {"status": "ok"}

@@ -2,7 +2,7 @@
 
 Run it with ``flask --app newsfold.web run`` (settings from the environment, see the
 README's configuration table). The web imports ``plugin`` but never the
-indexer: it queues ingest work by task name.
+indexer: it queues work by task name (``newsfold.task_names``).
 """
 
 from __future__ import annotations
@@ -12,9 +12,14 @@ from collections.abc import Mapping
 
 from flask import Flask
 
+from newsfold.plugin.admin_queries import MAX_LIST_CLUSTERS
+from newsfold.plugin.correction_log import MAX_ID_CHARS, MAX_NOTE_CHARS
+from newsfold.plugin.evidence import MAX_TEXT_WORDS
+from newsfold.plugin.queries import MAX_QUERY_CHARS
 from newsfold.plugin.settings import Settings
 from newsfold.web import admin, admin_api, api, auth, errors, formatting, resources, search
 from newsfold.web.config import WebSettings
+from newsfold.web.validation import MAX_FILTER_CHARS
 
 
 def create_app(
@@ -57,9 +62,20 @@ def create_app(
 
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
+    # the limits the pages state or apply (a form's maxlength is the check behind it)
+    app.jinja_env.globals["limits"] = {
+        "list_clusters": MAX_LIST_CLUSTERS,
+        "text_words": MAX_TEXT_WORDS,
+        "query": MAX_QUERY_CHARS,
+        "filter": MAX_FILTER_CHARS,
+        "id": MAX_ID_CHARS,
+        "note": MAX_NOTE_CHARS,
+        "user": auth.MAX_USER_CHARS,
+        "password": auth.MAX_PASSWORD_CHARS,
+    }
     resources.init_app(app, settings, web)
     errors.register(app)
-    auth.init_app(app, settings, web)
+    auth.init_app(app, web)
     app.add_template_filter(formatting.format_date, "date")
     app.add_template_filter(formatting.format_datetime, "datetime")
     app.add_template_filter(formatting.percent, "percent")

@@ -7,8 +7,6 @@ counterparts of the corrections are in ``web.admin_api``.
 
 from __future__ import annotations
 
-import math
-
 from flask import (
     Blueprint,
     abort,
@@ -20,22 +18,22 @@ from flask import (
     url_for,
 )
 
-from newsfold.plugin import queries
-from newsfold.plugin.document import flat
-from newsfold.web import adminstats
+from newsfold.plugin import admin_queries as queries
+from newsfold.web import stats as admin_stats
 from newsfold.web.auth import current_user
 from newsfold.web.charts import heatmap
-from newsfold.web.clusters import ClusterListParams, load_cluster_detail, load_cluster_list, load_comparison
-from newsfold.web.corrections_web import CorrectionFailed, apply_correction, corrections_page
-from newsfold.web.formatting import page_links
-from newsfold.web.jobs_web import (
-    JobRequestError,
-    get_job_store,
-    job_failures_page,
-    retry_job,
-    start_reindex,
+from newsfold.web.clusters import (
+    ClusterListParams,
+    cluster_row,
+    load_cluster_detail,
+    load_cluster_list,
+    load_comparison,
 )
-from newsfold.web.resources import get_es, get_settings
+from newsfold.web.corrections import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.formatting import page_count, page_links
+from newsfold.web.jobs import JobRequestError, job_failures_page, retry_job, start_reindex
+from newsfold.web.resources import get_es, get_job_store, get_settings
+from newsfold.web.validation import page_number
 
 bp = Blueprint("admin", __name__)
 
@@ -52,31 +50,6 @@ DEFAULTS = {
 
 def _config(name: str) -> int:
     return int(current_app.config.get(name, DEFAULTS[name]))
-
-
-def _bucket_time(agg: dict) -> str | int | float | None:
-    """A min/max date aggregation's value: its string form, else the epoch milliseconds."""
-    return agg.get("value_as_string") or agg.get("value")
-
-
-def cluster_rows(response: dict) -> list[dict]:
-    """Table rows from a ``largest_clusters`` response."""
-    rows = []
-    for bucket in response["aggregations"]["clusters"]["buckets"]:
-        sample_hits = bucket["sample"]["hits"]["hits"]
-        sample = flat(sample_hits[0]["_source"]) if sample_hits else {}
-        rows.append(
-            {
-                "cluster_id": bucket["key"],
-                "size": bucket["doc_count"],
-                "sites": bucket["sites"]["value"],
-                "first_seen": _bucket_time(bucket["first"]),
-                "last_seen": _bucket_time(bucket["last"]),
-                "title": sample.get("title"),
-                "site": sample.get("site"),
-            }
-        )
-    return rows
 
 
 def index_totals(response: dict) -> dict:
@@ -98,7 +71,8 @@ def index():
     es, settings = get_es(), get_settings()
     totals = index_totals(es.search(index=settings.index, **queries.totals()))
     largest = es.search(index=settings.index, **queries.largest_clusters(size=10))
-    return render_template("admin/index.html", totals=totals, clusters=cluster_rows(largest))
+    rows = [cluster_row(bucket) for bucket in largest["aggregations"]["clusters"]["buckets"]]
+    return render_template("admin/index.html", totals=totals, clusters=rows)
 
 
 # ---------------------------------------------------------------- clusters
@@ -235,7 +209,7 @@ def corrections():
 @bp.get("/stats")
 def stats():
     """Charts: duplicate share, cluster sizes, similarity distributions, ingest rate, rejections."""
-    return render_template("admin/stats.html", stats=adminstats.load_stats(get_es(), get_settings()))
+    return render_template("admin/stats.html", stats=admin_stats.load_stats(get_es(), get_settings()))
 
 
 # ---------------------------------------------------------------- jobs
@@ -246,7 +220,7 @@ def jobs():
     size = _config("ADMIN_JOBS")
     store = get_job_store()
     total, listed = store.list(offset=(page - 1) * size, limit=size)
-    pages = math.ceil(total / size) if total else 0
+    pages = page_count(total, size)
     active = store.active("reindex")
     return render_template(
         "admin/jobs.html",
@@ -298,7 +272,7 @@ def retry(job_id: str):
 
 
 def _page_arg() -> int:
-    raw = (request.args.get("page") or "1").strip()
-    if not (raw.isascii() and raw.isdigit()) or not raw.strip("0") or len(raw) > 5:
-        abort(400, description=f"page must be a positive whole number, got {raw[:20]!r}")
-    return int(raw)
+    try:
+        return page_number(request.args.get("page"))
+    except ValueError as exc:
+        abort(400, description=str(exc))

@@ -13,10 +13,12 @@ the ``X-CSRFToken`` header.
 
 from __future__ import annotations
 
+from functools import partial
+
 from flask import Blueprint, current_app, jsonify, request
 
-from newsfold.web.auth import current_user
-from newsfold.web.corrections_web import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.auth import current_user, deny_api
+from newsfold.web.corrections import CorrectionFailed, apply_correction, corrections_page
 from newsfold.web.validation import BadBody, json_body
 
 bp = Blueprint("admin_api", __name__)
@@ -25,10 +27,7 @@ bp = Blueprint("admin_api", __name__)
 @bp.before_request
 def _require_user():
     # writes are guarded centrally; the log is read-protected here too
-    if current_user() is None:
-        message = "authentication required: log in, or send an API token as 'Authorization: Bearer <token>'"
-        return jsonify(error=message), 401, {"WWW-Authenticate": 'Bearer realm="newsfold"'}
-    return None
+    return deny_api() if current_user() is None else None
 
 
 def _body() -> dict:
@@ -41,50 +40,32 @@ def _body() -> dict:
     return payload
 
 
-#: the fields each correction takes in a JSON body; anything else is refused so a misspelt field is not ignored
-FIELDS = {
-    "split": ("page_id", "note"),
-    "merge": ("other_cluster_id", "note"),
-    "not_duplicates": ("page_a", "page_b", "note"),
-    "representative": ("page_id", "note"),
+#: each correction's route and the fields its JSON body takes; anything else is refused so a misspelt field
+#: is not ignored
+CORRECTIONS = {
+    "split": ("/clusters/<cluster_id>/split", ("page_id", "note")),
+    "merge": ("/clusters/<cluster_id>/merge", ("other_cluster_id", "note")),
+    "not_duplicates": ("/pairs/not-duplicates", ("page_a", "page_b", "note")),
+    "representative": ("/clusters/<cluster_id>/representative", ("page_id", "note")),
 }
 
 
-def _correct(kind: str, cluster_id: str | None):
+def _correct(kind: str, cluster_id: str | None = None):
+    allowed = CORRECTIONS[kind][1]
     try:
         fields = _body()
-        unknown = sorted(set(fields) - set(FIELDS[kind]))
+        unknown = sorted(set(fields) - set(allowed))
         if unknown:
             shown = ", ".join(name[:40] for name in unknown[:5])
-            raise CorrectionFailed(f"unknown field(s) {shown}; this correction takes {', '.join(FIELDS[kind])}")
+            raise CorrectionFailed(f"unknown field(s) {shown}; this correction takes {', '.join(allowed)}")
         applied = apply_correction(kind, cluster_id=cluster_id, fields=fields, user=current_user())
     except CorrectionFailed as exc:
         return jsonify(error=str(exc)), exc.status
     return jsonify(correction=applied.correction.as_dict(), message=applied.message, cluster_id=applied.cluster_id)
 
 
-@bp.post("/clusters/<cluster_id>/split")
-def split(cluster_id: str):
-    """Split ``page_id`` out of the cluster into a story of its own."""
-    return _correct("split", cluster_id)
-
-
-@bp.post("/clusters/<cluster_id>/merge")
-def merge(cluster_id: str):
-    """Merge ``other_cluster_id`` with this cluster."""
-    return _correct("merge", cluster_id)
-
-
-@bp.post("/pairs/not-duplicates")
-def not_duplicates():
-    """Mark ``page_a`` and ``page_b`` as not copies of each other."""
-    return _correct("not_duplicates", None)
-
-
-@bp.post("/clusters/<cluster_id>/representative")
-def representative(cluster_id: str):
-    """Make ``page_id`` the representative of the cluster."""
-    return _correct("representative", cluster_id)
+for _kind, (_rule, _) in CORRECTIONS.items():
+    bp.add_url_rule(_rule, _kind, partial(_correct, _kind), methods=["POST"])
 
 
 @bp.get("/corrections")

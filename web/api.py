@@ -7,12 +7,13 @@ from pathlib import Path
 
 from flask import Blueprint, abort, current_app, jsonify, request
 
+from newsfold import task_names
 from newsfold.web.auth import current_user
 from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
-from newsfold.web.jobs_web import REINDEX_SOURCES, JobRequestError, get_job_store, retry_job, start_reindex
-from newsfold.web.resources import get_celery, get_es, get_settings, get_web_settings
+from newsfold.web.jobs import JobRequestError, retry_job, start_reindex
+from newsfold.web.queue import chunked, task_status
+from newsfold.web.resources import get_celery, get_es, get_job_store, get_settings, get_web_settings
 from newsfold.web.stories import SearchParams, load_cluster, run_search, search_body
-from newsfold.web.tasks import INGEST_TASK, chunked, task_status
 from newsfold.web.validation import MAX_OFFSET, BadBody, InvalidPages, json_body, parse_pages, whole_number
 
 bp = Blueprint("api", __name__)
@@ -79,7 +80,7 @@ def submit_pages():
     task_ids: list[str] = []
     try:
         for batch in chunked(pages, batch_size):
-            task_ids.append(celery.send_task(INGEST_TASK, args=[batch]).id)
+            task_ids.append(celery.send_task(task_names.INGEST_BATCH, args=[batch]).id)
     except QUEUE_ERRORS as exc:
         if not task_ids:
             raise
@@ -150,8 +151,8 @@ def reindex():
     if not isinstance(body, dict):
         return _bad_request('the body must be a JSON object like {"source": "text"}')
     source = body.get("source", "text")
-    if source not in REINDEX_SOURCES:
-        return _bad_request(f"source must be one of {', '.join(REINDEX_SOURCES)}, got {str(source)[:40]!r}")
+    if source not in task_names.REINDEX_SOURCES:
+        return _bad_request(f"source must be one of {', '.join(task_names.REINDEX_SOURCES)}, got {str(source)[:40]!r}")
     try:
         started = start_reindex(source, user=current_user() or "api")
     except JobRequestError as exc:

@@ -1,20 +1,18 @@
 """Loading clusters for the admin pages: the filtered, sorted list and one cluster's detail with its evidence.
 
-The queries come from ``plugin.queries``; the scores from ``plugin.evidence``
+The queries come from ``plugin.admin_queries``; the scores from ``plugin.evidence``
 (estimates from the stored MinHash signatures, as the indexer computed them).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin import queries
+from newsfold.plugin import admin_queries as queries
 from newsfold.plugin.document import cluster_of, flat
 from newsfold.plugin.evidence import (
     choose_representative,
@@ -23,11 +21,12 @@ from newsfold.plugin.evidence import (
     pair_scores,
     similarity_matrix,
 )
+from newsfold.plugin.queries import page_filters, parse_day
 from newsfold.plugin.settings import Settings
+from newsfold.web.formatting import page_count
 from newsfold.web.stories import decode_signature
+from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-MAX_FILTER_CHARS = 200
 MAX_PAGE = 10_000
 #: page filters matching at most this many clusters list them by id; more are matched inside the aggregation
 MAX_CLUSTERS_BY_ID = 1000
@@ -35,12 +34,7 @@ DAY_MS = 86_400_000
 
 
 def _day_ms(name: str, value: str) -> int:
-    try:
-        if not _ISO_DATE.match(value):
-            raise ValueError(value)
-        day = dt.date.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"{name} must be a date like 2024-05-31, got {value[:40]!r}") from None
+    day = parse_day(value, name)
     return int(dt.datetime(day.year, day.month, day.day, tzinfo=dt.UTC).timestamp() * 1000)
 
 
@@ -85,11 +79,9 @@ class ClusterListParams:
         """
         values: dict = {}
         raw = {f.name: (args.get(f.name) or "").strip() for f in fields(cls)}
-        for name in ("site", "lang", "q"):
-            limit = queries.MAX_QUERY_CHARS if name == "q" else MAX_FILTER_CHARS
-            if len(raw[name]) > limit or any(ord(ch) < 32 for ch in raw[name]):
-                raise ValueError(f"{name} must be at most {limit} printable characters")
-            values[name] = raw[name] or None
+        values["q"] = query_text(raw["q"]) or None
+        for name in ("site", "lang"):
+            values[name] = filter_text(raw[name], name)
         if raw["min_size"]:
             values["min_size"] = _whole("min_size", raw["min_size"], low=1, high=1_000_000)
         if raw["max_size"]:
@@ -160,11 +152,34 @@ class ClusterList:
 
     @property
     def total_pages(self) -> int:
-        return max(1, math.ceil(self.total / self.page_size)) if self.total else 0
+        return page_count(self.total, self.page_size)
 
 
 def _metric_time(agg: Mapping) -> str | int | float | None:
+    """A min/max date aggregation's value: its string form, else the epoch milliseconds."""
     return agg.get("value_as_string") or agg.get("value")
+
+
+def cluster_row(bucket: Mapping, sample: Mapping | None = None) -> dict:
+    """A row of a cluster table: size, sites and first/last seen from the cluster's terms bucket.
+
+    The title, site and languages come from the ``sample`` top hit and
+    ``langs`` terms of ``sample`` (a bucket of ``cluster_samples``), else of
+    the bucket itself (``largest_clusters`` asks for its sample inline).
+    """
+    shown = bucket if sample is None else sample
+    hits = shown.get("sample", {}).get("hits", {}).get("hits", [])
+    page = flat(hits[0]["_source"]) if hits else {}
+    return {
+        "cluster_id": bucket["key"],
+        "size": bucket["doc_count"],
+        "sites": bucket["sites"]["value"],
+        "first_seen": _metric_time(bucket["first"]),
+        "last_seen": _metric_time(bucket["last"]),
+        "title": page.get("title"),
+        "site": page.get("site"),
+        "langs": [b["key"] for b in shown.get("langs", {}).get("buckets", [])],
+    }
 
 
 def select_buckets(
@@ -230,7 +245,7 @@ def load_cluster_list(
             return ClusterList(params=params, page_size=page_size, total=0)
         if len(cluster_ids) > MAX_CLUSTERS_BY_ID or found.get("sum_other_doc_count"):
             cluster_ids = None
-            matching = queries.page_filters(site=params.site, lang=params.lang, q=params.q)
+            matching = page_filters(site=params.site, lang=params.lang, q=params.q)
     body = queries.cluster_list(
         cluster_ids=cluster_ids,
         matching=matching,
@@ -255,22 +270,7 @@ def load_cluster_list(
     if shown:
         res = es.search(index=settings.index, **queries.cluster_samples([b["key"] for b in shown]))
         samples = {b["key"]: b for b in res["aggregations"]["clusters"]["buckets"]}
-    for bucket in shown:
-        sample_bucket = samples.get(bucket["key"], {})
-        hits = sample_bucket.get("sample", {}).get("hits", {}).get("hits", [])
-        sample = flat(hits[0]["_source"]) if hits else {}
-        result.rows.append(
-            {
-                "cluster_id": bucket["key"],
-                "size": bucket["doc_count"],
-                "sites": bucket["sites"]["value"],
-                "first_seen": _metric_time(bucket["first"]),
-                "last_seen": _metric_time(bucket["last"]),
-                "title": sample.get("title"),
-                "site": sample.get("site"),
-                "langs": [b["key"] for b in sample_bucket.get("langs", {}).get("buckets", [])],
-            }
-        )
+    result.rows = [cluster_row(bucket, samples.get(bucket["key"], {})) for bucket in shown]
     return result
 
 

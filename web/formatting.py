@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 import html
+import math
 import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from markupsafe import Markup, escape
@@ -96,6 +98,24 @@ def safe_fragment(fragment: str) -> Markup:
         else:
             out.append(escape(html.unescape(part)))
     return Markup("").join(out)
+
+
+def page_count(total: int, page_size: int) -> int:
+    """Pages of ``page_size`` items needed to show ``total`` items (0 for none)."""
+    return math.ceil(total / page_size) if total else 0
+
+
+@dataclass
+class Paged:
+    """One page of a longer list: its number, its size and the length of the whole list."""
+
+    page: int
+    page_size: int
+    total: int
+
+    @property
+    def total_pages(self) -> int:
+        return page_count(self.total, self.page_size)
 
 
 def page_links(current: int, total: int, *, window: int = 2) -> list[int | None]:

@@ -1,14 +1,19 @@
-"""Per-app resources: the newsfold and web settings, an Elasticsearch client and a Celery client.
+"""The app's resources on one extension object: settings, Elasticsearch, Celery, Redis, jobs and login state.
 
-Views reach them only through the accessors below. The clients are built on
-first use and kept on the Flask app (``app.extensions``), never in module
-globals, so two apps (two tests, say) never share a client.
+``init_app`` puts a :class:`WebResources` on ``app.extensions["newsfold"]``;
+views reach it through the accessors below, never through module globals, so
+two apps (two tests, say) never share a client. The Elasticsearch and Celery
+clients are built on first use (a missing URL is a 503 then, not an error at
+start); the Redis client connects on first use. :meth:`WebResources.close`
+closes them all.
 """
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+from urllib.parse import urlsplit
 
 from celery import Celery
 from elasticsearch import Elasticsearch
@@ -16,40 +21,157 @@ from flask import Flask, current_app
 
 from newsfold.plugin.client import build_client
 from newsfold.plugin.settings import Settings
+from newsfold.state import build_redis
+from newsfold.state.jobs import JobStore
 from newsfold.web.config import WebSettings
-from newsfold.web.tasks import make_celery
+from newsfold.web.logins import LoginLimiter, SessionStore
+from newsfold.web.queue import make_celery
 
-SETTINGS_KEY = "newsfold"
-WEB_SETTINGS_KEY = "newsfold.web"
-RESOURCES_KEY = "newsfold.resources"
+EXTENSION_KEY = "newsfold"
+#: connect and read timeout of the web's Redis client: a login, an admin page or a job page answers
+#: (from the process's own counters, or with a 503) instead of hanging on a Redis that is down
+REDIS_TIMEOUT = 1.0
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+T = TypeVar("T")
 
 
 class ServiceUnavailable(Exception):
     """A backing service is not configured; answered with HTTP 503 like an unreachable one."""
 
 
-@dataclass
-class _Resources:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    es: Elasticsearch | None = None
-    celery: Celery | None = None
+class WebResources:
+    """Everything an app holds beyond Flask's own: its settings and the clients of the services it uses.
+
+    Args:
+        config: the app's config; ``ES_TIMEOUT`` and ``ES_MAX_RETRIES`` are read when the client is built.
+        settings: the newsfold settings.
+        web: the web's own settings.
+    """
+
+    def __init__(self, config: Mapping, settings: Settings, web: WebSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.web = web
+        self._lock = threading.Lock()
+        self._clients: dict[str, Elasticsearch | Celery] = {}
+        url = settings.redis_url
+        # a client makes no connection until it is used
+        self.redis = build_redis(url, timeout=REDIS_TIMEOUT) if url and urlsplit(url).scheme in REDIS_SCHEMES else None
+        self._jobs = JobStore(self.redis) if self.redis is not None else None
+        namespace = f"newsfold:{settings.index}"
+        self.login_limiter = LoginLimiter(
+            max_failures=web.login_max_failures,
+            window_seconds=web.login_lockout_seconds,
+            namespace=namespace,
+            redis=self.redis,
+        )
+        self.sessions = SessionStore(namespace=namespace, redis=self.redis)
+
+    def _client(self, name: str, configured: str | None, missing: str, build: Callable[[str], T]) -> T:
+        """The client ``name``, built by ``build(configured)`` on first use.
+
+        Raises:
+            ServiceUnavailable: ``configured`` (its URL) is empty; ``missing`` says what to set.
+        """
+        client = self._clients.get(name)
+        if client is None:
+            if not configured:
+                raise ServiceUnavailable(missing)
+            with self._lock:
+                client = self._clients.get(name)
+                if client is None:
+                    client = self._clients[name] = build(configured)
+        return client
+
+    @property
+    def es(self) -> Elasticsearch:
+        """The Elasticsearch client, failing fast (see :func:`web_client_settings`)."""
+
+        def build(_url: str) -> Elasticsearch:
+            timeout, retries = float(self.config["ES_TIMEOUT"]), int(self.config["ES_MAX_RETRIES"])
+            fast = web_client_settings(self.settings, timeout=timeout, max_retries=retries)
+            return build_client(fast, retry_on_timeout=False)
+
+        missing = "Search is not available: no Elasticsearch URL is configured (set ELASTICSEARCH_URL)."
+        return self._client("es", self.settings.elasticsearch_url, missing, build)
+
+    @property
+    def celery(self) -> Celery:
+        """The Celery client; it only sends tasks and reads their states."""
+        missing = "The task queue is not available: no Redis URL is configured (set REDIS_URL)."
+        return self._client("celery", self.settings.redis_url, missing, make_celery)
+
+    @property
+    def jobs(self) -> JobStore:
+        """The job store on the app's Redis.
+
+        Raises:
+            ServiceUnavailable: no Redis URL is configured.
+        """
+        if self._jobs is None:
+            raise ServiceUnavailable("Jobs are not available: no Redis URL is configured (set REDIS_URL).")
+        return self._jobs
+
+    def close(self) -> None:
+        """Close every client built so far (they are built again if used afterwards)."""
+        with self._lock:
+            clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            client.close()
+        if self.redis is not None:
+            self.redis.close()
 
 
-def init_app(app: Flask, settings: Settings, web: WebSettings) -> None:
-    """Attach the settings (``app.extensions["newsfold"]``, ``["newsfold.web"]``) and an empty resource holder."""
-    app.extensions[SETTINGS_KEY] = settings
-    app.extensions[WEB_SETTINGS_KEY] = web
-    app.extensions[RESOURCES_KEY] = _Resources()
+def init_app(app: Flask, settings: Settings, web: WebSettings) -> WebResources:
+    """Put a :class:`WebResources` on ``app.extensions["newsfold"]`` and return it."""
+    resources = WebResources(app.config, settings, web)
+    app.extensions[EXTENSION_KEY] = resources
+    return resources
+
+
+def get_resources(app: Flask | None = None) -> WebResources:
+    """The resources of ``app``, by default of the current app."""
+    return (app or current_app).extensions[EXTENSION_KEY]
+
+
+def close_resources(app: Flask) -> None:
+    """Close the clients ``app`` has built (for tests and clean shutdowns)."""
+    get_resources(app).close()
 
 
 def get_settings() -> Settings:
     """The newsfold settings of the current app."""
-    return current_app.extensions[SETTINGS_KEY]
+    return get_resources().settings
 
 
 def get_web_settings() -> WebSettings:
     """The web settings (login, cookies, tokens, page size) of the current app."""
-    return current_app.extensions[WEB_SETTINGS_KEY]
+    return get_resources().web
+
+
+def get_es() -> Elasticsearch:
+    """The current app's Elasticsearch client."""
+    return get_resources().es
+
+
+def get_celery() -> Celery:
+    """The current app's Celery client."""
+    return get_resources().celery
+
+
+def get_job_store() -> JobStore:
+    """The current app's job store."""
+    return get_resources().jobs
+
+
+def get_limiter() -> LoginLimiter:
+    """The current app's failed-login limiter."""
+    return get_resources().login_limiter
+
+
+def get_sessions() -> SessionStore:
+    """The current app's open admin sessions."""
+    return get_resources().sessions
 
 
 def web_client_settings(settings: Settings, *, timeout: float, max_retries: int) -> Settings:
@@ -61,48 +183,3 @@ def web_client_settings(settings: Settings, *, timeout: float, max_retries: int)
     return settings.replace(
         es_timeout=min(settings.es_timeout, timeout), es_max_retries=min(settings.es_max_retries, max_retries)
     )
-
-
-def get_es() -> Elasticsearch:
-    """The current app's Elasticsearch client (built on first use)."""
-    res: _Resources = current_app.extensions[RESOURCES_KEY]
-    if res.es is not None:
-        return res.es
-    settings = get_settings()
-    if not settings.elasticsearch_url:
-        raise ServiceUnavailable("Search is not available: no Elasticsearch URL is configured (set ELASTICSEARCH_URL).")
-    with res.lock:
-        if res.es is None:
-            web_settings = web_client_settings(
-                settings,
-                timeout=float(current_app.config["ES_TIMEOUT"]),
-                max_retries=int(current_app.config["ES_MAX_RETRIES"]),
-            )
-            res.es = build_client(web_settings, retry_on_timeout=False)
-        return res.es
-
-
-def get_celery() -> Celery:
-    """The current app's Celery client (built on first use); it only sends tasks and reads their states."""
-    res: _Resources = current_app.extensions[RESOURCES_KEY]
-    if res.celery is not None:
-        return res.celery
-    settings = get_settings()
-    if not settings.redis_url:
-        raise ServiceUnavailable("The task queue is not available: no Redis URL is configured (set REDIS_URL).")
-    with res.lock:
-        if res.celery is None:
-            res.celery = make_celery(settings.redis_url)
-        return res.celery
-
-
-def close_resources(app: Flask) -> None:
-    """Close the clients an app has built (for tests and clean shutdowns)."""
-    res: _Resources = app.extensions[RESOURCES_KEY]
-    with res.lock:
-        if res.es is not None:
-            res.es.close()
-            res.es = None
-        if res.celery is not None:
-            res.celery.close()
-            res.celery = None

@@ -9,40 +9,26 @@ from the stored MinHash signatures.
 from __future__ import annotations
 
 import binascii
-import datetime as dt
-import math
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
 from newsfold.plugin.document import cluster_of, flat, read_signature
-from newsfold.plugin.queries import story_count
+from newsfold.plugin.queries import parse_day, story_count
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
+from newsfold.web.formatting import page_count
+from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
 MAX_PAGE_DIGITS = 6
-MAX_FILTER_CHARS = 200
 #: a longer query string is refused whole (a browser form never sends one)
 MAX_ARGS_CHARS = 4096
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+#: the URL arguments whose names are not those of their ``SearchParams`` field
+URL_NAMES = {"date_from": "from", "date_to": "to"}
 #: fields of a version or cluster member returned to clients (never the signature)
 PUBLIC_FIELDS = ("title", "url", "site", "lang", "published")
-
-
-def _has_control_chars(text: str) -> bool:
-    return any(ord(ch) < 32 and ch not in "\t\n\r" or ord(ch) == 127 for ch in text)
-
-
-def _parse_day(arg: str, value: str) -> dt.date:
-    try:
-        if not _ISO_DATE.match(value):
-            raise ValueError(value)
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"'{arg}' must be a date like 2024-05-31, got {value[:40]!r}") from None
 
 
 @dataclass(frozen=True)
@@ -74,23 +60,14 @@ class SearchParams:
         Raises:
             ValueError: a value is malformed or out of range; the message says which and how.
         """
-        q = (args.get("q") or "").strip()
-        if len(q) > queries.MAX_QUERY_CHARS:  # said first: the most likely reason for a long address
-            raise ValueError(f"the query has {len(q):,} characters; the limit is {queries.MAX_QUERY_CHARS}")
-        if _has_control_chars(q):
-            raise ValueError("the query contains control characters")
-        values: dict[str, str | None] = {}
-        for name in ("site", "lang"):
-            value = (args.get(name) or "").strip()
-            if len(value) > MAX_FILTER_CHARS or _has_control_chars(value):
-                raise ValueError(f"{name} must be at most {MAX_FILTER_CHARS} printable characters")
-            values[name] = value or None
+        q = query_text(args.get("q"))  # said first: the most likely reason for a long address
+        values: dict[str, str | None] = {name: filter_text(args.get(name), name) for name in ("site", "lang")}
         days = {}
         for arg, name in (("from", "date_from"), ("to", "date_to")):
             value = (args.get(arg) or "").strip()
             values[name] = value or None
             if value:
-                days[arg] = _parse_day(arg, value)
+                days[arg] = parse_day(value, f"'{arg}'")
         if len(days) == 2 and days["from"] > days["to"]:
             raise ValueError(f"the date range is empty: 'from' {days['from']} is after 'to' {days['to']}")
         sort = (args.get("sort") or "relevance").strip()
@@ -129,32 +106,20 @@ class SearchParams:
         """Whether any filter narrows the search."""
         return bool(self.site or self.lang or self.date_from or self.date_to)
 
+    def args(self) -> dict:
+        """The search as its URL arguments, every one of them."""
+        return {URL_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}
+
     def url_args(self, page: int | None = None, **changes) -> dict:
         """Arguments for ``url_for`` that reproduce this search (on another page, or with ``changes``)."""
-        args = {
-            "q": self.q,
-            "site": self.site,
-            "lang": self.lang,
-            "from": self.date_from,
-            "to": self.date_to,
-            "sort": self.sort,
-            "page": page or self.page,
-        }
-        args.update(changes)
+        args = {**self.args(), "page": page or self.page, **changes}
         defaults = {"page": 1, "sort": "relevance"}
         return {k: v for k, v in args.items() if v and defaults.get(k) != v}
 
     def as_json(self) -> dict:
-        """The search as the API reports it."""
-        return {
-            "query": self.q,
-            "site": self.site,
-            "lang": self.lang,
-            "from": self.date_from,
-            "to": self.date_to,
-            "sort": self.sort,
-            "page": self.page,
-        }
+        """The search as the API reports it (the text query is ``query``)."""
+        args = self.args()
+        return {"query": args.pop("q"), **args}
 
 
 @dataclass
@@ -170,7 +135,7 @@ class SearchResult:
     @property
     def total_pages(self) -> int:
         """Pages of stories, within the 10,000-result window of from/size paging."""
-        return min(math.ceil(self.stories / self.page_size), 10_000 // self.page_size)
+        return min(page_count(self.stories, self.page_size), 10_000 // self.page_size)
 
     def as_json(self) -> dict:
         """The API's answer: the search, the counts and the page of stories."""

@@ -1,4 +1,4 @@
-"""Checking what requests carry before anything is done with it: JSON bodies, numbers, pages."""
+"""Checking what requests carry before anything is done with it: JSON bodies, numbers, pages, texts."""
 
 from __future__ import annotations
 
@@ -6,7 +6,11 @@ import json
 
 from flask import request
 
+from newsfold.plugin.queries import checked_query
+
 MAX_OFFSET = 10_000_000
+#: the longest site or language filter
+MAX_FILTER_CHARS = 200
 
 
 class BadBody(ValueError):
@@ -47,6 +51,7 @@ def whole_number(value: str | None, name: str, *, default: int, low: int, high: 
     if not low <= number <= high:
         raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value[:40]!r}")
     return number
+
 
 PAGE_FIELDS = ("html", "url", "id", "site", "lang", "published")
 OPTIONAL_FIELDS = PAGE_FIELDS[1:]
@@ -108,3 +113,44 @@ def parse_pages(payload, *, max_pages: int) -> list[dict]:
     if problems:
         raise InvalidPages(problems)
     return out
+
+
+def has_control_chars(text: str) -> bool:
+    """Whether ``text`` holds control characters other than tab and line breaks."""
+    return any(ord(ch) < 32 and ch not in "\t\n\r" or ord(ch) == 127 for ch in text)
+
+
+def query_text(value: str | None) -> str:
+    """A full-text query argument, stripped; within the core's limits (``plugin.queries.checked_query``).
+
+    Raises:
+        ValueError: too long, too many words, or control characters (the message says which).
+    """
+    q = checked_query(value)
+    if has_control_chars(q):
+        raise ValueError("the query contains control characters")
+    return q
+
+
+def filter_text(value: str | None, name: str, *, limit: int = MAX_FILTER_CHARS) -> str | None:
+    """A filter argument (a site, a language), stripped; None when empty.
+
+    Raises:
+        ValueError: longer than ``limit`` or with control characters.
+    """
+    value = (value or "").strip()
+    if len(value) > limit or has_control_chars(value):
+        raise ValueError(f"{name} must be at most {limit} printable characters")
+    return value or None
+
+
+def page_number(raw: str | None) -> int:
+    """A ``page`` argument (1 when absent): a positive whole number of at most five digits.
+
+    Raises:
+        ValueError: anything else (the message shows what was sent).
+    """
+    raw = (raw or "1").strip()
+    if not (raw.isascii() and raw.isdigit()) or not raw.strip("0") or len(raw) > 5:
+        raise ValueError(f"page must be a positive whole number, got {raw[:20]!r}")
+    return int(raw)

@@ -30,17 +30,19 @@ import os
 import secrets
 import socket
 import threading
-import time
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
 
-KINDS = ("ingest", "reindex")
-STATUSES = ("queued", "running", "done", "failed", "cancelled")
-ACTIVE = ("queued", "running")
-OUTCOMES = ("new", "duplicate", "unchanged", "rejected")
-#: rejection reasons a second attempt can cure (the server or the file was away); content
-#: reasons (empty, too_short, not_html, ...) give the same answer every time
-RETRYABLE_REASONS = frozenset({"failed", "index_failed", "unreadable", "internal_error", "timeout", "worker_crashed"})
+from newsfold.state.job_records import (
+    ACTIVE,
+    KINDS,
+    OUTCOMES,
+    STATUSES,
+    Job,
+    failures_of,
+    now_iso,
+    text_of,
+)
+
 #: a failed page's task payload is kept for a retry only up to this size (raw HTML travels inline
 #: when there is no archive; a whole outage must not copy the corpus into Redis)
 MAX_RETRY_PAYLOAD = 512 * 1024
@@ -82,108 +84,6 @@ end
 redis.call('DEL', KEYS[4])
 return out
 """
-
-_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
-_RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0"
-
-
-def now_iso() -> str:
-    """The current UTC time as ISO 8601 with milliseconds (the format of every job time)."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-
-
-def parse_time(value: str | None) -> dt.datetime | None:
-    """An ISO 8601 time as written by :func:`now_iso`, or None when missing or malformed."""
-    if not value:
-        return None
-    try:
-        return dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-
-
-def _text(value) -> str | None:
-    if value is None:
-        return None
-    return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)
-
-
-@dataclass
-class Job:
-    """One ingest or reindex job as read from Redis."""
-
-    id: str
-    kind: str  # "ingest" | "reindex"
-    status: str  # "queued" | "running" | "done" | "failed" | "cancelled"
-    created: str
-    updated: str
-    finished: str | None
-    total: int | None
-    done: int
-    counts: dict[str, int]  # new / duplicate / unchanged / rejected
-    rejected: dict[str, int]  # by reason
-    params: dict
-    message: str | None
-    started: str | None = None  # when the job first ran (rate and ETA are measured from it)
-
-    def rate(self) -> float | None:
-        """Pages per second since the job started (until it finished), or None before any page."""
-        start = parse_time(self.started)
-        if start is None or self.done <= 0:
-            return None
-        end = parse_time(self.finished) or dt.datetime.now(dt.UTC)
-        elapsed = (end - start).total_seconds()
-        return self.done / elapsed if elapsed > 0 else None
-
-    def eta_seconds(self) -> float | None:
-        """Seconds left at the current rate; None when unknown or the job is over."""
-        if self.status not in ACTIVE or self.total is None:
-            return None
-        rate = self.rate()
-        if not rate:
-            return None
-        return max(0, self.total - self.done) / rate
-
-    def as_dict(self) -> dict:
-        """The JSON of ``GET /api/jobs/<id>``: every field plus ``rate`` and ``eta_seconds``."""
-        out = asdict(self)
-        rate, eta = self.rate(), self.eta_seconds()
-        out["rate"] = round(rate, 2) if rate is not None else None
-        out["eta_seconds"] = round(eta, 1) if eta is not None else None
-        return out
-
-
-@dataclass
-class Failure:
-    """One page that failed (the entry of ``JobStore.failures``), with its payload when a retry can use it."""
-
-    item: str
-    reason: str
-    detail: str | None = None
-    payload: dict | None = field(default=None, repr=False)
-
-    def retryable(self) -> bool:
-        return self.reason in RETRYABLE_REASONS and self.payload is not None
-
-
-def failed_batch(pages: list[dict], error: BaseException) -> list[dict]:
-    """The outcomes of a batch that failed for good: each page ``rejected`` with reason ``failed``."""
-    detail = f"{type(error).__name__}: {error}"
-    return [{"page_id": str(p.get("id")), "status": "rejected", "reason": "failed", "detail": detail} for p in pages]
-
-
-def failures_of(outcomes: Iterable[dict], payloads: dict[str, dict] | None = None) -> list[Failure]:
-    """The rejected outcomes as failures, each with its payload when the reason is retryable."""
-    payloads = payloads or {}
-    out = []
-    for o in outcomes:
-        if o.get("status") != "rejected":
-            continue
-        item = str(o.get("page_id"))
-        reason = o.get("reason") or "unknown"
-        payload = payloads.get(item) if reason in RETRYABLE_REASONS else None
-        out.append(Failure(item, reason, o.get("detail"), payload))
-    return out
 
 
 class JobStore:
@@ -247,7 +147,7 @@ class JobStore:
         raw = self.redis.hgetall(self._key(job_id))
         if not raw:
             return None
-        data = {_text(k): _text(v) for k, v in raw.items()}
+        data = {text_of(k): text_of(v) for k, v in raw.items()}
         counts = {k: 0 for k in OUTCOMES}
         rejected: dict[str, int] = {}
         for name, value in data.items():
@@ -279,7 +179,7 @@ class JobStore:
     def list(self, *, offset: int = 0, limit: int = 50) -> tuple[int, list[Job]]:
         """``(total, jobs)``: one page of jobs, newest first."""
         total = self.redis.zcard(self._index)
-        ids = [_text(i) for i in self.redis.zrevrange(self._index, offset, offset + max(0, limit) - 1)]
+        ids = [text_of(i) for i in self.redis.zrevrange(self._index, offset, offset + max(0, limit) - 1)]
         jobs = []
         for job_id in ids:
             job = self.get(job_id)
@@ -293,7 +193,7 @@ class JobStore:
     def active(self, kind: str, *, index: str | None = None) -> Job | None:
         """A queued or running job of ``kind`` (the oldest), optionally only one working on ``index``."""
         found = []
-        for job_id in map(_text, self.redis.smembers(self._active)):
+        for job_id in map(text_of, self.redis.smembers(self._active)):
             job = self.get(job_id)
             if job is None or job.status not in ACTIVE:
                 self.redis.srem(self._active, job_id)
@@ -340,7 +240,7 @@ class JobStore:
     def reset_progress(self, job_id: str) -> None:
         """Forget every checkpoint, counter and failure (a job that must start over)."""
         key = self._key(job_id)
-        counters = [_text(k) for k in self.redis.hkeys(key) if _text(k).startswith(("n:", "r:"))]
+        counters = [text_of(k) for k in self.redis.hkeys(key) if text_of(k).startswith(("n:", "r:"))]
         pipe = self.redis.pipeline()
         if counters:
             pipe.hdel(key, *counters)
@@ -411,7 +311,7 @@ class JobStore:
 
     def recorded(self, job_id: str) -> set[str]:
         """Every counted unit of work (the checkpoint of a resumed job)."""
-        return {_text(k) for k in self.redis.smembers(self._key(job_id, "keys"))}
+        return {text_of(k) for k in self.redis.smembers(self._key(job_id, "keys"))}
 
     def failures(self, job_id: str, *, offset: int = 0, limit: int = 50) -> tuple[int, list[dict]]:
         """``(total, entries)``: failed pages in the order they failed, ``{item, reason, detail, at, retryable}``."""
@@ -434,7 +334,7 @@ class JobStore:
     # ------------------------------------------------------------------ coordinator state
     def state(self, job_id: str) -> dict[str, str]:
         """The coordinator's bookkeeping of a job (strings)."""
-        return {_text(k): _text(v) for k, v in self.redis.hgetall(self._key(job_id, "state")).items()}
+        return {text_of(k): text_of(v) for k, v in self.redis.hgetall(self._key(job_id, "state")).items()}
 
     def set_state(self, job_id: str, **values) -> None:
         """Set coordinator bookkeeping fields (None deletes a field)."""
@@ -469,7 +369,7 @@ class JobStore:
         if self.redis.set(name, me, px=int(ttl * 1000), nx=True):
             self.redis.set(started, me, ex=RETENTION_SECONDS)  # outlives the heartbeat: see died()
             return None
-        holder = _text(self.redis.get(name)) or None
+        holder = text_of(self.redis.get(name)) or None
         if holder is None or holder == me:  # expired meanwhile, or this process's own (finished) delivery
             self.redis.set(name, me, px=int(ttl * 1000))
             self.redis.set(started, me, ex=RETENTION_SECONDS)
@@ -499,7 +399,7 @@ class JobStore:
         prefix = self._key(job_id, "alive:")
         keys = list(self.redis.scan_iter(match=prefix + "*", count=500))
         values = self.redis.mget(keys) if keys else []
-        return {_text(k)[len(prefix) :]: _text(v) for k, v in zip(keys, values, strict=True) if v is not None}
+        return {text_of(k)[len(prefix) :]: text_of(v) for k, v in zip(keys, values, strict=True) if v is not None}
 
     def alive(self, job_id: str, keys: list[str]) -> list[bool]:
         """For each key, whether a worker's heartbeat on it is current."""
@@ -551,72 +451,3 @@ class UnitBusy(RuntimeError):
     def __init__(self, key: str, holder: str) -> None:
         super().__init__(f"{key} is being worked on by {holder}")
         self.holder = holder
-
-
-class LockBusy(RuntimeError):
-    """The lock is held by someone else."""
-
-    def __init__(self, name: str, holder: str) -> None:
-        super().__init__(f"{name} is held by {holder}")
-        self.holder = holder
-
-
-class RedisLock:
-    """A lock in Redis with an expiry, renewed in the background while held.
-
-    The owner string is the value; renew and release only act when the
-    value is still ours, so an expired lock taken over by someone else is
-    never released by the old owner.
-    """
-
-    def __init__(self, redis_client, name: str, owner: str, *, ttl: float = 30.0) -> None:
-        self.redis = redis_client
-        self.name = name
-        self.owner = owner
-        self.ttl = ttl
-        self._release = redis_client.register_script(_RELEASE)
-        self._renew = redis_client.register_script(_RENEW)
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.lost = False
-
-    def holder(self) -> str | None:
-        return _text(self.redis.get(self.name))
-
-    def acquire(self, *, wait: float = 0.0, poll: float = 0.5) -> None:
-        """Take the lock, waiting up to ``wait`` seconds; renew it every ``ttl / 3`` seconds.
-
-        Raises:
-            LockBusy: another owner still holds it after ``wait``.
-        """
-        deadline = time.monotonic() + wait
-        while not self.redis.set(self.name, self.owner, nx=True, px=int(self.ttl * 1000)):
-            holder = self.holder()
-            if time.monotonic() >= deadline:
-                raise LockBusy(self.name, holder or "someone")
-            time.sleep(poll)
-        self._stop.clear()
-        self.lost = False
-        self._thread = threading.Thread(target=self._keep, name=f"lock-{self.name}", daemon=True)
-        self._thread.start()
-
-    def _keep(self) -> None:
-        while not self._stop.wait(self.ttl / 3):
-            try:
-                if not self._renew(keys=[self.name], args=[self.owner, int(self.ttl * 1000)]):
-                    self.lost = True
-                    return
-            except Exception:  # Redis away for a moment: the next renewal may still make it
-                continue
-
-    def held(self) -> bool:
-        """Whether we still hold the lock (checked in Redis)."""
-        return not self.lost and self.holder() == self.owner
-
-    def release(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-        with contextlib.suppress(Exception):
-            self._release(keys=[self.name], args=[self.owner])

@@ -1,6 +1,6 @@
 """Fixtures of the browser tests: one headless Chromium per session, a live app per test on its own index.
 
-The corpus is ingested with ``plugin.dedup.sign_page`` + ``ingest`` directly
+The corpus is ingested with ``plugin.signing.sign_page`` + ``ingest`` directly
 (no Celery). Without Chromium the tests are skipped with a message, except in
 CI (``CI`` set), where a missing browser is an error: there they must run.
 """

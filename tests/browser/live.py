@@ -16,14 +16,13 @@ from collections.abc import Iterable, Iterator
 from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
-from newsfold.plugin.dedup import ingest
+from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Outcome, Page
 from newsfold.plugin.extract import Rejection
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_page
-from newsfold.web import auth, create_app
+from newsfold.web import create_app
 from newsfold.web.config import WebSettings
-from newsfold.web.jobs_web import close_job_store
 from newsfold.web.resources import close_resources
 
 CHROMIUM = "/usr/bin/chromium"
@@ -77,8 +76,6 @@ class LiveServer:
         self._server.server_close()
         self._thread.join(timeout=10)
         close_resources(self.app)
-        close_job_store(self.app)
-        auth.close(self.app)
 
     def __enter__(self) -> LiveServer:
         return self

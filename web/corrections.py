@@ -1,25 +1,23 @@
 """The web's side of editor corrections: checking a request, applying it through ``plugin.corrections``, the log.
 
 Shared by the admin forms (``web.admin``) and the JSON API
-(``web.admin_api``) so both check the same things and say the same.
+(``web.admin_api``) so both check the same things and say the same. The
+limits (id and note lengths, the log's window) are the core's own.
 """
 
 from __future__ import annotations
 
-import importlib
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from elasticsearch import NotFoundError
 
-from newsfold.plugin import queries
+from newsfold.plugin import corrections, queries
+from newsfold.plugin.correction_log import KINDS, MAX_ID_CHARS, MAX_LOG_WINDOW, MAX_NOTE_CHARS
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
-from newsfold.web.resources import ServiceUnavailable, get_es, get_settings
-
-KINDS = ("split", "merge", "not_duplicates", "representative")
-MAX_ID_CHARS = 512
-MAX_NOTE_CHARS = 1000
+from newsfold.web.formatting import Paged
+from newsfold.web.resources import get_es, get_settings
+from newsfold.web.validation import page_number
 
 
 class CorrectionFailed(Exception):
@@ -28,20 +26,6 @@ class CorrectionFailed(Exception):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
-
-
-def corrections_module():
-    """``plugin.corrections`` (imported on first use).
-
-    Raises:
-        ServiceUnavailable: the module is not installed in this build.
-    """
-    try:
-        return importlib.import_module("newsfold.plugin.corrections")
-    except ModuleNotFoundError as exc:
-        if exc.name != "newsfold.plugin.corrections":
-            raise
-        raise ServiceUnavailable("Corrections are not available: plugin.corrections is not installed.") from None
 
 
 def _text(fields: Mapping, name: str, *, required: bool = True, limit: int = MAX_ID_CHARS) -> str | None:
@@ -121,7 +105,6 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user
     """
     if kind not in KINDS:
         raise CorrectionFailed(f"unknown correction {kind!r}")
-    corrections = corrections_module()
     es, settings = get_es(), get_settings()
     note = _text(fields, "note", required=False, limit=MAX_NOTE_CHARS)
     common = {"user": user, "client": es, "settings": settings, "note": note}
@@ -160,27 +143,13 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user
         raise CorrectionFailed(str(exc)) from None
 
 
-def _page_number(raw: str | None) -> int:
-    raw = (raw or "1").strip()
-    if not (raw.isascii() and raw.isdigit()) or not raw.strip("0") or len(raw) > 5:
-        raise ValueError(f"page must be a positive whole number, got {raw[:20]!r}")
-    return int(raw)
-
-
 @dataclass
-class CorrectionLog:
+class CorrectionLog(Paged):
     """One page of the corrections log, optionally for one cluster or page."""
 
-    page: int
-    page_size: int
-    total: int
     cluster_id: str | None = None
     page_id: str | None = None
     entries: list = field(default_factory=list)
-
-    @property
-    def total_pages(self) -> int:
-        return math.ceil(self.total / self.page_size) if self.total else 0
 
     def url_args(self, page: int) -> dict:
         args = {"cluster_id": self.cluster_id, "page_id": self.page_id, "page": page if page > 1 else None}
@@ -201,16 +170,16 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
     Raises:
         ValueError: an argument is malformed.
     """
-    page = _page_number(args.get("page"))
-    if (page - 1) * page_size >= 10_000:
-        raise ValueError(f"page {page} is out of range (the log is paged through its first 10,000 entries)")
+    page = page_number(args.get("page"))
+    if (page - 1) * page_size >= MAX_LOG_WINDOW:
+        raise ValueError(f"page {page} is out of range (the log is paged through its first {MAX_LOG_WINDOW:,} entries)")
     filters = {}
     for name in ("cluster_id", "page_id"):
         value = (args.get(name) or "").strip()
         if len(value) > MAX_ID_CHARS:
             raise ValueError(f"{name} must be at most {MAX_ID_CHARS} characters")
         filters[name] = value or None
-    total, entries = corrections_module().list_corrections(
+    total, entries = corrections.list_corrections(
         client=get_es(), settings=get_settings(), offset=(page - 1) * page_size, size=page_size, **filters
     )
     return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), **filters)

@@ -7,12 +7,12 @@ of the table shown under it.
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 from collections.abc import Mapping
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from newsfold.plugin import queries
+from newsfold.plugin import admin_queries as queries
+from newsfold.plugin.rejections import rejections_index
 from newsfold.plugin.settings import Settings
 from newsfold.web.charts import bar_chart, histogram, line_chart
 from newsfold.web.formatting import format_datetime, percent
@@ -40,15 +40,6 @@ SIZE_BINS = (
     (50, 99, "50–99"),
     (100, None, "100+"),
 )
-
-
-def rejections_index(settings: Settings) -> str:
-    """The rejected-pages index (``plugin.rejections.rejections_index`` when that module is installed)."""
-    try:
-        module = importlib.import_module("newsfold.plugin.rejections")
-    except ModuleNotFoundError:
-        return f"{settings.index}-rejected"
-    return module.rejections_index(settings)
 
 
 def duplicate_rows(response: Mapping) -> tuple[dict, list[dict]]:

@@ -1,4 +1,4 @@
-"""Finding a page's cluster in Elasticsearch: lookup, verify, decide, write, reconcile.
+"""The batch protocol that finds each page's cluster: prepare (lookup, verify, decide), write, reconcile, finish.
 
 The client is passed in; everything it needs from Elasticsearch is a term
 lookup on band keys, realtime GETs, and bulk writes. The design for
@@ -24,23 +24,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from elasticsearch import Elasticsearch, helpers
-
 from newsfold.plugin import queries
-from newsfold.plugin.cluster import (
-    NO_CONSTRAINTS,
-    NO_EVIDENCE,
-    Constraints,
-    Decision,
-    Evidence,
-    Match,
-    decide,
-    recluster_labels,
-    verify,
-)
+from newsfold.plugin.cluster import NO_CONSTRAINTS, Constraints, Decision, Match, decide, verify
 from newsfold.plugin.constraints import load_constraints
 from newsfold.plugin.document import (
-    CLUSTER_ID,
     LOOKUP_SOURCE,
     UNCHANGED_SOURCE,
     Candidate,
@@ -48,22 +35,24 @@ from newsfold.plugin.document import (
     SignedPage,
     cluster_of,
     fold_of,
-    fold_update,
     read_candidate,
+    site_signals,
 )
 from newsfold.plugin.index import check_meta_cached
+from newsfold.plugin.regroup import enforce_constraints, relabel
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import uses_stats
+from newsfold.plugin.store import bulk_failures, current_labels
 
 if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
     from newsfold.state.story_stats import StoryStats
 
 log = logging.getLogger(__name__)
 
 MAX_CANDIDATES = 50
 MAX_RECONCILE_ROUNDS = 10
-MAX_CLUSTER_PAGES = 10_000  # pages read when checking a merge against the corrections
-MAX_RECLUSTER_PAGES = 1_000  # every pair is verified: ~13 s at 1,000 identical copies on the stand-in
 
 
 @dataclass
@@ -76,23 +65,6 @@ class BatchState:
     decision: Decision | None = None
     constraints: Constraints = NO_CONSTRAINTS  # editor corrections touching the batch (plugin.corrections)
     content: bool = True  # also write the article fields (newsfold's own index); a host index keeps its own
-
-
-def _day(x: SignedPage | Candidate) -> str | None:
-    return x.day() if isinstance(x, SignedPage) else x.day
-
-
-def evidence_between(p: SignedPage | Candidate, c: Candidate | SignedPage) -> Evidence:
-    """The per-site signals of a pair (URL and title only count within one site)."""
-    same_site = bool(p.site) and p.site == c.site
-    if not same_site:
-        return NO_EVIDENCE
-    day = _day(c)
-    return Evidence(
-        same_site=True,
-        same_title=bool(p.title_key) and p.title_key == c.title_key and _day(p) is not None and _day(p) == day,
-        same_url=bool(p.url_key) and p.url_key == c.url_key,
-    )
 
 
 def lookup(
@@ -138,7 +110,7 @@ def verified_edges(
     edges: list[tuple[str, Match]] = []
     for p in pages:
         for c in candidates.get(p.page_id, []):
-            ok, j, cont = verify(p.signature, c.signature, settings, evidence_between(p, c))
+            ok, j, cont = verify(p.signature, c.signature, settings, site_signals(p, c))
             if ok:
                 edges.append((p.page_id, Match(c.page_id, c.cluster_id, j, cont)))
             elif p.nearest_rejected is None or j > p.nearest_rejected:
@@ -156,7 +128,7 @@ def verified_edges(
         a, b = pages[i], pages[j]
         if count < settings.min_bands or a.page_id == b.page_id:
             continue
-        ok, sim, cont = verify(a.signature, b.signature, settings, evidence_between(a, b))
+        ok, sim, cont = verify(a.signature, b.signature, settings, site_signals(a, b))
         if ok:
             edges.append((a.page_id, Match(b.page_id, b.page_id, sim, cont)))
             edges.append((b.page_id, Match(a.page_id, a.page_id, sim, cont)))
@@ -225,7 +197,7 @@ def must_link_edges(
     out = []
     for a, b in wanted:
         if b in known:
-            _, j, cont = verify(batch[a].signature, known[b].signature, settings, evidence_between(batch[a], known[b]))
+            _, j, cont = verify(batch[a].signature, known[b].signature, settings, site_signals(batch[a], known[b]))
             out.append((a, Match(b, rules.clusters[b], j, cont)))
     return out
 
@@ -263,77 +235,13 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         actions.append(
             {"_op_type": "update", "_index": settings.index, "_id": p.page_id, "doc": doc, "doc_as_upsert": True}
         )
-    _, errors = helpers.bulk(
-        client,
-        actions,
-        refresh="wait_for",
-        raise_on_error=False,
-        raise_on_exception=True,
-        chunk_size=500,
-        max_retries=settings.es_max_retries,
-    )
-    failed = {}
-    for err in errors:
-        item = next(iter(err.values()))
-        failed[item["_id"]] = item.get("error")
+    failed = bulk_failures(client, actions, settings=settings, refresh="wait_for", missing_ok=False)
     for p in state.pages:
         if p.page_id in failed:
-            reason = failed[p.page_id]
-            detail = reason.get("reason") if isinstance(reason, dict) else str(reason)
-            state.outcomes[p.page_id] = Outcome(p.page_id, "rejected", reason="index_failed", detail=detail)
+            state.outcomes[p.page_id] = Outcome(p.page_id, "rejected", reason="index_failed", detail=failed[p.page_id])
     state.pages = [p for p in state.pages if p.page_id not in failed]
     for loser, survivor in sorted(decision.merges.items()):
         relabel(loser, survivor, client=client, settings=settings)
-
-
-def relabel(loser: str, survivor: str, *, client: Elasticsearch, settings: Settings) -> int:
-    """Move every page of cluster ``loser`` to ``survivor``; returns how many moved.
-
-    Loops until a search (after the ``wait_for`` writes) finds no page left in
-    ``loser``, so a page written into ``loser`` by another worker meanwhile is
-    moved too, or, if it became visible only after the last check, its
-    writer's own reconcile finds the survivor and merges it.
-
-    An editor's cannot-link between a page of each cluster forbids the merge
-    (nothing moves, 0 is returned). After moving, the merged cluster is
-    checked again, so a correction written meanwhile is honoured by a
-    recluster (see ``docs/corrections.md``).
-    """
-    if loser == survivor:
-        return 0
-    members = cluster_page_ids([loser, survivor], client=client, settings=settings)
-    rules = load_constraints(members[loser] + members[survivor], client=client, settings=settings, labels=False)
-    blocked = rules.spanning(members[loser], members[survivor])
-    if blocked:
-        log.info("not merging cluster %s into %s: pages %s and %s are not duplicates", loser, survivor, *blocked)
-        return 0
-    moved = 0
-    while True:
-        hits = client.search(index=settings.index, **queries.cluster_ids_only(loser))["hits"]["hits"]
-        if not hits:
-            if moved:
-                enforce_cluster(survivor, client=client, settings=settings)
-            return moved
-        actions = [
-            {"_op_type": "update", "_index": settings.index, "_id": h["_id"], "doc": fold_update(cluster_id=survivor)}
-            for h in hits
-        ]
-        _, errors = helpers.bulk(
-            client, actions, refresh="wait_for", raise_on_error=False, max_retries=settings.es_max_retries
-        )
-        for err in errors:  # a page deleted meanwhile is not an error
-            item = next(iter(err.values()))
-            if item.get("status") != 404:
-                raise RuntimeError(f"relabel {loser} -> {survivor} failed: {item.get('error')}")
-        moved += len(hits)
-
-
-def current_clusters(ids: list[str], *, client: Elasticsearch, settings: Settings) -> dict[str, str | None]:
-    """Realtime read of the cluster id of pages (None for missing pages)."""
-    if not ids:
-        return {}
-    docs = client.mget(index=settings.index, ids=ids, source=[CLUSTER_ID])["docs"]
-    return {d["_id"]: cluster_of(d.get("_source")) if d.get("found") else None for d in docs}
 
 
 def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
@@ -342,7 +250,7 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
     for _ in range(MAX_RECONCILE_ROUNDS):
         if not state.pages:
             return
-        labels = current_clusters([p.page_id for p in state.pages], client=client, settings=settings)
+        labels = current_labels([p.page_id for p in state.pages], client=client, settings=settings)
         present = [p for p in state.pages if labels.get(p.page_id) is not None]
         found = lookup(present, client=client, settings=settings, exclude_clusters=labels)
         merges: dict[str, str] = {}
@@ -351,7 +259,7 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
             for c in found.get(p.page_id, []):
                 if c.cluster_id == mine:
                     continue
-                ok, _, _ = verify(p.signature, c.signature, settings, evidence_between(p, c))
+                ok, _, _ = verify(p.signature, c.signature, settings, site_signals(p, c))
                 if ok:
                     lo, hi = sorted((mine, c.cluster_id))
                     if (hi, lo) not in refused:
@@ -367,7 +275,7 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
 def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> list[Outcome]:
     """Outcomes of the written pages with their final cluster ids."""
     decision = state.decision
-    labels = current_clusters([p.page_id for p in state.pages], client=client, settings=settings)
+    labels = current_labels([p.page_id for p in state.pages], client=client, settings=settings)
     for p in state.pages:
         match = decision.best.get(p.page_id) if decision else None
         cluster = labels.get(p.page_id) or (decision.cluster_of.get(p.page_id) if decision else None)
@@ -426,7 +334,7 @@ def ingest(
     state = prepare(pages, client=client, settings=settings, content=content)
     write(state, client=client, settings=settings)
     reconcile(state, client=client, settings=settings)
-    enforce_constraints(state, client=client, settings=settings)
+    enforce_constraints([p.page_id for p in state.pages], client=client, settings=settings)
     outcomes = finish(state, client=client, settings=settings)
     if stats is not None and uses_stats(settings):
         new = {o.page_id for o in outcomes if o.status == "new"}
@@ -434,99 +342,3 @@ def ingest(
             if p.page_id in new and p.features is not None and len(p.features):
                 stats.add(p.features)
     return outcomes
-
-
-def cluster_page_ids(cluster_ids: list[str], *, client: Elasticsearch, settings: Settings) -> dict[str, list[str]]:
-    """The page ids of some clusters (at most ``MAX_CLUSTER_PAGES`` in all)."""
-    out: dict[str, list[str]] = {c: [] for c in cluster_ids}
-    body = queries.cluster_pages(cluster_ids, size=MAX_CLUSTER_PAGES, source=[CLUSTER_ID])
-    for hit in client.search(index=settings.index, **body)["hits"]["hits"]:
-        out.setdefault(cluster_of(hit["_source"]), []).append(hit["_id"])
-    return out
-
-
-def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> dict[str, str]:
-    """Split one cluster again under the editors' constraints and write the new cluster ids.
-
-    Reads the members with their stored signatures, verifies every pair as
-    ingest does, groups them with :func:`plugin.cluster.recluster_labels`
-    (must-links first, then verified pairs from the most similar down, never
-    a cannot-link pair in one group) and writes with ``refresh=wait_for``.
-    The group holding the page named ``cluster_id`` keeps the id; the others
-    get their smallest page id. Deterministic, so concurrent runs agree.
-
-    Args:
-        cluster_id: the cluster to split.
-        client: an Elasticsearch client.
-        settings: the settings the index was created with.
-
-    Returns:
-        page id -> new cluster id, for the pages that moved.
-
-    Raises:
-        ValueError: the cluster has more than ``MAX_RECLUSTER_PAGES`` pages.
-    """
-    body = queries.cluster_pages([cluster_id], size=MAX_RECLUSTER_PAGES + 1, source=LOOKUP_SOURCE)
-    hits = client.search(index=settings.index, **body)["hits"]["hits"]
-    if len(hits) > MAX_RECLUSTER_PAGES:
-        raise ValueError(f"cluster {cluster_id} has more than {MAX_RECLUSTER_PAGES} pages; too large to recluster")
-    members = [c for c in map(read_candidate, hits) if c is not None]
-    rules = load_constraints([m.page_id for m in members], client=client, settings=settings, labels=False)
-    edges: list[tuple[str, Match]] = []
-    for i, a in enumerate(members):
-        for b in members[i + 1 :]:
-            ok, j, cont = verify(a.signature, b.signature, settings, evidence_between(a, b))
-            if ok:
-                edges.append((a.page_id, Match(b.page_id, cluster_id, j, cont)))
-    labels = recluster_labels(cluster_id, [m.page_id for m in members], edges, rules)
-    moved = {pid: label for pid, label in labels.items() if label != cluster_id}
-    actions = [
-        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(cluster_id=label)}
-        for pid, label in sorted(moved.items())
-    ]
-    if actions:
-        _, errors = helpers.bulk(
-            client, actions, refresh="wait_for", raise_on_error=False, max_retries=settings.es_max_retries
-        )
-        for err in errors:  # a page deleted meanwhile is not an error
-            item = next(iter(err.values()))
-            if item.get("status") != 404:
-                raise RuntimeError(f"recluster of {cluster_id} failed: {item.get('error')}")
-    return moved
-
-
-def enforce_cluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> bool:
-    """Recluster ``cluster_id`` if a cannot-link pair ended in it; True when it did."""
-    pages = cluster_page_ids([cluster_id], client=client, settings=settings)[cluster_id]
-    rules = load_constraints(pages, client=client, settings=settings, labels=False)
-    if rules.within(pages) is None:
-        return False
-    _recluster_logged(cluster_id, client=client, settings=settings)
-    return True
-
-
-def _recluster_logged(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> None:
-    # on the ingest path a cluster too large to recluster must not fail the batch
-    try:
-        recluster(cluster_id, client=client, settings=settings)
-    except ValueError as exc:
-        log.warning("cluster %s holds a cannot-link pair but was not split again: %s", cluster_id, exc)
-
-
-def enforce_constraints(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
-    """After the write: recluster any cluster where a batch page shares a cluster with a cannot-link partner.
-
-    The corrections are read again (one terms query), so a correction
-    written while the batch was in flight is honoured: either this check
-    sees it, or the correction (which reads the labels after writing itself)
-    sees the batch's pages.
-    """
-    ids = [p.page_id for p in state.pages]
-    rules = load_constraints(ids, client=client, settings=settings)
-    clusters = {
-        rules.clusters[a]
-        for a, b in rules.cannot_link
-        if a in rules.clusters and rules.clusters[a] == rules.clusters.get(b)
-    }
-    for cluster_id in sorted(clusters):
-        _recluster_logged(cluster_id, client=client, settings=settings)

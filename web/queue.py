@@ -1,7 +1,7 @@
 """The web's side of the task queue: a send-only Celery client and task states.
 
-The web never imports the indexer: it queues ``indexer.tasks.ingest_batch`` by
-name and reads task states from the result backend.
+The web never imports the indexer: it queues tasks by their names
+(``newsfold.task_names``) and reads task states from the result backend.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from urllib.parse import urlsplit
 
 from celery import Celery
 from celery.backends.redis import RedisBackend
-
-INGEST_TASK = "indexer.tasks.ingest_batch"
 
 _CONNECT_TIMEOUT = 3.0
 _SOCKET_TIMEOUT = 10.0

@@ -1,0 +1,151 @@
+"""Page records: what every input reader yields, and the one guarded read of a page file.
+
+A :class:`PageRecord` is one page from an input, or (``error`` set) the
+reason an input item is unusable; readers never raise for bad input.
+:func:`read_page_file` is how a page file is read anywhere (a page list's
+``html`` path, a worker's ``html_path``): regular files only, under the
+allowed roots, never more than the size limit.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Memory guard: a page larger than this becomes an error record instead of being read.
+#: Deliberately above ``NEWSFOLD_MAX_PAGE_BYTES`` (10 MiB), so ordinary oversize pages
+#: still reach the extractor and are rejected there as ``too_large``.
+MAX_HTML_BYTES = 64 * 1024 * 1024
+
+
+@dataclass
+class PageRecord:
+    """One page from an input, or (``error`` set) the reason an input item is unusable.
+
+    ``html`` holds the raw bytes exactly as found (a ``.html.gz`` file stays gzip:
+    the extractor handles it). ``origin`` is a human-readable location such as
+    ``pages.jsonl:7``, ``site/a.html`` or ``crawl.warc.gz#record 12 (byte 40960)``.
+    A JSONL reader in "paths only" mode leaves ``html`` None and sets
+    ``html_path`` instead, for workers that read the files themselves.
+    """
+
+    id: str | None
+    url: str | None
+    site: str | None
+    lang: str | None
+    published: str | None
+    html: bytes | None
+    error: str | None = None
+    origin: str = ""
+    html_path: str | None = None
+    reason: str = "unreadable"  # the rejection reason of an error record
+
+    def meta(self) -> dict:
+        """``{"id", "url", "site", "lang", "published"}``: the task-payload fields besides the HTML."""
+        return {"id": self.id, "url": self.url, "site": self.site, "lang": self.lang, "published": self.published}
+
+    def path_payload(self) -> dict:
+        """The task payload of a "paths only" record: the metadata and ``html_path`` (the worker reads the file)."""
+        return {**self.meta(), "html_path": self.html_path}
+
+
+@dataclass
+class SourceStats:
+    """Counts filled in while a reader runs (pass one in as ``stats=``)."""
+
+    pages: int = 0
+    errors: int = 0
+    #: WARC records passed over on purpose, by reason: ``warcinfo``, ``request``, ``metadata``,
+    #: ``revisit`` (record types), ``not-html`` (content type), ``http-status`` (non-2xx response).
+    skipped: Counter = field(default_factory=Counter)
+
+    @property
+    def skipped_total(self) -> int:
+        return sum(self.skipped.values())
+
+
+def error_record(
+    message: str, origin: str, *, id: str | None = None, url: str | None = None, reason: str = "unreadable"
+) -> PageRecord:
+    return PageRecord(
+        id=id, url=url, site=None, lang=None, published=None, html=None, error=message, origin=origin, reason=reason
+    )
+
+
+class PageFileError(Exception):
+    """A page file that may not or cannot be read: ``reason`` is the rejection reason, ``detail`` says why."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def read_page_file(path: Path | str, *, max_bytes: int, roots: list[str] | None = None) -> bytes:
+    """The raw bytes of a page file, read safely.
+
+    At most ``max_bytes + 1`` bytes are read, so ``/dev/zero`` costs nothing;
+    only regular files are read (a FIFO, a device or a folder is refused
+    without blocking); with ``roots``, only files inside one of those folders
+    (after following links) are read.
+
+    Raises:
+        PageFileError: ``unreadable``, ``not_a_file``, ``outside_roots`` or ``too_large``.
+    """
+    try:
+        real = Path(path).resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise PageFileError("unreadable", f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if roots is not None and not any(real.is_relative_to(Path(root).resolve()) for root in roots):
+        allowed = ", ".join(roots) or "none configured (NEWSFOLD_READ_ROOTS)"
+        raise PageFileError("outside_roots", f"{path} is outside the folders pages may be read from: {allowed}")
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise PageFileError("unreadable", f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PageFileError("not_a_file", f"{path} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise PageFileError("unreadable", f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise PageFileError("too_large", f"{path} is larger than {max_bytes} bytes")
+    return data
+
+
+def counted(records: Iterator[PageRecord], stats: SourceStats | None) -> Iterator[PageRecord]:
+    for record in records:
+        if stats is not None:
+            if record.error:
+                stats.errors += 1
+            else:
+                stats.pages += 1
+        yield record
+
+
+def text_field(value) -> str | None:
+    """A metadata value as a non-empty string, or None."""
+    if value is None or isinstance(value, dict | list):
+        return None
+    value = str(value)
+    return value if value.strip() else None
+
+
+def published_field(fields: dict) -> str | None:
+    return text_field(fields.get("published")) or text_field(fields.get("date"))
+
+
+def read_html(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
+    """The file's raw bytes, or an error message."""
+    try:
+        return read_page_file(path, max_bytes=max_bytes), None
+    except PageFileError as exc:
+        return None, exc.detail

@@ -1,0 +1,139 @@
+"""Changing clusters that are already written: merge, split again, enforce the editors' cannot-links.
+
+The batch protocol (``plugin.batch``) merges clusters it finds to be one
+story; editor corrections (``plugin.corrections``) merge and split them on
+request. Both go through here. Every step is deterministic (the smallest
+cluster id survives a merge; a split names groups by their smallest page id),
+so concurrent workers agree. ``docs/corrections.md`` says how corrections and
+ingest meet.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from newsfold.plugin import queries
+from newsfold.plugin.cluster import Match, recluster_labels, verify
+from newsfold.plugin.constraints import load_constraints
+from newsfold.plugin.document import LOOKUP_SOURCE, fold_update, read_candidate, site_signals
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.store import bulk_write, cluster_page_ids
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
+log = logging.getLogger(__name__)
+
+MAX_RECLUSTER_PAGES = 1_000  # every pair is verified: ~13 s at 1,000 identical copies on the stand-in
+
+
+def relabel(loser: str, survivor: str, *, client: Elasticsearch, settings: Settings) -> int:
+    """Move every page of cluster ``loser`` to ``survivor``; returns how many moved.
+
+    Loops until a search (after the ``wait_for`` writes) finds no page left in
+    ``loser``, so a page written into ``loser`` by another worker meanwhile is
+    moved too, or, if it became visible only after the last check, its
+    writer's own reconcile finds the survivor and merges it.
+
+    An editor's cannot-link between a page of each cluster forbids the merge
+    (nothing moves, 0 is returned). After moving, the merged cluster is
+    checked again, so a correction written meanwhile is honoured by a
+    recluster (see ``docs/corrections.md``).
+    """
+    if loser == survivor:
+        return 0
+    members = cluster_page_ids([loser, survivor], client=client, settings=settings)
+    rules = load_constraints(members[loser] + members[survivor], client=client, settings=settings, labels=False)
+    blocked = rules.spanning(members[loser], members[survivor])
+    if blocked:
+        log.info("not merging cluster %s into %s: pages %s and %s are not duplicates", loser, survivor, *blocked)
+        return 0
+    moved = 0
+    while True:
+        hits = client.search(index=settings.index, **queries.cluster_ids_only(loser))["hits"]["hits"]
+        if not hits:
+            if moved:
+                enforce_cluster(survivor, client=client, settings=settings)
+            return moved
+        actions = [
+            {"_op_type": "update", "_index": settings.index, "_id": h["_id"], "doc": fold_update(cluster_id=survivor)}
+            for h in hits
+        ]
+        bulk_write(client, actions, settings=settings, refresh="wait_for", what=f"relabel {loser} -> {survivor}")
+        moved += len(hits)
+
+
+def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> dict[str, str]:
+    """Split one cluster again under the editors' constraints and write the new cluster ids.
+
+    Reads the members with their stored signatures, verifies every pair as
+    ingest does, groups them with :func:`plugin.cluster.recluster_labels`
+    (must-links first, then verified pairs from the most similar down, never
+    a cannot-link pair in one group) and writes with ``refresh=wait_for``.
+    The group holding the page named ``cluster_id`` keeps the id; the others
+    get their smallest page id. Deterministic, so concurrent runs agree.
+
+    Args:
+        cluster_id: the cluster to split.
+        client: an Elasticsearch client.
+        settings: the settings the index was created with.
+
+    Returns:
+        page id -> new cluster id, for the pages that moved.
+
+    Raises:
+        ValueError: the cluster has more than ``MAX_RECLUSTER_PAGES`` pages.
+    """
+    body = queries.cluster_pages([cluster_id], size=MAX_RECLUSTER_PAGES + 1, source=LOOKUP_SOURCE)
+    hits = client.search(index=settings.index, **body)["hits"]["hits"]
+    if len(hits) > MAX_RECLUSTER_PAGES:
+        raise ValueError(f"cluster {cluster_id} has more than {MAX_RECLUSTER_PAGES} pages; too large to recluster")
+    members = [c for c in map(read_candidate, hits) if c is not None]
+    rules = load_constraints([m.page_id for m in members], client=client, settings=settings, labels=False)
+    edges: list[tuple[str, Match]] = []
+    for i, a in enumerate(members):
+        for b in members[i + 1 :]:
+            ok, j, cont = verify(a.signature, b.signature, settings, site_signals(a, b))
+            if ok:
+                edges.append((a.page_id, Match(b.page_id, cluster_id, j, cont)))
+    labels = recluster_labels(cluster_id, [m.page_id for m in members], edges, rules)
+    moved = {pid: label for pid, label in labels.items() if label != cluster_id}
+    actions = [
+        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(cluster_id=label)}
+        for pid, label in sorted(moved.items())
+    ]
+    bulk_write(client, actions, settings=settings, refresh="wait_for", what=f"recluster of {cluster_id}")
+    return moved
+
+
+def enforce_cluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> bool:
+    """Recluster ``cluster_id`` if a cannot-link pair ended in it; True when it did."""
+    pages = cluster_page_ids([cluster_id], client=client, settings=settings)[cluster_id]
+    rules = load_constraints(pages, client=client, settings=settings, labels=False)
+    if rules.within(pages) is None:
+        return False
+    _recluster_logged(cluster_id, client=client, settings=settings)
+    return True
+
+
+def enforce_constraints(page_ids: Iterable[str], *, client: Elasticsearch, settings: Settings) -> None:
+    """Recluster any cluster where one of ``page_ids`` shares a cluster with a cannot-link partner.
+
+    The corrections are read again (one terms query), so a correction
+    written while a batch was in flight is honoured: either this check sees
+    it, or the correction (which reads the labels after writing itself) sees
+    the batch's pages.
+    """
+    rules = load_constraints(page_ids, client=client, settings=settings)
+    for cluster_id in sorted(rules.split_clusters()):
+        _recluster_logged(cluster_id, client=client, settings=settings)
+
+
+def _recluster_logged(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> None:
+    # on the ingest path a cluster too large to recluster must not fail the batch
+    try:
+        recluster(cluster_id, client=client, settings=settings)
+    except ValueError as exc:
+        log.warning("cluster %s holds a cannot-link pair but was not split again: %s", cluster_id, exc)

@@ -1,0 +1,49 @@
+"""Query builders: band lookup, collapsed search, URL normalisation (pure, no servers)."""
+
+from __future__ import annotations
+
+import pytest
+
+from newsfold.plugin import queries
+from newsfold.plugin.urls import normalize_url, site_of
+
+
+def test_band_lookup_counts_matching_bands():
+    body = queries.band_lookup(["0:aa", "1:bb"], size=5, exclude_ids=["me"])
+    assert body["query"]["bool"]["minimum_should_match"] == 1
+    term = {"term": {"newsfold.band_keys": "1:bb"}}
+    assert body["query"]["bool"]["should"][1] == {"constant_score": {"filter": term}}
+    assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}]
+    assert body["size"] == 5
+
+
+def test_band_lookup_can_leave_out_one_cluster():
+    body = queries.band_lookup(["0:aa"], exclude_ids=["me"], exclude_cluster="c7")
+    assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}, {"term": {"newsfold.cluster_id": "c7"}}]
+    assert "must_not" not in queries.band_lookup(["0:aa"])["query"]["bool"]
+
+
+def test_collapsed_search_collapses_and_counts_stories():
+    body = queries.collapsed_search("flood", page=3, size=10, site="a.example")
+    assert body["collapse"] == {"field": "newsfold.cluster_id"}
+    assert body["from"] == 20
+    assert body["aggs"]["newsfold_stories"]["cardinality"]["field"] == "newsfold.cluster_id"
+    assert {"term": {"site": "a.example"}} in body["query"]["bool"]["filter"]
+    assert "highlight" in body
+
+
+def test_collapsed_search_rejects_long_query_and_deep_pages():
+    with pytest.raises(ValueError, match="limit is 500"):
+        queries.collapsed_search("x" * 501)
+    with pytest.raises(ValueError, match="out of range"):
+        queries.collapsed_search("x", page=2000, size=10)
+
+
+def test_normalize_url_drops_tracking_and_variants():
+    a = normalize_url("https://www.example.com/news/story-1/?utm_source=x&id=3#top")
+    b = normalize_url("http://m.example.com/news/story-1?id=3&fbclid=abc")
+    c = normalize_url("https://example.com/news/story-1/amp/?id=3")
+    assert a == b == c == "example.com/news/story-1?id=3"
+    assert normalize_url("https://example.com/section/index.html") == "example.com/section"
+    assert site_of("https://WWW.Example.COM/x") == "example.com"
+    assert normalize_url(None) is None

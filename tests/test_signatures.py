@@ -1,0 +1,76 @@
+"""Tokens, shingles, MinHash signatures and band keys (pure, no servers)."""
+
+from __future__ import annotations
+
+import numpy as np
+from datasketch import MinHashLSH
+
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.shingles import shingles
+from newsfold.plugin.signature import Signature, band_keys, containment, jaccard, minhash, signature_of
+from newsfold.plugin.text import is_cjk_text, tokenize
+from tests.pages import story
+
+S = Settings()
+
+
+def test_tokenize_splits_cjk_into_characters_and_latin_into_words():
+    assert tokenize("Hello, World! 你好世界") == ["hello", "world", "你", "好", "世", "界"]
+    assert tokenize("ＡＢＣ１２３") == ["abc123"]  # NFKC folds full-width forms
+    assert is_cjk_text(tokenize("今日は良い天気です"))
+    assert not is_cjk_text(tokenize("a plain english sentence 中"))
+
+
+def test_shingles_of_short_and_long_texts():
+    assert shingles(["a", "b", "c"], 2) == {b"a b", b"b c"}
+    assert shingles(["a"], 2) == {b"a"}
+    assert shingles([], 2) == set()
+
+
+def test_stopword_shingles_anchor_on_function_words():
+    from newsfold.plugin.shingles import stopword_shingles
+
+    tokens = tokenize("the council said that the bridge over the river will open in the spring " * 2)
+    got = stopword_shingles(tokens, 2)
+    assert b"the council said" in got and b"that the bridge" in got
+    assert all(s.split()[0].decode() in {"the", "that", "over", "will", "in", "said"} for s in got)
+    assert stopword_shingles(tokenize("zorg blip quax " * 10), 2) == shingles(tokenize("zorg blip quax " * 10), 2)
+
+
+def test_cjk_signing_keeps_sentences_ending_with_full_stops():
+    from newsfold.plugin.signature import signing_text
+
+    prose = "北京市政府今天发布了新的城市规划方案。方案提出将在五年内建设更多公园和绿地。市民对此表示欢迎并提出了建议。"
+    text = "首页 新闻 体育 财经\n" + prose + "\n相关链接 热门推荐"
+    signed = signing_text(text, S)
+    assert "方案提出将在五年内建设更多公园和绿地" in signed
+    assert "首页" not in signed and "热门推荐" not in signed
+    assert signing_text(text, S.replace(cjk_method="ngram")) == text
+
+
+def test_signature_encode_round_trip():
+    sig = signature_of("the council approved the budget for the new bridge", S)
+    back = Signature.decode(sig.encode(), shingle_count=sig.shingle_count)
+    assert np.array_equal(back.hashvalues, sig.hashvalues)
+    assert len(sig.encode()) == 4 * -(-4 * S.num_perm // 3)  # base64 of num_perm uint32 values
+
+
+def test_band_keys_equal_datasketch_lsh_buckets():
+    b, r = 16, 8
+    m = minhash({b"a b", b"b c", b"c d"}, num_perm=128, seed=1)
+    lsh = MinHashLSH(num_perm=128, params=(b, r))
+    lsh.insert("doc", m)
+    ours = band_keys(np.asarray(m.hashvalues), bands=b, rows=r)
+    for i, key in enumerate(ours):
+        band, hexpart = key.split(":")
+        assert int(band) == i
+        assert list(lsh.hashtables[i].keys()) == [bytes.fromhex(hexpart)]
+
+
+def test_jaccard_estimate_tracks_exact_resemblance():
+    words = " ".join(story(1))
+    other = " ".join(story(2))
+    a, b = signature_of(words, S), signature_of(words + " " + other, S)
+    exact = len(shingles(tokenize(words), 2)) / len(shingles(tokenize(words + " " + other), 2))
+    assert abs(jaccard(a, b) - exact) < 0.12
+    assert containment(a, b) > 0.85  # all of a is in b
