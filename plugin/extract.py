@@ -18,7 +18,6 @@ from newsfold.plugin.extract_cleanup import (
     clean_tree,
     drop_furniture,
     page_words,
-    unwrap_layout_tables,
     unwrap_page_wrappers,
 )
 from newsfold.plugin.extract_decode import decode_html, html_lang, parse_html
@@ -88,7 +87,6 @@ def extract_article(
         words = page_words(tree)  # unwrapping renames tags only: one count serves both passes
         unwrap_page_wrappers(tree, body_words=words)
         drop_furniture(tree)
-        unwrap_layout_tables(tree)
         if cleanup:
             clean_tree(tree, body_words=words)
         runs = text_runs(tree)  # the page's text blocks: the second-opinion test and the recovery pass share them

@@ -1,4 +1,4 @@
-"""The tree before trafilatura: broken wrappers unwrapped, furniture and layout tables undone, teaser boxes removed."""
+"""The tree before trafilatura: broken wrappers unwrapped, page furniture deleted, teaser boxes removed."""
 
 from __future__ import annotations
 
@@ -203,34 +203,6 @@ def _remove(el) -> None:
         else:
             parent.text = (parent.text or "") + el.tail
     parent.remove(el)
-
-
-_TABLE_PARTS = frozenset(("tbody", "thead", "tfoot", "tr", "td", "th", "caption"))
-
-
-def unwrap_layout_tables(tree) -> int:
-    """Turn tables that lay out the page into plain blocks, so that their cells are judged one by one.
-
-    A data table never holds another table; a table that does is the page's
-    layout grid (old portals put the whole page in one), and trafilatura
-    keeps or drops a table whole, dragging the portal's menus into the text.
-    Only the outer table's own rows and cells become ``div``; the tables
-    inside keep their structure.
-
-    Returns:
-        The number of tables unwrapped.
-    """
-    layout = [table for table in tree.iter("table") if table.find(".//table") is not None]
-    for table in layout:
-        parts, stack = [table], list(table)
-        while stack:
-            el = stack.pop()
-            if el.tag in _TABLE_PARTS:
-                parts.append(el)
-                stack.extend(el)
-        for el in parts:
-            el.tag = "div"
-    return len(layout)
 
 
 # ---------------------------------------------------------------- broken page wrappers

@@ -9,7 +9,7 @@ from trafilatura.utils import load_html
 
 from newsfold.plugin.extract import Rejection, extract_article
 from newsfold.plugin.extract_blocks import drop_headline, needs_second_opinion, recover_dropped_blocks, text_runs
-from newsfold.plugin.extract_cleanup import clean_tree, drop_furniture, unwrap_layout_tables, unwrap_page_wrappers
+from newsfold.plugin.extract_cleanup import clean_tree, drop_furniture, unwrap_page_wrappers
 from newsfold.plugin.extract_decode import decode_html, parse_html
 from newsfold.plugin.extract_meta import published_date
 from tests.pages import story
@@ -70,18 +70,6 @@ def test_furniture_goes_with_its_subtree_and_the_text_after_it_stays():
     assert drop_furniture(tree) == 8  # meta, nav, script, button (with its svg), style, aside, footer
     assert " ".join(tree.find("body").itertext()) == "One two three"
     assert tree.find("head/title") is not None and tree.find(".//script[@type='application/ld+json']") is not None
-
-
-def test_only_tables_holding_tables_lose_their_structure():
-    tree = lxml_html.document_fromstring(
-        "<html><body><table id='grid'><tr><td><table id='menu'><tr><td>a</td></tr></table></td><td>b</td></tr></table>"
-        "<table id='data'><tr><th>x</th><td>1</td></tr></table></body></html>"
-    )
-    assert unwrap_layout_tables(tree) == 1
-    assert tree.find(".//*[@id='grid']").tag == "div"
-    assert [el.tag for el in tree.find(".//*[@id='grid']").iter()][:3] == ["div", "div", "div"]
-    assert tree.find(".//*[@id='menu']").tag == "table" and tree.find(".//*[@id='menu']/tr/td") is not None
-    assert tree.find(".//*[@id='data']").tag == "table"
 
 
 def test_unwrap_keeps_small_furniture():
