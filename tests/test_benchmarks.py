@@ -123,3 +123,18 @@ def test_stage_timings_follow_the_worker_path(bench, settings, es, redis_url, tm
     if floor is not None:  # measured on the embedded stand-in only
         assert floor["docs"] == min(5, es.count(index=live.index)["count"]) > 0
         assert floor["server_cpu_ms_per_doc"] >= 0
+
+
+@pytest.mark.slow
+def test_ingest_bench_reports_the_workers_cpu_against_trafilatura(bench, tmp_path, capsys):
+    ingest_bench, _ = bench
+    generate(tmp_path, seed=6, stories=8)
+    out = tmp_path / "ingest.json"
+    args = [str(tmp_path), "--pages", "16", "--workers", "1", "--sample", "4", "--no-sign-phase", "--json", str(out)]
+    assert ingest_bench.main(args) == 0
+    result = json.loads(out.read_text())
+    assert result["trafilatura"]["pages"] == result["extract_only"]["pages"] == result["ingest"]["pages"] == 16
+    assert result["trafilatura"]["kinds"].get("article", 0) > 0
+    expected = result["ingest"]["cpu_ms_per_page_workers"] / result["trafilatura"]["cpu_ms_per_page"]
+    assert result["ratio_workers_to_trafilatura"] == pytest.approx(expected)
+    assert "Celery workers' CPU per page end to end / trafilatura alone's" in capsys.readouterr().out
