@@ -147,7 +147,6 @@ def clean_tree(tree, *, body_words: int | None = None) -> int:
 _FURNITURE_TAGS = (
     "script",
     "style",
-    "noscript",
     "template",
     "svg",
     "iframe",
