@@ -43,9 +43,12 @@ def extract_article(
 ) -> Article | Rejection:
     """Extract the article (title and body text) from one page.
 
-    Steps: decode; parse (leniently when trafilatura's loader refuses the
+    Steps: decode; parse as a browser would show the page (markup after
+    ``</html>`` joins the body; leniently when trafilatura's loader refuses the
     markup); turn page-sized aside/header/footer wrappers into plain blocks
-    (:func:`unwrap_page_wrappers`); remove teaser boxes and banners
+    (:func:`unwrap_page_wrappers`); delete scripts, media, form controls,
+    navigation, asides and footers once (:func:`drop_furniture`: trafilatura
+    deletes them too, on each of its copies); remove teaser boxes and banners
     (:func:`clean_tree`); trafilatura in its fast mode, and its full cascade
     (readability, justext) only when the fast result covers little of the
     page's prose or is mostly not prose (:func:`needs_second_opinion`); add
