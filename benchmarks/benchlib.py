@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import os
 import platform
 import subprocess
@@ -144,3 +145,30 @@ def fmt_ms(stats: dict[str, float]) -> str:
     """``p50 1.2 / p95 3.4 / p99 5.6 ms`` from :func:`percentiles` output."""
     parts = [f"{k} {stats[k]:.1f}" for k in ("p50", "p95", "p99") if k in stats]
     return " / ".join(parts) + " ms"
+
+
+def write_json(path: Path | None, result: dict) -> None:
+    """Write a benchmark's result as indented JSON when a path was given (``--json``)."""
+    if path is not None:
+        path.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def env_settings(program: str):
+    """newsfold's settings from the environment, or None after saying on stderr which variable is wrong."""
+    import sys
+
+    from newsfold.plugin.settings import Settings
+
+    try:
+        return Settings.from_env()
+    except ValueError as exc:
+        print(f"{program}: configuration error: {exc}", file=sys.stderr)
+        return None
+
+
+def headline(name: str, m: dict) -> str:
+    """The first line of a benchmark's report: what ran, when, on which machine, at which commit."""
+    return (
+        f"newsfold {name} benchmark, {m['date']}, {m['cores']} cores ({m['cpu']}), {m['memory_gb']} GB, "
+        f"load average at start {m['load_average_at_start']}, commit {m['commit']}"
+    )

@@ -1,29 +1,30 @@
-"""End-to-end ingest throughput through real Celery workers against extraction alone, on the same pages and cores.
+"""End-to-end ingest cost through real Celery workers against trafilatura and extraction alone, same pages and cores.
 
-    python benchmarks/ingest_bench.py ../shared/data/dev [--pages 20000] [--workers 2] [--sample 250]
+    python benchmarks/ingest_bench.py ../shared/data/dev [--pages 20000] [--workers 2] [--sample 250] [--profile]
 
 The dev pages are replicated to ``--pages`` pages, every copy with a new id
 and url (a copy of a page is an exact duplicate of it, so after the first
 round every page is a ``duplicate``, never ``unchanged``: a new id is a new
 document). Then, one phase after the other on the same machine:
 
-1. extraction only: ``extract_article`` on every page, ``--workers`` processes;
-2. extraction + signing (no Elasticsearch, no Celery), ``--workers`` processes
+1. trafilatura alone: ``trafilatura.extract(page bytes, include_comments=False)``
+   (its default mode, as a "trafilatura + datasketch" script would run it),
+   ``--workers`` processes: the yardstick of the worker's cost;
+2. extraction only: ``extract_article`` on every page, ``--workers`` processes;
+3. extraction + signing (no Elasticsearch, no Celery), ``--workers`` processes
    (skip with ``--no-sign-phase``): separates the signing cost from the rest;
-3. end to end: every page through ``--workers`` real Celery worker processes
+4. end to end: every page through ``--workers`` real Celery worker processes
    (solo pool, as ``newsfold cluster`` runs them) into a fresh index on the
    embedded stand-in, or on ``ELASTICSEARCH_URL`` / ``REDIS_URL`` when set; the
    CPU seconds each process used and the workers' peak RSS (VmHWM) are read
    from ``/proc``;
-4. stages: ``--sample`` further pages go through the worker's own calls in
-   this process, against the index filled in phase 3, with the wall time and
-   the CPU of this process and of the stand-in recorded around each call:
-   extract, sign (``indexer.pages.sign_payloads`` minus extract), mget,
-   lookup, prepare, index, reconcile, constraints, finish (see
-   :func:`stage_phase`); ``--profile`` also prints a cProfile of that phase.
+5. stages: ``--sample`` further pages go through the worker's own calls in
+   this process (``ingest_stages.py``); ``--profile`` also prints a cProfile.
 
-CPU milliseconds per page, unlike pages/s, hardly change when other users
-load the machine; the report gives both.
+The report gives the Celery workers' CPU per page end to end against
+trafilatura's (target at most 1.3x) and the workers' peak RSS (target at most
+300 MB). CPU milliseconds per page, unlike pages/s, hardly change when other
+users load the machine; the report gives both.
 
 Everything printed is also written as JSON with ``--json PATH``.
 """
@@ -31,12 +32,9 @@ Everything printed is also written as JSON with ``--json PATH``.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import json
 import logging
 import os
-import pstats
 import resource
 import sys
 import time
@@ -48,18 +46,21 @@ from pathlib import Path
 from benchlib import (
     child_processes,
     cpu_seconds,
-    fmt_ms,
+    env_settings,
+    headline,
     machine,
     machine_cpu_seconds,
     peak_rss_mb,
-    percentiles,
     rss_mb,
+    write_json,
 )
+from ingest_stages import extract_payload, outcome_kind, read_page, stage_lines, stage_phase
 from tqdm import tqdm
 
 from newsfold.plugin.settings import Settings
 
 TARGET_RATIO = 0.8
+TARGET_TRAFILATURA_RATIO = 1.3  # Celery workers' CPU per page end to end / trafilatura alone's
 TARGET_RSS_MB = 300.0
 
 
@@ -113,41 +114,35 @@ def _settings() -> Settings:
     return Settings.from_env()
 
 
-def _extract_only(payload: dict) -> str:
-    """Extraction as the workers run it (same arguments as ``sign_page``); returns the outcome kind."""
-    from newsfold.plugin.extract import Rejection, extract_article
+def _trafilatura_default(payload: dict) -> str:
+    """trafilatura alone on the page bytes, default mode, comments left out; returns the outcome kind."""
+    import trafilatura
 
-    settings = _settings()
     try:
-        with open(payload["html_path"], "rb") as fh:
-            data = fh.read()
-        art = extract_article(
-            data,
-            url=payload.get("url"),
-            lang=payload.get("lang"),
-            min_tokens=settings.min_tokens,
-            max_bytes=settings.max_page_bytes,
-            cleanup=settings.cleanup,
-        )
+        text = trafilatura.extract(read_page(payload), url=payload.get("url"), include_comments=False)
     except Exception as exc:  # a benchmark page that breaks extraction is counted, not fatal
         return f"error:{type(exc).__name__}"
-    return f"rejected:{art.reason}" if isinstance(art, Rejection) else "article"
+    return "article" if text else "rejected:no_article"
+
+
+def _extract_only(payload: dict) -> str:
+    """Extraction as the workers run it (same arguments as ``sign_page``); returns the outcome kind."""
+    try:
+        return outcome_kind(extract_payload(payload, read_page(payload), _settings()))
+    except Exception as exc:  # a benchmark page that breaks extraction is counted, not fatal
+        return f"error:{type(exc).__name__}"
 
 
 def _extract_and_sign(payload: dict) -> str:
     """``sign_page`` without Redis (no repeated-lines filter), Elasticsearch or Celery."""
     from newsfold.plugin.document import Page
-    from newsfold.plugin.extract import Rejection
     from newsfold.plugin.signing import sign_page
 
     try:
-        with open(payload["html_path"], "rb") as fh:
-            data = fh.read()
-        page = Page(html=data, url=payload.get("url"), id=payload["id"], site=payload.get("site"))
-        signed = sign_page(page, _settings())
+        page = Page(html=read_page(payload), url=payload.get("url"), id=payload["id"], site=payload.get("site"))
+        return outcome_kind(sign_page(page, _settings()))
     except Exception as exc:
         return f"error:{type(exc).__name__}"
-    return f"rejected:{signed.reason}" if isinstance(signed, Rejection) else "article"
 
 
 def _quiet_children() -> None:
@@ -327,138 +322,18 @@ def redis_figures(live: Settings, *, before: int, distinct_pages: int) -> dict:
     }
 
 
-# ---------------------------------------------------------------- stages in process
-def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
-    """Per-stage timings of the worker's path, measured around public calls in this process.
-
-    Each batch is signed with the worker's own ``indexer.pages.sign_payloads``
-    (read, extract, repeated-lines filter, sign), and every page is also
-    extracted alone (``extract_article``), so the signing share is the
-    difference. Even batches then go through the steps of
-    ``plugin.protocol.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
-    ``enforce_constraints`` when present, ``finish``), with the read-only
-    ``mget`` and ``lookup`` that ``prepare`` makes also timed on their own;
-    odd batches go through ``ingest`` whole, which checks that the steps
-    still add up to it.
-    """
-    from newsfold.indexer.pages import sign_payloads
-    from newsfold.plugin import batch as protocol
-    from newsfold.plugin.client import build_client
-    from newsfold.plugin.regroup import enforce_constraints
-
-    folders = {str(Path(p["html_path"]).resolve().parent) for p in payloads if p.get("html_path")}
-    live = live.replace(read_roots=os.pathsep.join(sorted(folders)))  # the worker reads only where it may
-    from newsfold.plugin.document import UNCHANGED_SOURCE
-    from newsfold.plugin.extract import extract_article
-
-    client = build_client(live)
-    per_page: dict[str, list[float]] = defaultdict(list)
-    per_batch: dict[str, list[float]] = defaultdict(list)
-    signed_total = 0
-    candidates_per_page: list[int] = []
-    steps = [("prepare (mget + lookup + verify + decide)", protocol.prepare)]
-    steps += [("index (bulk, refresh=wait_for)", protocol.write), ("reconcile", protocol.reconcile)]
-    steps.append(
-        (
-            "enforce constraints",
-            lambda state, **kw: enforce_constraints([p.page_id for p in state.pages], **kw),
-        )
-    )
-
-    servers = [p.pid for p in child_processes() if p.name == "osmem-server"]
-    cpu_ms: dict[str, list[float]] = defaultdict(list)  # this process's CPU per call
-    server_cpu_ms: dict[str, list[float]] = defaultdict(list)  # the stand-in's CPU per call (10 ms ticks)
-
-    def timed(bucket, name, func, *args, **kwargs):
-        s0 = cpu_seconds(servers[0]) if servers else None
-        c0, t0 = time.process_time(), time.perf_counter()
-        result = func(*args, **kwargs)
-        bucket[name].append((time.perf_counter() - t0) * 1000)
-        cpu_ms[name].append((time.process_time() - c0) * 1000)
-        if s0 is not None:
-            server_cpu_ms[name].append(((cpu_seconds(servers[0]) or s0) - s0) * 1000)
-        return result
-
-    profiler = cProfile.Profile() if profile else None
-    if profiler:
-        profiler.enable()
-    bar = tqdm(total=len(payloads), desc="stages (in process)", unit="page")
-    for n, start in enumerate(range(0, len(payloads), live.batch_size)):
-        batch = payloads[start : start + live.batch_size]
-        extract_ms = 0.0
-        for payload in batch:
-            with open(payload["html_path"], "rb") as fh:
-                data = fh.read()
-            t0 = time.perf_counter()
-            extract_article(
-                data,
-                url=payload.get("url"),
-                lang=payload.get("lang"),
-                min_tokens=live.min_tokens,
-                max_bytes=live.max_page_bytes,
-                cleanup=live.cleanup,
-            )
-            per_page["extract"].append((time.perf_counter() - t0) * 1000)
-            extract_ms += per_page["extract"][-1]
-        signed, _ = timed(per_batch, "sign_payloads (read + extract + filter + sign)", sign_payloads, batch, live)
-        per_batch["sign_payloads minus extract (filter + sign)"].append(
-            per_batch["sign_payloads (read + extract + filter + sign)"][-1] - extract_ms
-        )
-        bar.update(len(batch))
-        if not signed:
-            continue
-        signed_total += len(signed)
-        if n % 2:
-            timed(per_batch, "ingest() whole (odd batches)", protocol.ingest, signed, client=client, settings=live)
-            continue
-        ids = [p.page_id for p in signed]
-        fields = UNCHANGED_SOURCE
-        timed(per_batch, "  of which mget (unchanged check)", client.mget, index=live.index, ids=ids, source=fields)
-        found = timed(per_batch, "  of which lookup (msearch)", protocol.lookup, signed, client=client, settings=live)
-        candidates_per_page += [len(found.get(p.page_id, [])) for p in signed]
-        state = None
-        staged = 0.0
-        for name, func in steps:
-            if state is None:
-                state = timed(per_batch, name, func, signed, client=client, settings=live)
-            else:
-                timed(per_batch, name, func, state, client=client, settings=live)
-            staged += per_batch[name][-1]
-        timed(per_batch, "finish", protocol.finish, state, client=client, settings=live)
-        per_batch["steps summed (even batches)"].append(staged + per_batch["finish"][-1])
-    bar.close()
-    profile_text = None
-    if profiler:
-        profiler.disable()
-        buf = io.StringIO()
-        stats = pstats.Stats(profiler, stream=buf)
-        stats.sort_stats("tottime").print_stats(20)
-        stats.sort_stats("cumulative").print_stats(r"plugin|indexer|trafilatura/core|elasticsearch/_sync", 30)
-        profile_text = buf.getvalue()
-    return {
-        "pages": len(payloads),
-        "pages_signed": signed_total,
-        "per_page_ms": {k: percentiles(v) for k, v in per_page.items()},
-        "per_batch_ms": {k: percentiles(v) for k, v in per_batch.items()},
-        "cpu_ms_mean": {k: sum(v) / len(v) for k, v in cpu_ms.items()},
-        "server_cpu_ms_mean": {k: sum(v) / len(v) for k, v in server_cpu_ms.items()},
-        "candidates_per_page": percentiles(candidates_per_page),
-        "profile": profile_text,
-    }
-
-
 # ---------------------------------------------------------------- report
 def report(result: dict) -> str:
     m = result["machine"]
     lines = [
-        f"newsfold ingest benchmark, {m['date']}, {m['cores']} cores ({m['cpu']}), {m['memory_gb']} GB, "
-        f"load average at start {m['load_average_at_start']}, commit {m['commit']}",
+        headline("ingest", m),
         f"pages: {result['pages']} ({result['dev_pages']} dev pages replicated; copies are exact duplicates "
         f"with new ids), workers/processes: {result['workers']}, batch size {result['batch_size']}",
         "",
     ]
     lines.append("phase                  pages/s    wall   CPU ms/page (ours)   machine CPU busy (all users) / ours")
     for label, key in (
+        ("trafilatura alone", "trafilatura"),
         ("extraction only", "extract_only"),
         ("extraction + signing", "extract_sign"),
         ("end to end (Celery)", "ingest"),
@@ -474,6 +349,13 @@ def report(result: dict) -> str:
         )
     ext, ing = result["extract_only"], result["ingest"]
     lines.append(f"extraction outcomes {ext['kinds']}; end-to-end outcomes {ing['outcomes']}")
+    traf = result["ratio_workers_to_trafilatura"]
+    verdict = "meets" if traf <= TARGET_TRAFILATURA_RATIO else "MISSES"
+    lines.append(
+        f"Celery workers' CPU per page end to end / trafilatura alone's: {ing['cpu_ms_per_page_workers']:.1f} / "
+        f"{result['trafilatura']['cpu_ms_per_page']:.1f} ms = {traf:.2f}x ({verdict} the {TARGET_TRAFILATURA_RATIO}x "
+        f"target); extraction alone {result['ratio_extraction_to_trafilatura']:.2f}x"
+    )
     ratio = result["ratio_ingest_to_extraction"]
     verdict = "meets" if ratio >= TARGET_RATIO else "MISSES"
     lines.append(f"ratio end to end / extraction only (pages/s): {ratio:.2f} ({verdict} the {TARGET_RATIO} target)")
@@ -524,27 +406,8 @@ def report(result: dict) -> str:
             f"({rd['used_memory_after'] - rd['used_memory_before']:+d} bytes, "
             f"{rd['bytes_per_distinct_page'] or 0:.0f} bytes per distinct page); keys {rd['keys']}"
         )
-    st = result.get("stages")
-    if st:
-        lines.append("")
-        lines.append(
-            f"stages in process, wall ms ({st['pages_signed']} signed pages of {st['pages']}, batches of "
-            f"{result['batch_size']}; band-lookup candidates per page {st['candidates_per_page']['mean']:.1f} mean):"
-        )
-        for name, stats in st["per_page_ms"].items():
-            lines.append(f"  per page   {name:46s} {fmt_ms(stats)}, mean {stats['mean']:.1f}")
-        for name, stats in st["per_batch_ms"].items():
-            cpu = st["cpu_ms_mean"].get(name)
-            server = st["server_cpu_ms_mean"].get(name)
-            cpu_text = f"; CPU ms this process {cpu:.1f}" if cpu is not None else ""
-            cpu_text += f", stand-in {server:.0f}" if server is not None else ""
-            lines.append(
-                f"  per batch  {name:46s} {fmt_ms(stats)}, mean {stats['mean']:.1f} "
-                f"({stats['mean'] / result['batch_size']:.1f} per page){cpu_text}"
-            )
-        if st.get("profile"):
-            lines.append("")
-            lines.append(st["profile"])
+    if result.get("stages"):
+        lines += stage_lines(result["stages"], result["batch_size"])
     return "\n".join(lines)
 
 
@@ -564,15 +427,13 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.dev_dir / "pages.jsonl").is_file():
         print(f"ingest_bench: {args.dev_dir / 'pages.jsonl'} not found", file=sys.stderr)
         return 2
-    try:
-        settings = Settings.from_env()
-    except ValueError as exc:
-        print(f"ingest_bench: configuration error: {exc}", file=sys.stderr)
+    settings = env_settings("ingest_bench")
+    if settings is None:
         return 2
     settings = settings.replace(read_roots=str(args.dev_dir.resolve()))  # the workers read the dev pages
 
     from newsfold.embedded import services
-    from newsfold.errors import check_servers, describe
+    from newsfold.errors import check_servers, exit_code
     from newsfold.plugin.client import build_client
     from newsfold.plugin.index import drop_index, ensure_index
 
@@ -580,6 +441,7 @@ def main(argv: list[str] | None = None) -> int:
     payloads = replicate(args.dev_dir, args.pages)
     result["pages"] = len(payloads)
     result["dev_pages"] = len(dev_pages(args.dev_dir))
+    result["trafilatura"] = pool_phase("trafilatura alone", _trafilatura_default, payloads, args.workers)
     result["extract_only"] = pool_phase("extraction only", _extract_only, payloads, args.workers)
     if not args.no_sign_phase:
         result["extract_sign"] = pool_phase("extraction + signing", _extract_and_sign, payloads, args.workers)
@@ -609,22 +471,16 @@ def main(argv: list[str] | None = None) -> int:
             finally:
                 if external and not args.keep_index:
                     drop_index(client, live)
-    except KeyboardInterrupt:
-        print("ingest_bench: interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:
-        message = describe(exc)
-        if message is None:
-            raise
-        print(f"ingest_bench: {message}", file=sys.stderr)
-        return 1
+    except (KeyboardInterrupt, Exception) as exc:
+        return exit_code(exc, "ingest_bench")
     ext, ing = result["extract_only"], result["ingest"]
     result["ratio_ingest_to_extraction"] = ing["pages_per_s"] / ext["pages_per_s"]
     result["ratio_cpu"] = ext["cpu_ms_per_page"] / ing["cpu_ms_per_page"]
     result["ratio_cpu_workers_only"] = ext["cpu_ms_per_page"] / ing["cpu_ms_per_page_workers"]
+    result["ratio_workers_to_trafilatura"] = ing["cpu_ms_per_page_workers"] / result["trafilatura"]["cpu_ms_per_page"]
+    result["ratio_extraction_to_trafilatura"] = ext["cpu_ms_per_page"] / result["trafilatura"]["cpu_ms_per_page"]
     print(report(result))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(args.json, result)
     return 0
 
 

@@ -39,7 +39,17 @@ import time
 from pathlib import Path
 
 import numpy as np
-from benchlib import child_processes, cpu_seconds, fmt_ms, machine, percentiles, rss_mb
+from benchlib import (
+    child_processes,
+    cpu_seconds,
+    env_settings,
+    fmt_ms,
+    headline,
+    machine,
+    percentiles,
+    rss_mb,
+    write_json,
+)
 from tqdm import tqdm
 
 from newsfold.plugin import queries
@@ -299,8 +309,7 @@ def index_stats(client, settings: Settings, corpus: Corpus) -> dict:
 def report(result: dict) -> str:
     m = result["machine"]
     lines = [
-        f"newsfold lookup benchmark, {m['date']}, {m['cores']} cores ({m['cpu']}), load average at start "
-        f"{m['load_average_at_start']}, commit {m['commit']}; server {result['server']}",
+        f"{headline('lookup', m)}; server {result['server']}",
         f"batches of {result['batch']} pages, {result['batches']} timed batches per size, "
         f"{result['dup_share']:.0%} near-copies among the looked-up pages, body {result['body_words']} words, "
         f"loaded {result.get('bulk_docs', 500)} documents per bulk request",
@@ -390,10 +399,8 @@ def main(argv: list[str] | None = None) -> int:
     if not 0.0 <= args.dup_share <= 1.0:
         print(f"lookup_bench: --dup-share must be in [0, 1], got {args.dup_share}", file=sys.stderr)
         return 2
-    try:
-        settings = Settings.from_env()
-    except ValueError as exc:
-        print(f"lookup_bench: configuration error: {exc}", file=sys.stderr)
+    settings = env_settings("lookup_bench")
+    if settings is None:
         return 2
 
     from newsfold.embedded import EmbeddedElasticsearch
@@ -446,8 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     cpu_last = result["sizes"][-1]["lookup"]["server_cpu_ms_per_batch"]
     result["server_cpu_ratio"] = cpu_last / cpu_first if cpu_first and cpu_last is not None else None
     print(report(result))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(args.json, result)
     return 0
 
 

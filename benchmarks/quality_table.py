@@ -6,7 +6,10 @@ Each configuration is a set of environment variables (the same settings the
 workers read), so every row is measured through the real pipeline: embedded
 stand-ins, two Celery workers, the default code path. Prints one markdown row
 per configuration: pairwise P/R/F1, B-cubed F1, same-template merge rate,
-truncated and related-box recall, Chinese pair recall/precision, pages/s.
+truncated and related-box recall, Chinese pair recall/precision, pages/s, and
+the CPU milliseconds per page of the whole run (command, workers and servers:
+all children of this process), which other users of the machine disturb far
+less than pages/s.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import itertools
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -66,6 +70,7 @@ def chinese_pairs(truth_dir: Path, pred: dict) -> tuple[float, float]:
 
 def run(truth_dir: Path, name: str, env_changes: dict[str, str]) -> dict:
     env = {**os.environ, **env_changes}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "clusters.jsonl"
         done = subprocess.run(
@@ -84,7 +89,9 @@ def run(truth_dir: Path, name: str, env_changes: dict[str, str]) -> dict:
             text=True,
             check=True,
         )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         rate = float(re.search(r"\(([\d.]+) pages/s\)", done.stderr).group(1))
+        pages = int(re.search(r"(\d+) pages in", done.stderr).group(1))
         report = evaluate(truth_dir, out)
         pred = load_predictions(out)
     kinds = report["kinds"]
@@ -100,6 +107,7 @@ def run(truth_dir: Path, name: str, env_changes: dict[str, str]) -> dict:
         "zh_recall": zh_r,
         "zh_precision": zh_p,
         "pages_per_s": rate,
+        "cpu_ms_per_page": 1000 * (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / pages,
     }
 
 
@@ -116,6 +124,7 @@ def row(r: dict) -> str:
         f"{r['related_box']:.3f}",
         f"{r['zh_recall']:.3f} / {r['zh_precision']:.3f}",
         f"{r['pages_per_s']:.1f}",
+        f"{r['cpu_ms_per_page']:.0f}",
     ]
     return "| " + " | ".join(cells) + " |"
 
@@ -128,7 +137,7 @@ def main() -> int:
     args = parser.parse_args()
     header = (
         "| configuration | pairwise P | pairwise R | pairwise F1 | B-cubed F1 | same-template merge | truncated R "
-        "| related-box R | Chinese R / P | pages/s |"
+        "| related-box R | Chinese R / P | pages/s | CPU ms/page |"
     )
     print(header)
     print("|---" * (header.count("|") - 1) + "|")

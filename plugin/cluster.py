@@ -58,7 +58,7 @@ def verify(
         (is_copy, estimated Jaccard, estimated containment)
     """
     j = jaccard(a, b)
-    c = containment(a, b, j)
+    c = containment(a, b, j, weighted=settings.signature_kind == "weighted")
     if settings.cjk_verifier == "lcc" and min(len(a.cjk_features), len(b.cjk_features)) >= LCC_MIN_FEATURES:
         return lcc_duplicate(a.cjk_features, b.cjk_features, same_host=signals.same_site), j, c
     if j >= settings.threshold:

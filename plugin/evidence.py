@@ -76,12 +76,15 @@ def comparable(a: Signature | None, b: Signature | None) -> bool:
     return a is not None and b is not None and len(a.hashvalues) == len(b.hashvalues)
 
 
-def pair_scores(a: Signature | None, b: Signature | None) -> tuple[float | None, float | None]:
+def pair_scores(
+    a: Signature | None, b: Signature | None, *, weighted: bool = False
+) -> tuple[float | None, float | None]:
     """Estimated Jaccard and containment of two signatures.
 
     Args:
         a: a page's signature, or None when it has none.
         b: the other page's signature.
+        weighted: the index signs with weighted (ICWS) samples (``Settings.signature_kind``).
 
     Returns:
         ``(jaccard, containment)`` rounded to 4 places, or ``(None, None)``
@@ -90,7 +93,7 @@ def pair_scores(a: Signature | None, b: Signature | None) -> tuple[float | None,
     if not comparable(a, b):
         return None, None
     j = jaccard(a, b)
-    return round(j, 4), round(containment(a, b, j), 4)
+    return round(j, 4), round(containment(a, b, j, weighted=weighted), 4)
 
 
 def similarity_matrix(signatures: Sequence[Signature | None]) -> list[list[float | None]]:
@@ -210,7 +213,7 @@ def membership_evidence(
         The evidence; a pair without comparable signatures gets None scores
         and unmatched score signals.
     """
-    j, c = pair_scores(member_signature, reference_signature)
+    j, c = pair_scores(member_signature, reference_signature, weighted=settings.signature_kind == "weighted")
     bands = len(set(member.get("band_keys") or ()) & set(reference.get("band_keys") or ()))
     signals: list[Signal] = []
     if j is None:

@@ -123,3 +123,45 @@ def test_stage_timings_follow_the_worker_path(bench, settings, es, redis_url, tm
     if floor is not None:  # measured on the embedded stand-in only
         assert floor["docs"] == min(5, es.count(index=live.index)["count"]) > 0
         assert floor["server_cpu_ms_per_doc"] >= 0
+
+
+@pytest.mark.slow
+def test_ingest_bench_reports_the_workers_cpu_against_trafilatura(bench, tmp_path, capsys):
+    ingest_bench, _ = bench
+    generate(tmp_path, seed=6, stories=8)
+    out = tmp_path / "ingest.json"
+    args = [str(tmp_path), "--pages", "16", "--workers", "1", "--sample", "4", "--no-sign-phase", "--json", str(out)]
+    assert ingest_bench.main(args) == 0
+    result = json.loads(out.read_text())
+    assert result["trafilatura"]["pages"] == result["extract_only"]["pages"] == result["ingest"]["pages"] == 16
+    assert result["trafilatura"]["kinds"].get("article", 0) > 0
+    expected = result["ingest"]["cpu_ms_per_page_workers"] / result["trafilatura"]["cpu_ms_per_page"]
+    assert result["ratio_workers_to_trafilatura"] == pytest.approx(expected)
+    assert "Celery workers' CPU per page end to end / trafilatura alone's" in capsys.readouterr().out
+
+
+def test_containment_bench_compares_both_estimates_with_exact_containment(monkeypatch, tmp_path, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import containment_bench
+
+    from tests.pages import story
+
+    full = story(40, sentences=40)
+    texts = {"full": "\n".join(full), "cut": "\n".join(full[:6]), "other": "\n".join(story(41, sentences=40))}
+    (tmp_path / "truth").mkdir()
+    (tmp_path / "truth" / "clusters.jsonl").write_text(
+        "".join(json.dumps({"id": k, "cluster": "s" if k != "other" else "o"}) + "\n" for k in texts)
+    )
+    pairs = [{"a": "full", "b": "cut", "label": "duplicate", "kind": "truncated"}]
+    pairs.append({"a": "full", "b": "other", "label": "different", "kind": "other-story"})
+    (tmp_path / "truth" / "pairs.jsonl").write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    extraction = tmp_path / "extract.jsonl"
+    extraction.write_text("".join(json.dumps({"id": k, "text": t}) + "\n" for k, t in texts.items()))
+    out = tmp_path / "containment.json"
+    assert containment_bench.main([str(tmp_path), "--extraction", str(extraction), "--json", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    kinds = {row["rows"]: row for row in summary["errors"]}
+    assert kinds["duplicate:truncated"]["estimate"]["mae"] < 0.05  # the cut copy lies wholly in the story
+    assert summary["accepted"]["duplicate"] == {"pairs": 1, "exact": 1, "estimate": 1, "from_jaccard": 1}
+    assert summary["accepted"]["different"]["estimate"] == 0
+    assert "maximum likelihood" in capsys.readouterr().out

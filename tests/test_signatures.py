@@ -74,3 +74,34 @@ def test_jaccard_estimate_tracks_exact_resemblance():
     exact = len(shingles(tokenize(words), 2)) / len(shingles(tokenize(words + " " + other), 2))
     assert abs(jaccard(a, b) - exact) < 0.12
     assert containment(a, b) > 0.85  # all of a is in b
+
+
+def _sig(shingle_set: set[bytes]) -> Signature:
+    m = minhash(shingle_set, num_perm=S.num_perm, seed=S.seed)
+    return Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(shingle_set), len(shingle_set))
+
+
+def test_containment_of_a_short_copy_is_estimated_from_every_signature_value():
+    # a fifth to a third of a story, 70-100% of it from the story: truncated copies and teasers
+    rng = np.random.default_rng(7)
+    errors, jaccard_based = [], []
+    for n in range(40):
+        story_set = {f"s{n} {i}".encode() for i in range(int(rng.integers(600, 1500)))}
+        size = int(len(story_set) * rng.uniform(0.2, 0.35))
+        inside = int(size * rng.uniform(0.7, 1.0))
+        short = set(sorted(story_set)[:inside]) | {f"x{n} {i}".encode() for i in range(size - inside)}
+        exact = inside / size
+        a, b = _sig(short), _sig(story_set)
+        errors.append(abs(containment(a, b) - exact))
+        jaccard_based.append(abs(containment(a, b, weighted=True) - exact))  # the estimate from J alone
+    assert np.mean(errors) < 0.05
+    assert np.mean(errors) < 0.6 * np.mean(jaccard_based)
+
+
+def test_containment_estimate_is_exact_at_the_extremes():
+    story_set = {f"w {i}".encode() for i in range(800)}
+    other = {f"v {i}".encode() for i in range(200)}
+    head = set(sorted(story_set)[:200])
+    assert containment(_sig(head), _sig(story_set)) == 1.0
+    assert containment(_sig(other), _sig(story_set)) == 0.0
+    assert containment(_sig(head), _sig(head)) == 1.0

@@ -335,7 +335,9 @@ def load_cluster_detail(
     for k, m in enumerate(members):
         m["number"] = k + 1
         m["is_representative"] = k == rep_index
-        m["jaccard"], m["containment"] = pair_scores(m["signature_obj"], rep["signature_obj"])
+        m["jaccard"], m["containment"] = pair_scores(
+            m["signature_obj"], rep["signature_obj"], weighted=settings.signature_kind == "weighted"
+        )
         ref = by_id.get(m.get("matched_id") or "")
         m["reference_reason"] = "matched when ingested"
         if ref is None or ref == k:
@@ -410,7 +412,7 @@ def load_comparison(
     a = detail.member(a_id) or _fetch_member(es, settings, detail.cluster_id, a_id)
     b = detail.member(b_id) or _fetch_member(es, settings, detail.cluster_id, b_id)
     left, right, unchanged = word_diff(a.get("body") or "", b.get("body") or "", max_words=max_words)
-    j, c = pair_scores(a["signature_obj"], b["signature_obj"])
+    j, c = pair_scores(a["signature_obj"], b["signature_obj"], weighted=settings.signature_kind == "weighted")
     evidence = membership_evidence(
         a, b, settings, member_signature=a["signature_obj"], reference_signature=b["signature_obj"], passages=5
     )

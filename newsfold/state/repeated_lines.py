@@ -102,22 +102,21 @@ class RepeatedLines:
         # An earlier copy of this story on the site (a second URL: AMP, a section path, an update) first carried
         # most of this page's text, by the same measure as KEEP_AT_LEAST. Its lines are the story's own: they
         # stay, and the lines other pages carried first (the site's furniture) go, as they went from that copy.
-        tokens = len(tokenize(text))
+        counts = [len(tokenize(line)) for line in lines]  # tokens never span lines: each line is counted once
+        tokens = sum(counts)
         carried: dict[str, int] = {}
-        for line, k, rep in zip(lines, keys, repeated, strict=True):
+        for k, rep, n in zip(keys, repeated, counts, strict=True):
             if rep and first.get(k) and first[k] != page_id:
-                carried[first[k]] = carried.get(first[k], 0) + len(tokenize(line))
+                carried[first[k]] = carried.get(first[k], 0) + n
         copy_of = next((p for p, n in carried.items() if n > KEEP_AT_LEAST * tokens), None)
-        kept = [
-            line
-            for line, k, rep in zip(lines, keys, repeated, strict=True)
-            if not rep or (copy_of is not None and first.get(k) == copy_of)
+        keep = [
+            not rep or (copy_of is not None and first.get(k) == copy_of) for k, rep in zip(keys, repeated, strict=True)
         ]
-        if len(kept) == len(lines):
+        if all(keep):
             return text
-        if len(tokenize("\n".join(kept))) < KEEP_AT_LEAST * tokens:
+        if sum(n for n, ok in zip(counts, keep, strict=True) if ok) < KEEP_AT_LEAST * tokens:
             return text
-        return "\n".join(kept)
+        return "\n".join(line for line, ok in zip(lines, keep, strict=True) if ok)
 
 
 def _text(value) -> str:

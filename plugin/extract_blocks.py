@@ -1,0 +1,239 @@
+"""The page's text blocks after trafilatura: the second-opinion test, the recovery pass, the headline line."""
+
+from __future__ import annotations
+
+import re
+
+from lxml import etree
+
+# trafilatura drops paragraphs inside the right container when a wrapper's class
+# looks like boilerplate to it ("widget", "embed", "meta", "button"...): whole
+# tables, the second half of an article, the sections of a page builder. This
+# pass finds the container from what trafilatura kept and adds back the dropped
+# text runs that look like the article's own blocks.
+
+_INLINE_TAGS = frozenset(
+    "a abbr acronym b bdi bdo big br cite code data del dfn em font i img ins kbd mark nobr q s samp small "
+    "span strike strong sub sup time tt u var wbr".split()
+)
+# never recovered: not prose (code, forms, media) or page furniture by tag
+_NOT_PROSE = frozenset(
+    "script style noscript template svg math head title iframe object embed canvas video audio picture map "
+    "select option textarea button input label form nav aside footer figure figcaption menu dialog fieldset "
+    "pre".split()
+)
+# blocks recovered on their tag alone; other blocks only when they repeat a kept sibling's tag and class
+_CONTENT_TAGS = frozenset(("p", "li", "h2", "h3", "h4", "h5", "h6", "td", "th", "blockquote"))
+# class/id words of furniture that lives inside article containers
+_FURNITURE_WORDS = frozenset(
+    "comment comments share sharing social newsletter subscribe subscription signup related recommended promo "
+    "sponsor sponsored advert advertisement ad ads author bio byline breadcrumb breadcrumbs nav navigation menu "
+    "cookie consent tags sidebar popup modal footer caption credit credits".split()
+)
+# a text run this long (and not mostly links) reads as a paragraph; counted in UTF-8 bytes, so that a
+# CJK character, which carries about as much as a short Latin word, weighs three Latin letters
+_PROSE_BYTES = 80
+_MIN_PROSE_SHARE = 0.25  # a fast result shorter than this share of the page's prose gets a second opinion
+_MAX_PROSE_MULTIPLE = 3  # ... and so does one this many times longer than the prose
+_CONTAINER_SHARE = 0.8  # the container holds this share of the kept text
+_ANCHOR_CHARS = 20  # kept runs shorter than this may match by accident: not used to place the container
+_MAX_LINK_SHARE = 0.5  # link-dense runs are menus and teasers
+# a teaser's cut-off lede, or a "Loading..." placeholder
+_TRUNCATED = re.compile(r"(?:\.\.\.|…)\]?\s*$")
+_VISIBLE_TEXT = etree.XPath(".//text()[normalize-space()]")
+_NONWORD = re.compile(r"[\W_]+")
+_ATTR_WORD = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def _match_key(text: str) -> str:
+    """Letters and digits only: the same text whatever spacing and punctuation trafilatura gave it."""
+    return _NONWORD.sub("", text).casefold()
+
+
+def text_runs(tree) -> list[list]:
+    """The page's visible text in document order, as runs ``[owner, text nodes, link chars]``.
+
+    A run's owner is its nearest non-inline ancestor, so a run is the text one
+    block shows between two nested blocks: the unit trafilatura keeps or drops.
+    """
+    info: dict = {}  # element -> (owner, inside a link); owner None when not prose
+
+    def lookup(el):
+        hit = info.get(el)
+        if hit is not None:
+            return hit
+        path = []
+        cur = el
+        while cur is not None and cur not in info:
+            path.append(cur)
+            cur = cur.getparent()
+        owner, link = info[cur] if cur is not None else (el, False)
+        for e in reversed(path):
+            tag = e.tag if isinstance(e.tag, str) else ""
+            if owner is None or not tag or tag in _NOT_PROSE:
+                owner, link = None, False
+            elif tag in _INLINE_TAGS:
+                link = link or tag == "a"
+            else:
+                owner = e  # a block inside a link (a teaser card) is still link text
+            info[e] = (owner, link)
+        return info[el]
+
+    body = tree.find(".//body")
+    runs: list[list] = []
+    last = None
+    for node in _VISIBLE_TEXT(tree if body is None else body):
+        el = node.getparent()
+        if node.is_tail:
+            el = el.getparent()
+            if el is None:
+                continue
+        owner, link = info.get(el) or lookup(el)
+        if owner is None:
+            continue
+        if last is not None and last[0] is owner:
+            last[1].append(node)
+            last[2] += len(node) if link else 0
+        else:
+            last = [owner, [node], len(node) if link else 0]
+            runs.append(last)
+    return runs
+
+
+class _Attrs:
+    """Cached class/id words of elements (``sectionIntro`` -> section, intro)."""
+
+    def __init__(self):
+        self.cache: dict = {}
+
+    def __call__(self, el) -> frozenset:
+        words = self.cache.get(el)
+        if words is None:
+            value = f"{el.get('class') or ''} {el.get('id') or ''}"
+            words = frozenset(w.casefold() for w in _ATTR_WORD.findall(_CAMEL.sub(" ", value)))
+            self.cache[el] = words
+        return words
+
+
+def needs_second_opinion(text: str, runs: list[list]) -> bool:
+    """Whether trafilatura's fast result is doubtful enough to pay for its full cascade.
+
+    The page's prose is the text of its blocks that read as paragraphs: long
+    runs (:data:`_PROSE_BYTES`) that are not mostly links. A result covering
+    less than a quarter of it has probably missed the article (trafilatura
+    settled on a teaser or a lede); one three times longer is mostly
+    not prose (lists of links, short lines, a whole-page dump). Only then do
+    readability and justext get a say, as in trafilatura's default mode;
+    elsewhere they rarely change the text and cost a third of the time.
+    """
+    prose = 0
+    for _owner, nodes, link_chars in runs:
+        run = " ".join(" ".join(nodes).split())
+        if link_chars * 2 < len(run) and (size := len(run.encode())) >= _PROSE_BYTES:
+            prose += size
+    size = len(text.encode())
+    return size < prose * _MIN_PROSE_SHARE or size > prose * _MAX_PROSE_MULTIPLE
+
+
+def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -> str:
+    """Add back the article blocks trafilatura dropped inside the article's container.
+
+    The container is the deepest element holding 80% of the text trafilatura
+    kept. Inside it, every text run trafilatura dropped is added back when it
+    is not link-dense (menus, teasers), not a cut-off lede ending in an
+    ellipsis, not inside an element whose class/id names furniture (comments,
+    share bars, author boxes, captions...) or non-prose (code, forms,
+    figures), and is either a paragraph, list item,
+    subheading, table cell or quote, or a block with the same tag and class as
+    a sibling whose text was kept (the sections of a page builder). Runs are
+    added once, after the extracted text.
+
+    Args:
+        tree: the parsed page trafilatura extracted from (after cleanup).
+        text: trafilatura's text.
+        runs: the page's :func:`text_runs`, when the caller has them.
+
+    Returns:
+        The text with the recovered runs appended, one per line.
+    """
+    extracted = _match_key(text)
+    if not extracted:
+        return text
+    scored = []
+    for owner, nodes, link_chars in text_runs(tree) if runs is None else runs:
+        run = " ".join(nodes)
+        key = _match_key(run)
+        if key:
+            scored.append((owner, run, key, key in extracted, link_chars / len(run)))
+    weight: dict = {}  # element -> kept characters below it
+    depth: dict = {}
+    total = 0
+    for owner, _run, key, kept, _ in scored:
+        if kept and len(key) >= _ANCHOR_CHARS:
+            total += len(key)
+            chain = [owner, *owner.iterancestors()]
+            for i, el in enumerate(chain):
+                weight[el] = weight.get(el, 0) + len(key)
+                depth[el] = len(chain) - i
+    if not total:
+        return text
+    container = max((el for el, w in weight.items() if w >= _CONTAINER_SHARE * total), key=depth.__getitem__)
+    attrs = _Attrs()
+    kept_children: dict = {}  # parent -> [(tag, class words)] of its children holding kept text
+    added, seen = [], set()
+    for owner, run, key, kept, link_share in scored:
+        if kept or link_share >= _MAX_LINK_SHARE or key in seen:
+            continue
+        chain = []
+        for el in (owner, *owner.iterancestors()):
+            if el is container:
+                break
+            chain.append(el)
+        else:
+            continue  # outside the container
+        if _TRUNCATED.search(run) or any(attrs(el) & _FURNITURE_WORDS for el in chain):
+            continue
+        if owner.tag not in _CONTENT_TAGS and not _like_kept_sibling(chain, weight, attrs, kept_children):
+            continue
+        seen.add(key)
+        added.append(" ".join(run.split()))
+    return text + "\n" + "\n".join(added) if added else text
+
+
+def _like_kept_sibling(chain: list, weight: dict, attrs: _Attrs, kept_children: dict) -> bool:
+    """Whether an element on ``chain`` (up to the first one holding kept text) repeats a kept sibling."""
+    for el in chain:
+        if el in weight:
+            return False
+        parent = el.getparent()
+        if parent is None:
+            return False
+        siblings = kept_children.get(parent)
+        if siblings is None:
+            siblings = kept_children[parent] = [(c.tag, attrs(c)) for c in parent if c in weight]
+        words = attrs(el)
+        for tag, other in siblings:
+            if tag == el.tag and (other == words or (words and 2 * len(other & words) >= len(other | words))):
+                return True
+    return False
+
+
+def drop_headline(text: str, tree, title: str) -> str:
+    """Drop a first line that only repeats the headline (it is ``Article.title``, not body text).
+
+    Args:
+        text: the extracted text.
+        tree: the parsed page, for its ``<h1>`` headings.
+        title: the page title found in the head.
+
+    Returns:
+        The text without that line; unchanged when it is the only line.
+    """
+    first, sep, rest = text.partition("\n")
+    key = _match_key(first)
+    if not sep or not key or not rest.strip():
+        return text
+    if key == _match_key(title) or any(key == _match_key(" ".join(h.itertext())) for h in tree.iter("h1")):
+        return rest.lstrip("\n")
+    return text

@@ -1,0 +1,238 @@
+"""The tree before trafilatura: broken wrappers unwrapped, page furniture deleted, teaser boxes removed."""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from lxml import etree
+
+# Class/id tokens of blocks that are never the article: related-story and teaser
+# boxes (their long ledes of other stories leak into the body: the Media Cloud
+# failure), recommendation widgets, newsletter/cookie/consent banners, share bars.
+_BOILER_TOKEN = re.compile(
+    r"^(related|recommend|more-?(stories|articles|news|from)|read-?(more|next|also)|also-?read|see-?also|"
+    r"teaser|promo|outbrain|taboola|newsletter|subscri|cookie|consent|gdpr|social-?share|share-?(bar|buttons|tools)|"
+    r"most-?(read|popular|viewed)|trending)",
+    re.I,
+)
+# Headings that open such a box, in the languages of the corpus.
+_BOILER_HEADING = re.compile(
+    r"^\s*(related|related (stories|articles|posts|content|links|news|coverage|reading)|more (stories|news|from|on)|"
+    r"read (more|also|next)|see also|also read|you (may|might) (also )?like|recommended( for you)?|"
+    r"most (read|popular|viewed)|trending( now)?|further reading|top stories|popular( now)?|"
+    r"lesen sie (auch|mehr)|mehr zum thema|ver también|leia também|lire aussi|à lire aussi|leggi anche|"
+    r"читайте также|相关(新闻|阅读|文章|报道)|推荐阅读|延伸阅读|热门(文章|新闻)|関連記事|관련 ?기사)\s*[:：]?\s*$",
+    re.I,
+)
+_KEEP_TAGS = {"html", "body", "main", "article"}
+# the same tokens at the start of any class/id name; searched once over all the page's class and id
+# values joined by newlines (one C-level scan instead of a regex call per element)
+# (lower-cased first: a case-insensitive pattern costs twice as much)
+_BOILER_ATTR = re.compile(r"(?<!\S)(?:" + _BOILER_TOKEN.pattern[2:-1] + ")")
+_CLASS_ID_VALUES = etree.XPath("//@class|//@id")
+# blocks that can hold a one-line "Related stories" heading
+_HEADING_TAGS = ("h2", "h3", "h4", "h5", "h6", "strong", "b", "p", "div", "span")
+_HEADING_CHARS = 60  # longer text is not a heading
+
+
+def _boiler_named(tree) -> list:
+    """Elements whose class or id starts a name with a :data:`_BOILER_TOKEN`, in document order."""
+    values = _CLASS_ID_VALUES(tree)
+    if not values:
+        return []
+    names = [value.lower() for value in values]
+    lowered = "\n".join(names)
+    starts, offset = [], 0
+    for name in names:
+        starts.append(offset)
+        offset += len(name) + 1
+    found: dict = {}
+    for m in _BOILER_ATTR.finditer(lowered):
+        found.setdefault(values[bisect.bisect_right(starts, m.start()) - 1].getparent(), None)
+    return list(found)
+
+
+def _short_block_text(el) -> str | None:
+    """The text of a block with at most one child element, when under :data:`_HEADING_CHARS` characters.
+
+    Reads the text lazily, so a one-child wrapper around the whole page costs a few text nodes, not the page.
+    """
+    if len(el) > 1:
+        return None
+    if len(el) == 0:
+        text = el.text
+        return text if text and 0 < len(" ".join(text.split())) < _HEADING_CHARS else None
+    parts, size = [], 0
+    for part in el.itertext():
+        words = part.split()
+        if words:
+            size += sum(map(len, words)) + len(words)
+            if size > _HEADING_CHARS:
+                return None
+        parts.append(part)
+    return " ".join(parts) if size else None
+
+
+def page_words(tree) -> int:
+    """Words of the page's body (of the whole tree when it has no ``<body>``)."""
+    body = tree.find(".//body")
+    return _text_len(body if body is not None else tree)
+
+
+def _text_len(el) -> int:
+    """Words of an element's text (serialised in C: this runs on whole pages)."""
+    if el is None:
+        return 0
+    return len(etree.tostring(el, method="text", encoding="unicode", with_tail=False).split())
+
+
+def _link_density(el) -> float:
+    words = _text_len(el)
+    return sum(_text_len(a) for a in el.iter("a")) / words if words else 0.0
+
+
+def clean_tree(tree, *, body_words: int | None = None) -> int:
+    """Remove related-story boxes, teasers, banners and widgets from a parsed page.
+
+    Runs on the lxml tree before trafilatura. A block is removed when a class or
+    id token says what it is, or when it opens with a "Related stories"-style
+    heading; never a block holding half of the page's text or more (that is the
+    article, whatever its class says). ``body_words`` is the page's word count
+    when the caller has it. Returns the number of blocks removed.
+    """
+    total = max(1, page_words(tree) if body_words is None else body_words)
+    doomed = []
+    boxes = set()
+    for el in _boiler_named(tree):
+        if el.tag in _KEEP_TAGS:
+            continue
+        size = _text_len(el)
+        if size < total / 2 and (size < 200 or _link_density(el) >= 0.4):
+            doomed.append(el)
+            boxes.add(el)
+    for el in tree.iter(_HEADING_TAGS):
+        if el in boxes:
+            continue
+        text = _short_block_text(el)
+        if not text or not _BOILER_HEADING.match(text):
+            continue
+        box = el.getparent()
+        # the heading's box: its parent when that is a small block of links, else heading + next list
+        if (
+            box is not None
+            and box.tag not in _KEEP_TAGS
+            and _text_len(box) < min(300, total / 5)
+            and len(box.findall(".//a")) >= 2
+            and _link_density(box) >= 0.25
+        ):
+            doomed.append(box)
+        else:
+            doomed.append(el)
+            nxt = el.getnext()
+            if nxt is not None and nxt.tag in ("ul", "ol", "div", "section", "aside"):
+                doomed.append(nxt)
+    removed = 0
+    for el in doomed:
+        if el.getparent() is not None:
+            _remove(el)
+            removed += 1
+    return removed
+
+
+# Elements that hold no article text by what they are (scripts, media, controls, navigation, asides,
+# footers) and that trafilatura deletes with their subtree anyway: deleted once, right after parsing,
+# so that no later walk (cleanup, text runs, trafilatura's copies and XPath passes) visits them.
+# JSON-LD scripts stay (trafilatura reads them), and so does the head's <title>.
+_FURNITURE_TAGS = (
+    "script",
+    "style",
+    "template",
+    "svg",
+    "iframe",
+    "object",
+    "embed",
+    "canvas",
+    "video",
+    "audio",
+    "picture",
+    "map",
+    "select",
+    "textarea",
+    "button",
+    "input",
+    "nav",
+    "aside",
+    "footer",
+    "menu",
+    "dialog",
+    "fieldset",
+    "label",
+)
+_JSON_LD = "application/ld+json"
+
+
+def drop_furniture(tree) -> int:
+    """Delete scripts, styles, media, form controls, navigation, asides and footers (tails kept).
+
+    Run after :func:`unwrap_page_wrappers` (a page-sized aside is the page,
+    not furniture) and after the title and date are read from the head.
+
+    Returns:
+        The number of elements deleted.
+    """
+    doomed = [el for el in tree.iter(_FURNITURE_TAGS) if el.tag != "script" or el.get("type") != _JSON_LD]
+    head = tree.find("head")
+    if head is not None:
+        doomed += [el for el in head if el.tag not in ("title", "script")]
+    for el in doomed:
+        _remove(el)
+    return len(doomed)
+
+
+def _remove(el) -> None:
+    """Delete an element and its subtree, keeping the text that follows it."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
+
+
+# ---------------------------------------------------------------- broken page wrappers
+# Tags trafilatura deletes with their whole subtree.
+_PAGE_FURNITURE = ("aside", "header", "footer", "nav", "button", "menu", "label", "dialog", "fieldset", "figure")
+
+
+def unwrap_page_wrappers(tree, *, body_words: int | None = None) -> int:
+    """Turn an aside/header/footer/nav/button... holding half of the page's text into a plain ``div``.
+
+    Broken markup (a popup ``<aside>`` or a menu ``<button>`` that is never
+    closed) can put the whole article inside an element that trafilatura
+    deletes by its tag, leaving nothing. Such an element is the page, not
+    furniture: it loses its tag and its class/id (which name the popup).
+
+    Args:
+        tree: the parsed page (lxml), changed in place.
+        body_words: the page's word count, when the caller has it.
+
+    Returns:
+        The number of elements turned into plain blocks.
+    """
+    candidates = list(tree.iter(*_PAGE_FURNITURE))
+    if not candidates:
+        return 0
+    total = page_words(tree) if body_words is None else body_words
+    changed = 0
+    for el in candidates:
+        if total and _text_len(el) * 2 >= total:
+            el.tag = "div"
+            el.attrib.pop("class", None)
+            el.attrib.pop("id", None)
+            changed += 1
+    return changed
