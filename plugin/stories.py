@@ -337,17 +337,23 @@ def read_story(
     }
 
 
+def utc_time(value) -> dt.datetime | None:
+    """An ISO 8601 time or date (or a datetime) as an aware UTC time (no zone: UTC); None when unreadable."""
+    when = value
+    if isinstance(value, str):
+        try:
+            when = dt.datetime.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    if not isinstance(when, dt.datetime):
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
+
+
 def _epoch_millis(value) -> int | None:
     """An ISO 8601 time or date (UTC when no zone) as epoch milliseconds; None when unreadable."""
-    if not isinstance(value, str):
-        return None
-    try:
-        when = dt.datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return int(when.timestamp() * 1000)
+    when = utc_time(value)
+    return int(when.timestamp() * 1000) if when is not None else None
 
 
 def references(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -120,9 +121,11 @@ def test_stage_timings_follow_the_worker_path(bench, settings, es, redis_url, tm
     floor = ingest_bench.index_floor(es, live, docs=5)
     scratch = f"{live.index}-floor"
     assert not es.indices.exists(index=scratch) and not es.indices.exists_alias(name=scratch)
-    if floor is not None:  # measured on the embedded stand-in only
+    if os.environ.get("ELASTICSEARCH_URL"):  # an external cluster's CPU is not measured here
+        assert floor is None
+    else:
         assert floor["docs"] == min(5, es.count(index=live.index)["count"]) > 0
-        assert floor["server_cpu_ms_per_doc"] >= 0
+        assert 0 <= floor["server_cpu_ms_per_doc"] < 10_000 and floor["seconds"] > 0
 
 
 @pytest.mark.slow

@@ -13,6 +13,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from newsfold.plugin.stories import utc_time
+
 ATOM = "http://www.w3.org/2005/Atom"
 MIMETYPE = "application/atom+xml"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
@@ -26,18 +28,10 @@ def story_id(cluster_id: str) -> str:
 
 def rfc3339(value: str | dt.datetime | None) -> str | None:
     """An ISO 8601 time or date as an RFC 3339 UTC time (a bare date is its midnight UTC); None when unreadable."""
-    if value is None:
+    when = utc_time(value)
+    if when is None:
         return None
-    when = value
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            when = dt.datetime.fromisoformat(text)
-        except ValueError:
-            return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.UTC)
-    return when.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return when.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _clean(text: str | None) -> str:

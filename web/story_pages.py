@@ -80,11 +80,9 @@ def story_timeline(story: dict):
 @bp.get("/stories/<path:cluster_id>/versions/<path:page_id>")
 def version(cluster_id: str, page_id: str):
     """A version of a story with the passages the story's reference does not have marked."""
-    try:
-        checked_id(cluster_id)
-        checked_id(page_id, "page")
-    except ValueError as exc:
-        return render_template("error.html", code=400, message=str(exc)), 400
+    problem = _bad_ids(cluster_id, page_id)
+    if problem:
+        return render_template("error.html", code=400, message=problem), 400
     found = version_passages(get_es(), get_settings(), cluster_id, page_id)
     if found is None:
         abort(404, description=f"no version {page_id[:80]!r} of story {cluster_id[:80]!r}")
@@ -118,11 +116,9 @@ def api_top():
 @api_bp.get("/stories/<path:cluster_id>/versions/<path:page_id>")
 def api_version(cluster_id: str, page_id: str):
     """``GET /api/stories/<id>/versions/<page>``: a version's text as sentences, the added ones marked."""
-    try:
-        checked_id(cluster_id)
-        checked_id(page_id, "page")
-    except ValueError as exc:
-        return jsonify(error=str(exc)), 400
+    problem = _bad_ids(cluster_id, page_id)
+    if problem:
+        return jsonify(error=problem), 400
     found = version_passages(get_es(), get_settings(), cluster_id, page_id)
     if found is None:
         abort(404, description=f"no version {page_id[:80]!r} of story {cluster_id[:80]!r}")
@@ -189,3 +185,13 @@ def _search_entry(found: dict) -> dict:
     times = [t for t in [found.get("published"), *(v.get("published") for v in found["versions"])] if t]
     sites = {found.get("site"), *(v.get("site") for v in found["versions"])} - {None}
     return {**found, "latest": max(times) if times else None, "sites": max(1, len(sites)), "pages": found["size"]}
+
+
+def _bad_ids(cluster_id: str, page_id: str) -> str | None:
+    """What is wrong with a version's ids in its URL, or None."""
+    try:
+        checked_id(cluster_id)
+        checked_id(page_id, "page")
+    except ValueError as exc:
+        return str(exc)
+    return None
