@@ -9,8 +9,9 @@ something the others do not. The rule here is explainable and has no model:
    and line breaks dropped) into one stream of tokens.
 2. The stream is cut into passages at every sentence stop (``.``, ``!``,
    ``?``, ``…``, ``。！？``) and, inside sentences, at points chosen by the
-   words themselves (after a token whose hash with the :data:`CHUNK_WINDOW` - 1
-   tokens before it is divisible by :data:`CHUNK_AVERAGE`), so the same words
+   words themselves (after a token whose hash, mixed with those of the
+   :data:`CHUNK_WINDOW` - 1 tokens before it, falls in one bucket of
+   :data:`CHUNK_AVERAGE`, a power of two), so the same words
    are cut the same way whatever their case, spacing or paragraph breaks (a
    list whose lines a copy runs together is still recognised), and an
    insertion or a cut changes at most the passage it falls in. Two passages
@@ -38,13 +39,16 @@ from __future__ import annotations
 import hashlib
 import math
 import re
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+import numpy as np
 
 from newsfold.plugin.text import tokenize
 
 #: the layout of the stored keys; keys of another layout are not compared (the relation is unknown)
-KEYS_VERSION = 1
+KEYS_VERSION = 2
 #: a version holding less than this share of the reference's text (by tokens) is shorter
 SHORTER_BELOW = 0.9
 #: an added sentence has at least this many new tokens
@@ -57,6 +61,12 @@ CHUNK_AVERAGE = 8
 MAX_TOKENS = 20_000
 #: hex digits of a passage hash (32 bits: a collision inside one story is vanishingly rare)
 HASH_CHARS = 8
+#: odd 64-bit multipliers that mix a window's token hashes (one per position in the window)
+_MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)[:CHUNK_WINDOW]
+#: a window cuts when the top log2(CHUNK_AVERAGE) bits of its mix are zero
+_TOP_SHIFT = np.uint64(64 - CHUNK_AVERAGE.bit_length() + 1)
+_TOKEN_HASHES: dict[str, int] = {}
+_TOKEN_CACHE_SIZE = 50_000
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’»)\]]*\s+|(?<=[。！？])")
 _STOPPED = re.compile(r"[.!?…。！？][\"'”’»)\]]*$")
@@ -75,10 +85,6 @@ def sentences(paragraph: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(paragraph) if s and s.strip()]
 
 
-def _hash(tokens: list[str]) -> int:
-    return int.from_bytes(hashlib.blake2b(" ".join(tokens).encode("utf-8"), digest_size=8).digest(), "little")
-
-
 @dataclass(frozen=True)
 class Layout:
     """A text as the rule sees it: sentence token counts per paragraph, and its passages.
@@ -95,27 +101,23 @@ class Layout:
     def of_text(cls, text: str, *, max_tokens: int = MAX_TOKENS) -> Layout:
         """Cut a text into sentences and passages (only its first ``max_tokens`` tokens)."""
         shape: list[tuple[int, ...]] = []
-        chunks: list[tuple[str, int]] = []
-        run: list[str] = []  # tokens since the last sentence stop
-        seen = 0
+        stream: list[str] = []
+        stops: list[int] = []  # stream positions where a sentence stop ends a passage
         for paragraph in paragraphs(text):
             counts = []
             for sentence in sentences(paragraph):
-                tokens = tokenize(sentence)[: max_tokens - seen]
-                if not tokens:
-                    continue
-                counts.append(len(tokens))
-                seen += len(tokens)
-                run.extend(tokens)
-                if _STOPPED.search(sentence):  # a stop ends a passage; a bare line break does not
-                    chunks.extend(_chunks(run))
-                    run = []
+                tokens = tokenize(sentence)[: max_tokens - len(stream)]
+                if tokens:
+                    counts.append(len(tokens))
+                    stream.extend(tokens)
+                # a stop ends a passage, even one standing alone ("..."); a bare line break does not
+                if _STOPPED.search(sentence) and stream and (not stops or stops[-1] != len(stream)):
+                    stops.append(len(stream))
             if counts:
                 shape.append(tuple(counts))
-            if seen >= max_tokens:
+            if len(stream) >= max_tokens:
                 break
-        chunks.extend(_chunks(run))
-        return cls(tuple(shape), tuple(chunks))
+        return cls(tuple(shape), tuple(_chunks(stream, stops)))
 
     @classmethod
     def of_stored(cls, stored: Mapping | None) -> Layout | None:
@@ -143,18 +145,48 @@ class Layout:
         }
 
 
-def _chunks(stream: list[str]) -> list[tuple[str, int]]:
-    """Content-defined passages of a token stream: ``(hash, tokens)`` each."""
-    out: list[tuple[str, int]] = []
-    start = 0
-    for i in range(CHUNK_WINDOW - 1, len(stream)):
-        if _hash(stream[i - CHUNK_WINDOW + 1 : i + 1]) % CHUNK_AVERAGE == 0:
-            out.append((stream[start : i + 1], i + 1 - start))
-            start = i + 1
-    if start < len(stream):
-        out.append((stream[start:], len(stream) - start))
+def _token_hashes(stream: list[str]) -> np.ndarray:
+    """A 32-bit CRC of each token (cached: a text repeats its words, and so does a collection)."""
+    cache = _TOKEN_HASHES
+    if len(cache) > _TOKEN_CACHE_SIZE:
+        cache.clear()
+    out = [cache.get(t) for t in stream]
+    for i, h in enumerate(out):
+        if h is None:
+            token = stream[i]
+            out[i] = cache[token] = zlib.crc32(token.encode("utf-8"))
+    return np.array(out, dtype=np.uint64)
+
+
+def _chunks(stream: list[str], stops: list[int]) -> list[tuple[str, int]]:
+    """Content-defined passages of a token stream, cut after each stop: ``(hash, tokens)`` each.
+
+    Inside a run between two stops, a passage ends after a token whose window
+    (it and the :data:`CHUNK_WINDOW` - 1 tokens before it, all in the run)
+    mixes to a hash whose top bits are zero, one window in
+    :data:`CHUNK_AVERAGE`.
+    """
+    n = len(stream)
+    if not n:
+        return []
+    cut = np.zeros(n, dtype=bool)
+    if n >= CHUNK_WINDOW:
+        hashes = _token_hashes(stream)
+        with np.errstate(over="ignore"):  # the mix wraps around 2**64 on purpose
+            mixed = sum(hashes[k : n - CHUNK_WINDOW + 1 + k] * _MIX[k] for k in range(CHUNK_WINDOW))
+        cut[CHUNK_WINDOW - 1 :] = (mixed >> _TOP_SHIFT) == 0
+        starts = np.array([0, *stops], dtype=np.int64)
+        for k in range(CHUNK_WINDOW - 1):  # a window reaching back over a stop does not cut
+            cut[starts[starts + k < n] + k] = False
+    cut[np.array([*stops, n], dtype=np.int64) - 1] = True
     width = HASH_CHARS // 2
-    return [(hashlib.blake2b(" ".join(t).encode("utf-8"), digest_size=width).hexdigest(), n) for t, n in out]
+    out = []
+    start = 0
+    for end in (np.flatnonzero(cut) + 1).tolist():
+        key = hashlib.blake2b(" ".join(stream[start:end]).encode("utf-8"), digest_size=width).hexdigest()
+        out.append((key, end - start))
+        start = end
+    return out
 
 
 def passage_keys(text: str) -> dict | None:

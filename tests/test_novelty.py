@@ -134,3 +134,16 @@ def test_marked_passages_mark_what_the_relation_counts(version):
     assert added == LOCAL
     assert [p.text for row in marked for p in row] == [s for para in version for s in sentences(para)]
     assert not any(p.added for row in marked_passages(text(version), None) for p in row)
+
+
+def test_a_stop_standing_alone_ends_a_passage_as_it_does_inside_a_line():
+    # an elision line ("...") between two lines of a listing; a copy runs the three lines together
+    listing = [
+        "rsync -t -l -r -c ps:jtk/ www-jefftk-com/ --delete-after",
+        "...",
+        "rsync -t -l -r -c ps:kf/ www-kingfisherband-com/ --delete-after",
+    ]
+    reference = [REFERENCE[0], *listing, REFERENCE[1]]
+    merged = [REFERENCE[0], " ".join(listing), REFERENCE[1]]
+    assert rel(merged, reference).kind == "copy"
+    assert rel(reference, merged).kind == "copy"
