@@ -13,7 +13,13 @@ from __future__ import annotations
 import logging
 import re
 
-from newsfold.plugin.extract_blocks import drop_headline, needs_second_opinion, recover_dropped_blocks, text_runs
+from newsfold.plugin.extract_blocks import (
+    drop_headline,
+    drop_layout_rows,
+    needs_second_opinion,
+    recover_dropped_blocks,
+    text_runs,
+)
 from newsfold.plugin.extract_cleanup import (
     clean_tree,
     drop_furniture,
@@ -54,7 +60,8 @@ def extract_article(
     page's prose or is mostly not prose (:func:`needs_second_opinion`); add
     back the paragraphs, lists and tables it dropped inside the article's container
     (:func:`recover_dropped_blocks`); drop a first line that only repeats the
-    headline (:func:`drop_headline`).
+    headline (:func:`drop_headline`); around a CJK article in a layout table,
+    drop the table rows that hold no sentence (:func:`drop_layout_rows`).
 
     Args:
         data: raw page bytes in any encoding (gzip accepted), or decoded HTML.
@@ -98,7 +105,7 @@ def extract_article(
             second = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
             doc = second if second is not None else doc
         if doc is not None and doc.text:
-            doc.text = drop_headline(recover_dropped_blocks(tree, doc.text, runs=runs), tree, title)
+            doc.text = drop_layout_rows(drop_headline(recover_dropped_blocks(tree, doc.text, runs=runs), tree, title))
     except Exception as exc:  # the per-page boundary: any parser failure is a rejection
         log.warning("extraction failed for %s: %s", url, exc)
         return Rejection("extraction_failed", f"{type(exc).__name__}: {exc}")

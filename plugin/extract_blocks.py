@@ -6,6 +6,8 @@ import re
 
 from lxml import etree
 
+from newsfold.plugin.text import cjk_sentences, is_cjk_text, tokenize
+
 # trafilatura drops paragraphs inside the right container when a wrapper's class
 # looks like boilerplate to it ("widget", "embed", "meta", "button"...): whole
 # tables, the second half of an article, the sections of a page builder. This
@@ -237,3 +239,38 @@ def drop_headline(text: str, tree, title: str) -> str:
     if key == _match_key(title) or any(key == _match_key(" ".join(h.itertext())) for h in tree.iter("h1")):
         return rest.lstrip("\n")
     return text
+
+
+_TABLE_ROW = "|"  # trafilatura writes a table row as one line of cells: "| cell | cell |"
+
+
+def drop_layout_rows(text: str) -> str:
+    """Drop the rows of a layout table around a Chinese or Japanese article that hold no sentence.
+
+    Pages built with layout tables (much of the CJK web before CSS layout)
+    put the article in one table cell and the site's navigation, datelines,
+    link lists, comment counters and ads in the others, and trafilatura
+    keeps the whole table. When the line holding the most CJK prose
+    (sentences ending with a CJK stop) is a table row, the article sits in a
+    cell, and the other rows are kept only when they hold such a sentence: navigation, link lists,
+    captions and ads almost never do (An & Cheng). Text outside tables, and
+    every table when the article is not in one, is left alone.
+
+    Args:
+        text: the extracted text, one block per line.
+
+    Returns:
+        The text without those rows.
+    """
+    if "\n" + _TABLE_ROW not in "\n" + text:
+        return text
+    lines = text.split("\n")
+    prose = [sum(map(len, cjk_sentences(line))) for line in lines]
+    article = max(range(len(lines)), key=prose.__getitem__)
+    if not prose[article] or not lines[article].lstrip().startswith(_TABLE_ROW):
+        return text
+    if not is_cjk_text(tokenize(lines[article])):
+        return text
+    return "\n".join(
+        line for line, n in zip(lines, prose, strict=True) if n or not line.lstrip().startswith(_TABLE_ROW)
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 from datasketch import MinHashLSH
 
@@ -46,6 +48,18 @@ def test_cjk_signing_keeps_sentences_ending_with_full_stops():
     assert "方案提出将在五年内建设更多公园和绿地" in signed
     assert "首页" not in signed and "热门推荐" not in signed
     assert signing_text(text, S.replace(cjk_method="ngram")) == text
+
+
+def test_a_long_cjk_line_without_a_stop_is_read_once():
+    # one pass per line: a 200,000-character line took minutes when each position rescanned the line
+    from newsfold.plugin.text import cjk_sentences
+
+    started = time.process_time()
+    assert cjk_sentences("港" * 200_000) == []
+    assert cjk_sentences("a" * 200_000 + "。") == []  # four CJK characters at least
+    found = cjk_sentences("新闻 | 今天港口开工。明天 | 继续施工！\n尾巴")
+    assert found == ["新闻 | 今天港口开工。", "明天 | 继续施工！"]
+    assert time.process_time() - started < 5.0
 
 
 def test_signature_encode_round_trip():
