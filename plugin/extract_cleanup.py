@@ -98,7 +98,8 @@ def clean_tree(tree, *, body_words: int | None = None) -> int:
     Runs on the lxml tree before trafilatura. A block is removed when a class or
     id token says what it is, or when it opens with a "Related stories"-style
     heading; never a block holding half of the page's text or more (that is the
-    article, whatever its class says). ``body_words`` is the page's word count
+    article, whatever its class says), and lists of teaser cards
+    (:func:`_teaser_lists`). ``body_words`` is the page's word count
     when the caller has it. Returns the number of blocks removed.
     """
     total = max(1, page_words(tree) if body_words is None else body_words)
@@ -132,12 +133,50 @@ def clean_tree(tree, *, body_words: int | None = None) -> int:
             nxt = el.getnext()
             if nxt is not None and nxt.tag in ("ul", "ol", "div", "section", "aside"):
                 doomed.append(nxt)
+    doomed += _teaser_lists(tree, total)
     removed = 0
     for el in doomed:
         if el.getparent() is not None:
             _remove(el)
             removed += 1
     return removed
+
+
+_CARD_HEADINGS = ("h2", "h3", "h4", "h5", "h6")
+_MIN_CARDS = 3  # two linked items may be an article's "see also"; three cards make a box
+_CARD_SHARE = 0.8
+
+
+def _is_card(item) -> bool:
+    """Whether a list item is headed by a link: a heading holding a link, or inside one."""
+    for heading in item.iter(_CARD_HEADINGS):
+        if heading.find(".//a") is not None or any(el.tag == "a" for el in heading.iterancestors()):
+            return True
+    return False
+
+
+def _teaser_lists(tree, total: int) -> list:
+    """Lists whose items are teaser cards: a linked headline each (and often a lede and a picture).
+
+    "Latest stories" and "more from" boxes are lists of other stories'
+    headlines, each a heading that links away; an article's own lists are
+    sentences or terms, and its headings head its own sections, not list
+    items. Whatever the box is called, and in any language, a list of at least
+    :data:`_MIN_CARDS` items, most of them such cards, is not the article (and
+    never one holding half of the page's text); nor is a one-line block right
+    before it, the box's title.
+    """
+    out = []
+    for box in tree.iter("ul", "ol"):
+        items = [child for child in box if child.tag == "li"]
+        if len(items) < _MIN_CARDS:
+            continue
+        if sum(map(_is_card, items)) >= _CARD_SHARE * len(items) and _text_len(box) < total / 2:
+            out.append(box)
+            title = box.getprevious()  # the box's own title ("Our latest stories") goes with it
+            if title is not None and title.tag not in _KEEP_TAGS and _short_block_text(title):
+                out.append(title)
+    return out
 
 
 # Elements that hold no article text by what they are (scripts, media, controls, navigation, asides,
