@@ -67,8 +67,9 @@ def test_api_top_stories_by_coverage_latest_window_and_pages(client, clusters):
 def test_bad_top_story_arguments_are_400_with_a_message(client, query, message):
     res = client.get(f"/api/stories?{query}")
     assert res.status_code == 400 and message in res.get_json()["error"]
-    if query.startswith("sort="):  # on the page, a search order means the search's own listing
-        assert client.get(f"/?{query}").status_code == 200
+    if query.startswith("sort="):  # on the page, the search form's order without a query opens top stories
+        page = client.get(f"/?{query}")
+        assert page.status_code == 200 and 'data-testid="top-stories"' in _text(page)
         return
     page = client.get(f"/?{query}")
     assert page.status_code == 400 and message in html.unescape(_text(page))
@@ -84,6 +85,10 @@ def test_the_search_page_opens_on_top_stories_with_toggles_and_a_feed_link(clien
     assert re.search(r'<link rel="alternate" type="application/atom\+xml"[^>]+href="/feed\?window=all"', page)
     latest = _text(client.get("/?window=all&sort=latest"))
     assert _ids(latest, "top-story")[0] == clusters["museum-a"]
+    # the search form with its query cleared sends its own order: top stories again, with the filters kept
+    cleared = _text(client.get("/?q=&sort=relevance&lang=de&window=all"))
+    assert 'data-testid="top-stories"' in cleared and _ids(cleared, "top-story") == [clusters["single"]]
+    assert 'data-testid="top-stories"' not in _text(client.get("/?sort=date"))  # the newest-stories list, as before
     # a query, or a date range, is a search as before
     assert 'data-testid="top-stories"' not in _text(client.get("/?q=headline"))
     assert 'data-testid="top-stories"' not in _text(client.get("/?from=2015-03-01"))

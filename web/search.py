@@ -8,7 +8,7 @@ from newsfold.plugin.stories import WINDOW_NAMES
 from newsfold.web.formatting import page_links
 from newsfold.web.resources import get_es, get_settings, get_web_settings
 from newsfold.web.stories import FilterChoices, SearchParams, filter_choices, run_search, search_body
-from newsfold.web.story_pages import is_top_request
+from newsfold.web.story_pages import RELEVANCE, is_top_request
 from newsfold.web.top_stories import TopParams, run_top
 
 bp = Blueprint("search", __name__)
@@ -48,11 +48,14 @@ def index():
 def top_stories():
     """``/?window=&sort=coverage|latest&site=&lang=&page=``: the stories of a window by coverage, or the latest."""
     settings, page_size = get_settings(), get_web_settings().page_size
-    form = SearchParams.for_form(request.args)
+    args = request.args.copy()
+    if (args.get("sort") or "").strip() == RELEVANCE:  # the search form's order, with its query cleared
+        args.pop("sort")
+    form = SearchParams.for_form(args)
     try:
-        top = TopParams.from_args(request.args, page_size=page_size, query_string_chars=len(request.query_string))
+        top = TopParams.from_args(args, page_size=page_size, query_string_chars=len(request.query_string))
     except ValueError as exc:
-        page = render_template("search.html", params=form, top_form=TopParams.for_form(request.args), error=str(exc),
+        page = render_template("search.html", params=form, top_form=TopParams.for_form(args), error=str(exc),
                                choices=FilterChoices.chosen(form), windows=WINDOW_NAMES)  # fmt: skip
         return page, 400
     es = get_es()

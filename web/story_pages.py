@@ -36,13 +36,19 @@ VERSIONS_PAGE = 20
 
 
 def is_top_request(args) -> bool:
-    """Whether ``/`` with these arguments shows top stories: no query, no date range and no search order.
+    """Whether ``/`` with these arguments shows top stories: no query, no date range, no order by date.
 
-    ``/?sort=date`` (or ``relevance``) is the search's own listing of the newest stories, as before.
+    ``/?sort=date`` is the search's own listing of the newest stories, as
+    before. ``sort=relevance`` (what the search form sends when its query is
+    cleared) has no words to rank by, and the best match for nothing is the
+    top stories.
     """
     if (args.get("q") or "").strip() or args.get("from") or args.get("to"):
         return False
-    return (args.get("sort") or "coverage").strip() in SORTS
+    return (args.get("sort") or "coverage").strip() in (*SORTS, RELEVANCE)
+
+
+RELEVANCE = "relevance"
 
 
 def _story_params() -> StoryParams:
