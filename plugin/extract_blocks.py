@@ -6,7 +6,7 @@ import re
 
 from lxml import etree
 
-from newsfold.plugin.text import cjk_sentences, is_cjk_text, tokenize
+from newsfold.plugin.text import cjk_sentences
 
 # trafilatura drops paragraphs inside the right container when a wrapper's class
 # looks like boilerplate to it ("widget", "embed", "meta", "button"...): whole
@@ -267,9 +267,8 @@ def drop_layout_rows(text: str) -> str:
     lines = text.split("\n")
     prose = [sum(map(len, cjk_sentences(line))) for line in lines]
     article = max(range(len(lines)), key=prose.__getitem__)
-    if not prose[article] or not lines[article].lstrip().startswith(_TABLE_ROW):
-        return text
-    if not is_cjk_text(tokenize(lines[article])):
+    # the article's row must be CJK prose: most of its characters in such sentences
+    if not lines[article].lstrip().startswith(_TABLE_ROW) or prose[article] * 2 < len(lines[article]):
         return text
     return "\n".join(
         line for line, n in zip(lines, prose, strict=True) if n or not line.lstrip().startswith(_TABLE_ROW)
