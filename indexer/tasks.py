@@ -7,6 +7,7 @@ import contextlib
 import logging
 import time
 
+from celery.exceptions import Retry
 from elasticsearch import ApiError
 
 from newsfold import task_names
@@ -65,7 +66,7 @@ def ingest_batch(
     guard_key = f"{job_id}:{key}" if tracked else None  # a job's batch keys repeat across jobs: qualify them
     try:
         with (
-            store.heartbeat(job_id, key, claim=True) if tracked else contextlib.nullcontext(),
+            store.heartbeat(job_id, key, claim=True, delivery=self.request.id) if tracked else contextlib.nullcontext(),
             guarded(settings, pages, guard_key) as guard,
         ):
             if guard is not None and guard.exhausted:
@@ -81,6 +82,11 @@ def ingest_batch(
                     _retry_later(self, exc, settings, what)
             if tracked:
                 patiently(lambda: store.record(job_id, key, outcomes, payloads=sources), what=f"recording {what}")
+    except Retry:  # this try waits for Elasticsearch: its retry, in whichever worker, takes the batch over at once
+        if tracked:
+            with contextlib.suppress(Exception):  # not handed over: the retry waits for the heartbeat to expire
+                store.hand_over(job_id, key, self.request.id)
+        raise
     except UnitBusy as busy:
         # another delivery of this batch is alive (the broker's redelivery and the coordinator's resend can
         # meet): never two at once, or the crash guard would blame the page the other one is signing

@@ -228,6 +228,22 @@ def test_one_live_delivery_of_a_batch_at_a_time(store):
         assert store.workers(job.id)["7"].endswith(f":{__import__('os').getpid()}")
 
 
+def test_a_retry_takes_over_the_batch_its_earlier_try_handed_over(store):
+    # a try that waits for Elasticsearch asks the broker for a retry, which may land in another worker
+    # process: it must not wait a heartbeat TTL against the heartbeat its own earlier try left behind
+    job = store.create("ingest", params={})
+    store.redis.set(store._key(job.id, "alive:6"), "otherhost:4242", px=10_000)
+    store.hand_over(job.id, "6", "task-1")  # only the holder itself hands over
+    assert store.claim(job.id, "6", delivery="task-1") == "otherhost:4242"
+    assert store.claim(job.id, "5") is None  # this process runs batch 5 as task-1 ...
+    store.hand_over(job.id, "5", "task-1")  # ... which retries later
+    assert store.alive(job.id, ["5"]) == [True]  # still current: the coordinator does not send the batch again
+    assert store.claim(job.id, "5", delivery="task-2") is not None  # another delivery still waits
+    assert store.claim(job.id, "5") is not None
+    assert store.claim(job.id, "5", delivery="task-1") is None  # the retry, in any process, takes it at once
+    assert store.workers(job.id)["5"].endswith(f":{__import__('os').getpid()}")
+
+
 def test_a_delivery_that_died_is_reported_once_even_if_never_seen_alive(store):
     job = store.create("ingest", params={})
     assert store.claim(job.id, "3") is None  # a worker takes batch 3 ...

@@ -360,8 +360,12 @@ class JobStore:
         ttl = ttl or self.heartbeat_ttl
         self.redis.set(self._key(job_id, f"alive:{key}"), f"{socket.gethostname()}:{os.getpid()}", px=int(ttl * 1000))
 
-    def claim(self, job_id: str, key: str, ttl: float | None = None) -> str | None:
+    def claim(self, job_id: str, key: str, ttl: float | None = None, *, delivery: str | None = None) -> str | None:
         """Start the heartbeat on ``key`` unless another delivery's heartbeat is current.
+
+        Args:
+            delivery: the task's id: a heartbeat an earlier try of the same
+                task handed over (:meth:`hand_over`) is taken over, in any process.
 
         Returns:
             None when this process now holds ``key``, else the ``host:pid`` of the live holder.
@@ -374,11 +378,25 @@ class JobStore:
             self.redis.set(started, me, ex=RETENTION_SECONDS)  # outlives the heartbeat: see died()
             return None
         holder = text_of(self.redis.get(name)) or None
-        if holder is None or holder == me:  # expired meanwhile, or this process's own (finished) delivery
+        # expired meanwhile, this process's own (finished) delivery, or handed over by this task's earlier try
+        if holder is None or holder == me or (delivery and holder == f"{_HANDED_OVER}{delivery}"):
             self.redis.set(name, me, px=int(ttl * 1000))
             self.redis.set(started, me, ex=RETENTION_SECONDS)
             return None
         return holder
+
+    def hand_over(self, job_id: str, key: str, delivery: str) -> None:
+        """Leave ``key``'s heartbeat to the next try of task ``delivery`` (a retry: same id, any process).
+
+        Called when this try gives up for now and asks the broker to run the
+        task again. The heartbeat stays current for one TTL, so the
+        coordinator does not take the unit for dead, and no other delivery
+        starts it; the retry, wherever it lands, claims it at once instead of
+        waiting for it to expire.
+        """
+        name = self._key(job_id, f"alive:{key}")
+        if text_of(self.redis.get(name)) == f"{socket.gethostname()}:{os.getpid()}":
+            self.redis.set(name, f"{_HANDED_OVER}{delivery}", px=int(self.heartbeat_ttl * 1000))
 
     def died(self, job_id: str, keys: list[str]) -> list[bool]:
         """For each key, whether a delivery claimed it and its heartbeat is gone: its worker died.
@@ -416,7 +434,7 @@ class JobStore:
 
     @contextlib.contextmanager
     def heartbeat(
-        self, job_id: str, key: str, *, every: float | None = None, claim: bool = False
+        self, job_id: str, key: str, *, every: float | None = None, claim: bool = False, delivery: str | None = None
     ) -> Iterator[None]:
         """Keep a heartbeat on ``key`` while the block runs.
 
@@ -425,10 +443,11 @@ class JobStore:
         heartbeat on an unfinished unit always means its worker died.
 
         With ``claim``, the block does not run while another delivery of the
-        unit is alive (:class:`UnitBusy`): one live delivery at a time.
+        unit is alive (:class:`UnitBusy`): one live delivery at a time;
+        ``delivery`` (the task's id) takes over what an earlier try handed over.
         """
         if claim:
-            holder = self.claim(job_id, key)
+            holder = self.claim(job_id, key, delivery=delivery)
             if holder is not None:
                 raise UnitBusy(key, holder)
         stop = threading.Event()
@@ -448,6 +467,9 @@ class JobStore:
         finally:
             stop.set()
             thread.join()
+
+
+_HANDED_OVER = "handed-over:"  # the value of a heartbeat left to a task's next try
 
 
 class UnitBusy(RuntimeError):
