@@ -25,6 +25,7 @@ from newsfold.plugin import (
     story_count,
 )
 from newsfold.plugin.client import build_client
+from newsfold.plugin.stories import add_relations
 from tests.pages import page, story
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +49,7 @@ def host(es, settings):
                     "section": {"type": "keyword"},
                     "author": {"type": "keyword"},
                     "paywalled": {"type": "boolean"},
+                    "first_published": {"type": "date"},
                 },
             }
         },
@@ -59,14 +61,13 @@ def host(es, settings):
     es.cluster.delete_component_template(name=f"{name}-newsfold")
 
 
-def _put(es, index, doc_id, paragraphs, *, section="news", author="desk", paywalled=False, headline="Headline"):
-    es.index(
-        index=index,
-        id=doc_id,
-        document={"headline": headline, "text": "\n\n".join(paragraphs), "section": section, "author": author,
-                  "paywalled": paywalled},
-        refresh="wait_for",
-    )
+def _put(es, index, doc_id, paragraphs, *, section="news", author="desk", paywalled=False, headline="Headline",
+         published=None):
+    document = {"headline": headline, "text": "\n\n".join(paragraphs), "section": section, "author": author,
+                "paywalled": paywalled}
+    if published:
+        document["first_published"] = published
+    es.index(index=index, id=doc_id, document=document, refresh="wait_for")
 
 
 def test_component_template_holds_the_fold_fields_and_signature_meta(settings):
@@ -147,6 +148,28 @@ def test_fold_search_keeps_unfolded_documents_as_their_own_stories(es, settings,
     walked = [folded_hits(fold_search(es, {**body, "from": i, "size": 1}, index=host))[0]["hit"]["_id"]
               for i in range(4)]
     assert sorted(walked) == ids
+
+
+def test_versions_in_a_host_index_say_what_they_hold_and_add(es, settings, host):
+    text = story(8, sentences=16)
+    local = ("The Harbour Gazette asked the operator whether the night ferry would keep its Sunday crossings "
+             "and had no answer.")
+    versions = {"v-ref": text, "v-short": text[:5], "v-adds": [*text[:4], local, *text[4:]]}
+    for hour, (doc_id, paragraphs) in enumerate(versions.items()):
+        _put(es, host, doc_id, paragraphs, headline="ferry", published=f"2026-03-0{hour + 1}T08:00:00Z")
+    signed = [sign_text("\n\n".join(p), page_id=i, settings=settings) for i, p in versions.items()]
+    outcomes = ingest(signed, client=es, settings=settings, index=host)
+    assert sorted(o.status for o in outcomes) == ["duplicate", "duplicate", "new"]
+    res = fold_search(es, {"query": {"match": {"headline": "ferry"}}, "size": 10}, index=host)
+    add_relations(es, res, index=host, time_field="first_published")  # the host's own date field
+    relations = {}
+    for hit in res["hits"]["hits"]:
+        relations[hit["_id"]] = hit["newsfold_relation"]
+        for version in hit["inner_hits"]["newsfold_versions"]["hits"]["hits"]:
+            relations[version["_id"]] = version["newsfold_relation"]
+    assert relations["v-ref"]["kind"] == "reference"  # the earliest by the host's date
+    assert relations["v-short"]["kind"] == "shorter" and relations["v-short"]["held"] < 0.9
+    assert relations["v-adds"]["label"] == "adds 1 paragraph"
 
 
 def test_fold_query_keeps_the_host_parts_and_refuses_collapse():
