@@ -68,7 +68,8 @@ _TOP_SHIFT = np.uint64(64 - CHUNK_AVERAGE.bit_length() + 1)
 _TOKEN_HASHES: dict[str, int] = {}
 _TOKEN_CACHE_SIZE = 50_000
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’»)\]]*\s+|(?<=[。！？])")
+# a sentence ends with a stop and its closing quotes or brackets, before white space (or at a CJK stop)
+_SENTENCE_END = re.compile(r"([.!?…][\"'”’»)\]]*(?=\s)|[。！？])")
 _STOPPED = re.compile(r"[.!?…。！？][\"'”’»)\]]*$")
 
 #: relation kinds
@@ -81,8 +82,13 @@ def paragraphs(text: str) -> list[str]:
 
 
 def sentences(paragraph: str) -> list[str]:
-    """The sentences of one paragraph, stripped (a paragraph without a stop is one sentence)."""
-    return [s.strip() for s in _SENTENCE_END.split(paragraph) if s and s.strip()]
+    """The sentences of one paragraph, stripped, each with its stop and closing quotes.
+
+    A paragraph without a stop is one sentence.
+    """
+    parts = _SENTENCE_END.split(paragraph)  # text, stop, text, stop, ..., text
+    parts.append("")
+    return [s for s in map(str.strip, map(str.__add__, parts[::2], parts[1::2])) if s]
 
 
 @dataclass(frozen=True)
@@ -100,24 +106,7 @@ class Layout:
     @classmethod
     def of_text(cls, text: str, *, max_tokens: int = MAX_TOKENS) -> Layout:
         """Cut a text into sentences and passages (only its first ``max_tokens`` tokens)."""
-        shape: list[tuple[int, ...]] = []
-        stream: list[str] = []
-        stops: list[int] = []  # stream positions where a sentence stop ends a passage
-        for paragraph in paragraphs(text):
-            counts = []
-            for sentence in sentences(paragraph):
-                tokens = tokenize(sentence)[: max_tokens - len(stream)]
-                if tokens:
-                    counts.append(len(tokens))
-                    stream.extend(tokens)
-                # a stop ends a passage, even one standing alone ("..."); a bare line break does not
-                if _STOPPED.search(sentence) and stream and (not stops or stops[-1] != len(stream)):
-                    stops.append(len(stream))
-            if counts:
-                shape.append(tuple(counts))
-            if len(stream) >= max_tokens:
-                break
-        return cls(tuple(shape), tuple(_chunks(stream, stops)))
+        return text_layout(text, max_tokens=max_tokens)[0]
 
     @classmethod
     def of_stored(cls, stored: Mapping | None) -> Layout | None:
@@ -189,14 +178,49 @@ def _chunks(stream: list[str], stops: list[int]) -> list[tuple[str, int]]:
     return out
 
 
+def text_layout(text: str, *, max_tokens: int = MAX_TOKENS) -> tuple[Layout, list[str] | None]:
+    """A text's :class:`Layout`, and its tokens as :func:`plugin.text.tokenize` gives them.
+
+    The tokens are those of the sentences in order, which are the tokens of
+    the whole text (no token spans a sentence or paragraph break), so signing
+    reuses them instead of tokenising the text again. None when the text has
+    more than ``max_tokens`` tokens (only its beginning is keyed).
+    """
+    shape: list[tuple[int, ...]] = []
+    stream: list[str] = []
+    stops: list[int] = []  # stream positions where a sentence stop ends a passage
+    complete = True
+    for paragraph in paragraphs(text):
+        counts = []
+        for sentence in sentences(paragraph):
+            tokens = tokenize(sentence)
+            if len(stream) + len(tokens) > max_tokens:
+                tokens, complete = tokens[: max_tokens - len(stream)], False
+            if tokens:
+                counts.append(len(tokens))
+                stream.extend(tokens)
+            # a stop ends a passage, even one standing alone ("..."); a bare line break does not
+            if _STOPPED.search(sentence) and stream and (not stops or stops[-1] != len(stream)):
+                stops.append(len(stream))
+        if counts:
+            shape.append(tuple(counts))
+        if not complete:
+            break
+    return Layout(tuple(shape), tuple(_chunks(stream, stops))), stream if complete else None
+
+
 def passage_keys(text: str) -> dict | None:
     """What ingest stores for a text in ``newsfold.passages`` (None for a text without words).
 
     Returns:
-        ``{"v": 1, "chunks": "<hash>:<tokens> ...", "sentences": ["<tokens> <tokens> ...", ...]}``:
+        ``{"v": 2, "chunks": "<hash>:<tokens> ...", "sentences": ["<tokens> <tokens> ...", ...]}``:
         the passages in text order, and per paragraph the token counts of its sentences.
     """
-    layout = Layout.of_text(text)
+    return stored_keys(text_layout(text)[0])
+
+
+def stored_keys(layout: Layout) -> dict | None:
+    """The value of ``newsfold.passages`` for a layout (None when it has no passage)."""
     return layout.stored() if layout.chunks else None
 
 

@@ -55,15 +55,16 @@ def minhash(shingle_set: set[bytes], *, num_perm: int, seed: int) -> MinHash:
     return m
 
 
-def _signed_tokens(text: str, settings: Settings) -> tuple[str, list[str]]:
+def _signed_tokens(text: str, settings: Settings, tokens: list[str] | None = None) -> tuple[str, list[str]]:
     """The part of an article's text that is signed, and its tokens (tokenised once).
 
     For Chinese/Japanese text with ``cjk_method="periods"``, only sentences
     ending with a CJK full stop (or ! ?) are kept when they hold at least 50
     characters: the prose of the article without the navigation, captions
     and link lists that extraction left in. Otherwise the whole text.
+    ``tokens`` are the text's tokens when the caller has them.
     """
-    tokens = tokenize(text)
+    tokens = tokenize(text) if tokens is None else tokens
     if settings.cjk_method == "periods" and is_cjk_text(tokens):
         kept = "\n".join(cjk_sentences(text))
         if len(kept) >= 50:
@@ -92,13 +93,16 @@ def signature_of(text: str, settings: Settings, *, stats: StoryStats | None = No
     return signed_features(text, settings, stats=stats)[0]
 
 
-def signed_features(text: str, settings: Settings, *, stats: StoryStats | None = None) -> tuple[Signature, np.ndarray]:
+def signed_features(
+    text: str, settings: Settings, *, stats: StoryStats | None = None, tokens: list[str] | None = None
+) -> tuple[Signature, np.ndarray]:
     """The signature of a text and the hashes of its features (shingles and words).
 
     The features are what :meth:`plugin.collection.StoryStats.add` counts when
-    the page turns out to start a new story.
+    the page turns out to start a new story. ``tokens``: the text's tokens
+    (``plugin.text.tokenize``), when the caller has them already.
     """
-    signed, tokens = _signed_tokens(text, settings)
+    signed, tokens = _signed_tokens(text, settings, tokens)
     cjk = is_cjk_text(tokens)
     k = settings.cjk_shingle if cjk else settings.word_shingle  # characters for CJK text, words otherwise
     if settings.shingle_scheme == "stopwords" and not cjk:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from newsfold.plugin.document import Page, SignedPage
 from newsfold.plugin.extract import Article, Rejection, extract_article
-from newsfold.plugin.novelty import passage_keys
+from newsfold.plugin.novelty import stored_keys, text_layout
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import band_keys, content_hash, signed_features
 from newsfold.plugin.text import cjk_share, tokenize
@@ -148,7 +148,9 @@ def sign_article(
     text = article.text
     if repeated is not None:
         text = repeated.strip(text, site=site, page_id=page_id, date=article.published or published)
-    signature, features = signed_features(text, settings, stats=stats)
+    # the passages of what is signed: lines the site repeats on its other pages are not the story's material
+    layout, tokens = text_layout(text)
+    signature, features = signed_features(text, settings, stats=stats, tokens=tokens)
     return SignedPage(
         page_id=page_id,
         url=url,
@@ -161,5 +163,5 @@ def sign_article(
         published=published,
         title_key=normalize_title(article.title, site),
         features=features,
-        passages=passage_keys(article.text),
+        passages=stored_keys(layout),
     )
