@@ -36,7 +36,6 @@ Pure: no server is contacted.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import zlib
@@ -66,6 +65,11 @@ _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dt
 #: a window cuts when the top log2(CHUNK_AVERAGE) bits of its mix are zero
 _TOP_SHIFT = np.uint64(64 - CHUNK_AVERAGE.bit_length() + 1)
 _TOKEN_HASHES: dict[str, int] = {}
+#: the polynomial base of passage hashes (odd), and its inverse modulo 2**64
+_BASE = np.uint64(0x100000001B3)
+_BASE_INVERSE = np.uint64(pow(int(_BASE), -1, 2**64))
+_POWERS: dict[int, np.ndarray] = {}
+_ZERO = np.zeros(1, dtype=np.uint64)
 _TOKEN_CACHE_SIZE = 50_000
 
 # a sentence ends with a stop and its closing quotes or brackets, before white space (or at a CJK stop)
@@ -139,11 +143,11 @@ def _token_hashes(stream: list[str]) -> np.ndarray:
     cache = _TOKEN_HASHES
     if len(cache) > _TOKEN_CACHE_SIZE:
         cache.clear()
-    out = [cache.get(t) for t in stream]
-    for i, h in enumerate(out):
-        if h is None:
-            token = stream[i]
-            out[i] = cache[token] = zlib.crc32(token.encode("utf-8"))
+    out = list(map(cache.get, stream))
+    if None in out:  # new words: hash them once
+        for token in set(stream).difference(cache):
+            cache[token] = zlib.crc32(token.encode("utf-8"))
+        out = list(map(cache.__getitem__, stream))
     return np.array(out, dtype=np.uint64)
 
 
@@ -153,29 +157,44 @@ def _chunks(stream: list[str], stops: list[int]) -> list[tuple[str, int]]:
     Inside a run between two stops, a passage ends after a token whose window
     (it and the :data:`CHUNK_WINDOW` - 1 tokens before it, all in the run)
     mixes to a hash whose top bits are zero, one window in
-    :data:`CHUNK_AVERAGE`.
+    :data:`CHUNK_AVERAGE`. A passage's hash is a polynomial over its tokens'
+    hashes (the same tokens give the same hash wherever they stand), found
+    for all passages at once from prefix sums.
     """
     n = len(stream)
     if not n:
         return []
+    hashes = _token_hashes(stream)
     cut = np.zeros(n, dtype=bool)
-    if n >= CHUNK_WINDOW:
-        hashes = _token_hashes(stream)
-        with np.errstate(over="ignore"):  # the mix wraps around 2**64 on purpose
+    with np.errstate(over="ignore"):  # the arithmetic wraps around 2**64 on purpose
+        if n >= CHUNK_WINDOW:
             mixed = sum(hashes[k : n - CHUNK_WINDOW + 1 + k] * _MIX[k] for k in range(CHUNK_WINDOW))
-        cut[CHUNK_WINDOW - 1 :] = (mixed >> _TOP_SHIFT) == 0
-        starts = np.array([0, *stops], dtype=np.int64)
-        for k in range(CHUNK_WINDOW - 1):  # a window reaching back over a stop does not cut
-            cut[starts[starts + k < n] + k] = False
-    cut[np.array([*stops, n], dtype=np.int64) - 1] = True
-    width = HASH_CHARS // 2
-    out = []
-    start = 0
-    for end in (np.flatnonzero(cut) + 1).tolist():
-        key = hashlib.blake2b(" ".join(stream[start:end]).encode("utf-8"), digest_size=width).hexdigest()
-        out.append((key, end - start))
-        start = end
-    return out
+            cut[CHUNK_WINDOW - 1 :] = (mixed >> _TOP_SHIFT) == 0
+            starts = np.array([0, *stops], dtype=np.int64)
+            for k in range(CHUNK_WINDOW - 1):  # a window reaching back over a stop does not cut
+                cut[starts[starts + k < n] + k] = False
+        cut[np.array([*stops, n], dtype=np.int64) - 1] = True
+        ends = np.flatnonzero(cut) + 1
+        begins = np.concatenate(([0], ends[:-1]))
+        # sum of h[j] * B**(end - 1 - j) over a passage = (S[end] - S[begin]) * B**(end - 1),
+        # with S[i] the prefix sums of h[j] * B**-j (B odd, so it has an inverse modulo 2**64)
+        scaled = np.concatenate((_ZERO, np.cumsum(hashes * _powers(_BASE_INVERSE, n), dtype=np.uint64)))
+        values = (scaled[ends] - scaled[begins]) * _powers(_BASE, n)[ends - 1] * _MIX[0]
+    keys = (values >> np.uint64(64 - 4 * HASH_CHARS)).tolist()
+    return [(f"{key:0{HASH_CHARS}x}", size) for key, size in zip(keys, (ends - begins).tolist(), strict=True)]
+
+
+def _powers(base: np.uint64, n: int) -> np.ndarray:
+    """``base ** j`` modulo 2**64 for j in 0..n-1 (extended and cached as texts grow)."""
+    table = _POWERS.get(int(base))
+    if table is None or len(table) < n:
+        size = max(n, 1024, 2 * len(table) if table is not None else 0)
+        factors = np.full(size, base, dtype=np.uint64)
+        factors[0] = 1
+        with np.errstate(over="ignore"):
+            table = np.cumprod(factors, dtype=np.uint64)  # base**0 .. base**(size - 1)
+        _POWERS[int(base)] = table
+    return table[:n]
 
 
 def text_layout(text: str, *, max_tokens: int = MAX_TOKENS) -> tuple[Layout, list[str] | None]:
