@@ -197,8 +197,17 @@ def _powers(base: np.uint64, n: int) -> np.ndarray:
     return table[:n]
 
 
-def text_layout(text: str, *, max_tokens: int = MAX_TOKENS) -> tuple[Layout, list[str] | None]:
-    """A text's :class:`Layout`, and its tokens as :func:`plugin.text.tokenize` gives them.
+#: a text cut for keying: per paragraph (non-blank line), per sentence, its tokens and whether a stop ends it
+Sentences = list[list[tuple[list[str], bool]]]
+
+
+def split_text(text: str) -> Sentences:
+    """A text's paragraphs and sentences, tokenised (:func:`plugin.text.tokenize`), for :func:`layout_of`."""
+    return [[(tokenize(s), _STOPPED.search(s) is not None) for s in sentences(p)] for p in paragraphs(text)]
+
+
+def layout_of(split: Sentences, *, max_tokens: int = MAX_TOKENS) -> tuple[Layout, list[str] | None]:
+    """The :class:`Layout` of a split text, and its tokens.
 
     The tokens are those of the sentences in order, which are the tokens of
     the whole text (no token spans a sentence or paragraph break), so signing
@@ -209,23 +218,39 @@ def text_layout(text: str, *, max_tokens: int = MAX_TOKENS) -> tuple[Layout, lis
     stream: list[str] = []
     stops: list[int] = []  # stream positions where a sentence stop ends a passage
     complete = True
-    for paragraph in paragraphs(text):
+    for paragraph in split:
         counts = []
-        for sentence in sentences(paragraph):
-            tokens = tokenize(sentence)
+        for tokens, stopped in paragraph:
             if len(stream) + len(tokens) > max_tokens:
                 tokens, complete = tokens[: max_tokens - len(stream)], False
             if tokens:
                 counts.append(len(tokens))
                 stream.extend(tokens)
             # a stop ends a passage, even one standing alone ("..."); a bare line break does not
-            if _STOPPED.search(sentence) and stream and (not stops or stops[-1] != len(stream)):
+            if stopped and stream and (not stops or stops[-1] != len(stream)):
                 stops.append(len(stream))
         if counts:
             shape.append(tuple(counts))
         if not complete:
             break
     return Layout(tuple(shape), tuple(_chunks(stream, stops))), stream if complete else None
+
+
+def text_layout(text: str, *, max_tokens: int = MAX_TOKENS) -> tuple[Layout, list[str] | None]:
+    """A text's :class:`Layout`, and its tokens (see :func:`layout_of`)."""
+    return layout_of(split_text(text), max_tokens=max_tokens)
+
+
+def kept_paragraphs(split: Sentences, text: str, kept: str) -> Sentences:
+    """The paragraphs of ``split`` (the split of ``text``) that remain in ``kept``, ``text`` without some lines."""
+    remaining = iter(paragraphs(kept))
+    wanted = next(remaining, None)
+    out = []
+    for paragraph, parts in zip(paragraphs(text), split, strict=True):
+        if paragraph == wanted:
+            out.append(parts)
+            wanted = next(remaining, None)
+    return out
 
 
 def passage_keys(text: str) -> dict | None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from newsfold.plugin.document import Page, SignedPage
 from newsfold.plugin.extract import Article, Rejection, extract_article
-from newsfold.plugin.novelty import stored_keys, text_layout
+from newsfold.plugin.novelty import kept_paragraphs, layout_of, split_text, stored_keys
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import band_keys, content_hash, signed_features
 from newsfold.plugin.text import cjk_share, tokenize
@@ -146,10 +146,14 @@ def sign_article(
     """
     site = site or site_of(url)
     text = article.text
+    split = split_text(text)  # tokenised once: for the line filter, the passages and the signature
     if repeated is not None:
-        text = repeated.strip(text, site=site, page_id=page_id, date=article.published or published)
+        lines = [sum(len(tokens) for tokens, _ in paragraph) for paragraph in split]
+        text = repeated.strip(text, site=site, page_id=page_id, date=article.published or published, line_tokens=lines)
+        if text != article.text:
+            split = kept_paragraphs(split, article.text, text)
     # the passages of what is signed: lines the site repeats on its other pages are not the story's material
-    layout, tokens = text_layout(text)
+    layout, tokens = layout_of(split)
     signature, features = signed_features(text, settings, stats=stats, tokens=tokens)
     return SignedPage(
         page_id=page_id,

@@ -77,8 +77,13 @@ class RepeatedLines:
     def _key(self, site: str, week: str, kind: str) -> str:
         return f"newsfold:{self.namespace}:{kind}:{site}:{week}"
 
-    def strip(self, text: str, *, site: str | None, page_id: str, date: str | None) -> str:
-        """Record the page's lines and return its text without lines repeated on its site."""
+    def strip(
+        self, text: str, *, site: str | None, page_id: str, date: str | None, line_tokens: list[int] | None = None
+    ) -> str:
+        """Record the page's lines and return its text without lines repeated on its site.
+
+        ``line_tokens``: the token count of each non-blank line, when the caller has tokenised the text.
+        """
         if not site:
             return text
         lines = text.split("\n")
@@ -102,7 +107,11 @@ class RepeatedLines:
         # An earlier copy of this story on the site (a second URL: AMP, a section path, an update) first carried
         # most of this page's text, by the same measure as KEEP_AT_LEAST. Its lines are the story's own: they
         # stay, and the lines other pages carried first (the site's furniture) go, as they went from that copy.
-        counts = [len(tokenize(line)) for line in lines]  # tokens never span lines: each line is counted once
+        if line_tokens is None:
+            counts = [len(tokenize(line)) for line in lines]  # tokens never span lines: each line is counted once
+        else:
+            given = iter(line_tokens)
+            counts = [next(given) if line.strip() else 0 for line in lines]
         tokens = sum(counts)
         carried: dict[str, int] = {}
         for k, rep, n in zip(keys, repeated, counts, strict=True):
