@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import unicodedata
 
-from newsfold.plugin.text import normalize, tokenize
+from newsfold.plugin.text import tokenize
 
 MIN_LINE_CHARS = 20  # shorter lines ("Reply", "Share") carry little weight either way
 KEEP_AT_LEAST = 0.5  # never strip more than half a text: that is a same-site copy, not boilerplate
@@ -58,12 +59,17 @@ def _week(date: str | None) -> tuple[str, str]:
     return f"{this.year}-{this.week:02d}", f"{last.year}-{last.week:02d}"
 
 
-def line_key(line: str) -> str | None:
-    """The hash of a normalised line, or None for lines too short to count."""
-    norm = normalize(line)
-    if len(norm) < MIN_LINE_CHARS:
-        return None
-    return hashlib.blake2b(norm.encode("utf-8"), digest_size=8).hexdigest()
+def line_keys(text: str) -> list[str | None]:
+    """For each line of a text, the hash of the line normalised (``plugin.text.normalize``), or None when short.
+
+    The text is normalised once: NFKC and case folding never move a line break.
+    """
+    out: list[str | None] = []
+    for line in unicodedata.normalize("NFKC", text).casefold().split("\n"):
+        norm = " ".join(line.split())
+        long_enough = len(norm) >= MIN_LINE_CHARS
+        out.append(hashlib.blake2b(norm.encode("utf-8"), digest_size=8).hexdigest() if long_enough else None)
+    return out
 
 
 class RepeatedLines:
@@ -87,7 +93,7 @@ class RepeatedLines:
         if not site:
             return text
         lines = text.split("\n")
-        keys = [line_key(line) for line in lines]
+        keys = line_keys(text)
         wanted = sorted({k for k in keys if k})
         if not wanted:
             return text
