@@ -27,7 +27,9 @@ something the others do not. The rule here is explainable and has no model:
 
 At ingest each page stores its passage keys and the shape of its paragraphs
 (:func:`passage_keys`, the fold field ``newsfold.passages``: about 11 bytes
-per 8 tokens). The relation of a version to its story's reference
+per 8 tokens), cut from the text that is signed (``plugin.signing`` splits
+and tokenises it once, :func:`split_text`, for the line filter, the keys and
+the signature). The relation of a version to its story's reference
 (:func:`relation`) is computed when read, from the two stored values, so
 merges, splits and a new representative need no rewrite.
 
