@@ -30,7 +30,6 @@ MAX_ID_CHARS = 512
 MAX_USER_CHARS = 200
 MAX_NOTE_CHARS = 2000
 MAX_LOG_SIZE = 1000
-MAX_LOG_WINDOW = 10_000  # from + size of a search
 MARK_ATTEMPTS = 5
 
 
@@ -244,10 +243,10 @@ def list_corrections(
     Raises:
         CorrectionError: offset or size out of range.
     """
-    if offset < 0 or not 1 <= size <= MAX_LOG_SIZE or offset + size > MAX_LOG_WINDOW:
+    if offset < 0 or not 1 <= size <= MAX_LOG_SIZE or offset + size > queries.MAX_WINDOW:
         raise CorrectionError(
             f"offset {offset} and size {size} are out of range (size 1-{MAX_LOG_SIZE}, "
-            f"offset + size at most {MAX_LOG_WINDOW})"
+            f"offset + size at most {queries.MAX_WINDOW})"
         )
     body = queries.corrections_log(cluster_id=cluster_id, page_id=page_id, offset=offset, size=size)
     res = client.search(index=corrections_index(settings), ignore_unavailable=True, **body)

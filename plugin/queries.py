@@ -14,6 +14,9 @@ import re
 
 from newsfold.plugin.document import CLUSTER_ID, LOOKUP_SOURCE, VERSION_SOURCE, cluster_of
 
+#: from + size of a search at most (Elasticsearch's index.max_result_window default): pages beyond it are refused
+MAX_WINDOW = 10_000
+
 MAX_QUERY_CHARS = 500
 MAX_QUERY_TERMS = 32
 #: the simple_query_string operators a public query may use: no fuzzy (~N after a word), no phrase slop
@@ -210,8 +213,8 @@ def collapsed_search(
             unknown or a date not ``YYYY-MM-DD`` (the message says which).
     """
     q = checked_query(q)
-    if page < 1 or size < 1 or page * size > 10_000:
-        raise ValueError(f"page {page} of size {size} is out of range (at most 10,000 results)")
+    if page < 1 or size < 1 or page * size > MAX_WINDOW:
+        raise ValueError(f"page {page} of size {size} is out of range (at most {MAX_WINDOW:,} results)")
     if sort not in SORTS:
         raise ValueError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
     must = text_query(q)

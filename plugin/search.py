@@ -7,9 +7,7 @@ import functools
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin.queries import FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
-
-MAX_WINDOW = 10_000  # from + size of a search (Elasticsearch's index.max_result_window default)
+from newsfold.plugin.queries import FOLD_FIELD, MAX_WINDOW, UNFOLDED_AGG, VERSIONS_NAME, fold_query
 
 
 def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int = 3) -> dict:

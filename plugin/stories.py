@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 
 from newsfold.plugin.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.novelty import relation
+from newsfold.plugin.queries import MAX_WINDOW
 
 #: the windows of top stories, in milliseconds back from the newest page (None: every page)
 WINDOWS: dict[str, int | None] = {"24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000, "all": None}
@@ -214,11 +215,11 @@ def story(
     ``msearch``) and bins them here (:func:`timeline_bins`).
 
     Raises:
-        ValueError: an empty cluster id or a page beyond 10,000 versions.
+        ValueError: an empty cluster id or a page beyond the first 10,000 versions (``MAX_WINDOW``).
     """
     if not cluster_id:
         raise ValueError("the story id is empty")
-    _check_page(page, size, 10_000)
+    _check_page(page, size, MAX_WINDOW)
     if size > MAX_VERSIONS_PAGE:
         raise ValueError(f"at most {MAX_VERSIONS_PAGE} versions a page, got {size}")
     return {

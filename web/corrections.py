@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from elasticsearch import NotFoundError
 
 from newsfold.plugin import corrections, queries
-from newsfold.plugin.correction_log import KINDS, MAX_ID_CHARS, MAX_LOG_WINDOW, MAX_NOTE_CHARS
+from newsfold.plugin.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
@@ -171,8 +171,9 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
         ValueError: an argument is malformed.
     """
     page = page_number(args.get("page"))
-    if (page - 1) * page_size >= MAX_LOG_WINDOW:
-        raise ValueError(f"page {page} is out of range (the log is paged through its first {MAX_LOG_WINDOW:,} entries)")
+    if (page - 1) * page_size >= queries.MAX_WINDOW:
+        window = queries.MAX_WINDOW
+        raise ValueError(f"page {page} is out of range (the log is paged through its first {window:,} entries)")
     filters = {}
     for name in ("cluster_id", "page_id"):
         value = (args.get(name) or "").strip()

@@ -136,7 +136,7 @@ class SearchResult:
     @property
     def total_pages(self) -> int:
         """Pages of stories, within the 10,000-result window of from/size paging."""
-        return min(page_count(self.stories, self.page_size), 10_000 // self.page_size)
+        return min(page_count(self.stories, self.page_size), queries.MAX_WINDOW // self.page_size)
 
     def as_json(self) -> dict:
         """The API's answer: the search, the counts and the page of stories."""

@@ -13,6 +13,7 @@ import datetime as dt
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
 
+from newsfold.plugin.queries import MAX_WINDOW
 from newsfold.plugin.stories import SORTS, WINDOW_NAMES
 from newsfold.web.charts import timeline
 from newsfold.web.feeds import MIMETYPE, FeedEntry, atom_feed, story_id
@@ -52,7 +53,7 @@ RELEVANCE = "relevance"
 
 
 def _story_params() -> StoryParams:
-    return StoryParams(cluster_id="", page=page_number(request.args, limit=10_000 // VERSIONS_PAGE))
+    return StoryParams(cluster_id="", page=page_number(request.args, limit=MAX_WINDOW // VERSIONS_PAGE))
 
 
 def _load_story(cluster_id: str):

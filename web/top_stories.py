@@ -18,6 +18,7 @@ from elasticsearch import Elasticsearch
 from newsfold.plugin import stories as queries
 from newsfold.plugin.document import fold_of
 from newsfold.plugin.novelty import Passage, marked_passages
+from newsfold.plugin.queries import MAX_WINDOW
 from newsfold.plugin.settings import Settings
 from newsfold.web import validation
 from newsfold.web.formatting import page_count
@@ -214,7 +215,7 @@ class StoryResult:
 
     @property
     def total_pages(self) -> int:
-        return min(self.story["total_pages"], 10_000 // self.story["page_size"])
+        return min(self.story["total_pages"], MAX_WINDOW // self.story["page_size"])
 
 
 def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, page_size: int) -> StoryResult | None:
