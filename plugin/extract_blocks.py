@@ -262,7 +262,7 @@ def drop_layout_rows(text: str) -> str:
     Returns:
         The text without those rows.
     """
-    if "\n" + _TABLE_ROW not in "\n" + text:
+    if _TABLE_ROW not in text:
         return text
     lines = text.split("\n")
     prose = [sum(map(len, cjk_sentences(line))) for line in lines]

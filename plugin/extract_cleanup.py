@@ -148,10 +148,15 @@ _CARD_SHARE = 0.8
 
 
 def _is_card(item) -> bool:
-    """Whether a list item is headed by a link: a heading holding a link, or inside one."""
+    """Whether a list item is headed by a link: a heading holding a link, or inside one within the item."""
     for heading in item.iter(_CARD_HEADINGS):
-        if heading.find(".//a") is not None or any(el.tag == "a" for el in heading.iterancestors()):
+        if heading.find(".//a") is not None:
             return True
+        for el in heading.iterancestors():
+            if el is item:
+                break
+            if el.tag == "a":
+                return True
     return False
 
 

@@ -14,6 +14,7 @@ import datetime as dt
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
 
 from newsfold.plugin.queries import MAX_WINDOW
+from newsfold.plugin.queries import SORTS as SEARCH_SORTS
 from newsfold.plugin.stories import SORTS, WINDOW_NAMES
 from newsfold.web.charts import timeline
 from newsfold.web.feeds import MIMETYPE, FeedEntry, atom_feed, story_id
@@ -33,6 +34,7 @@ from newsfold.web.top_stories import (
 bp = Blueprint("stories", __name__)
 api_bp = Blueprint("stories_api", __name__)
 #: versions a story page lists at once
+RELEVANCE = SEARCH_SORTS[0]  # the search's own default order (best match)
 VERSIONS_PAGE = 20
 
 
@@ -47,9 +49,6 @@ def is_top_request(args) -> bool:
     if (args.get("q") or "").strip() or args.get("from") or args.get("to"):
         return False
     return (args.get("sort") or "coverage").strip() in (*SORTS, RELEVANCE)
-
-
-RELEVANCE = "relevance"
 
 
 def _story_params() -> StoryParams:
