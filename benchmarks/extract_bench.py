@@ -1,6 +1,7 @@
 """CPU per page and token F1 of article extraction: lxml, trafilatura (default and fast), newsfold.
 
     python benchmarks/extract_bench.py ../shared/data/dev [--pages 600] [--repeat 3] [--json out.json]
+        [--per-page after.jsonl] [--compare before.jsonl]
 
 One process, one pass over the same pages: for each page every method runs in
 turn (the order rotates from page to page, so no method always runs on a warm
@@ -22,6 +23,11 @@ pages, a failed extraction scoring 0, exactly as ``newsfold evaluate
 --extraction`` does. Rows are given overall, per language (``lang`` of
 pages.jsonl) and per source group (``source`` of ``truth/provenance.jsonl``:
 the dev set's source datasets and its transplants).
+
+``--per-page PATH`` writes each page's F1 per method; ``--compare PATH`` reads
+such a file from an earlier run (another commit) and prints, per method, how
+many pages got better or worse (by :data:`CHANGE` or more) and the sum of the
+changes: what "N pages better, none worse" in docs/quality.md counts.
 """
 
 from __future__ import annotations
@@ -203,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="calls per page and method; the fastest counts")
     parser.add_argument("--methods", default=",".join(METHODS), help=f"comma-separated subset of {list(METHODS)}")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    parser.add_argument("--per-page", type=Path, help="write each page's token F1 per method here (JSON lines)")
+    parser.add_argument("--compare", type=Path, help="a --per-page file of an earlier run: count pages better / worse")
     args = parser.parse_args(argv)
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
     unknown = [m for m in methods if m not in METHODS]
@@ -226,7 +234,42 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(rows), end="")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    scores = per_page(results)
+    if args.per_page:
+        args.per_page.write_text("".join(json.dumps(r) + "\n" for r in scores), encoding="utf-8")
+    if args.compare:
+        print(compare(scores, args.compare), end="")
     return 0
+
+
+def per_page(results: dict[str, dict[str, dict]]) -> list[dict]:
+    """``{"id", "method", "f1"}`` for every scored page and method."""
+    return [
+        {"id": pid, "method": name, "f1": r["f1"]}
+        for name, pages in results.items()
+        for pid, r in pages.items()
+        if r["f1"] is not None
+    ]
+
+
+#: a page whose F1 moved by less than this is unchanged in a comparison
+CHANGE = 0.003
+
+
+def compare(scores: list[dict], earlier: Path) -> str:
+    """Per method: pages better and worse than in an earlier ``--per-page`` run, and the sum of the changes."""
+    before = {}
+    with open(earlier, encoding="utf-8") as fh:
+        for line in filter(str.strip, fh):
+            r = json.loads(line)
+            before[(r["id"], r["method"])] = r["f1"]
+    lines = [f"against {earlier} (a page changed when its F1 moved by {CHANGE} or more):"]
+    for name in dict.fromkeys(r["method"] for r in scores):
+        moves = [r["f1"] - before[(r["id"], name)] for r in scores if r["method"] == name and (r["id"], name) in before]
+        better = sum(d >= CHANGE for d in moves)
+        worse = sum(d <= -CHANGE for d in moves)
+        lines.append(f"  {name}: {len(moves)} pages compared, {better} better, {worse} worse, sum {sum(moves):+.3f}")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -76,3 +76,33 @@ def test_extract_bench_rejects_an_unknown_method(monkeypatch, tmp_path):
         assert exc.code == 2
     else:
         raise AssertionError("an unknown method must stop the script")
+
+
+def test_extract_bench_compares_each_page_with_an_earlier_run(monkeypatch, tmp_path, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import extract_bench
+
+    _dev_folder(tmp_path)
+    now, earlier = tmp_path / "now.jsonl", tmp_path / "earlier.jsonl"
+    assert extract_bench.main([str(tmp_path), "--methods", "newsfold", "--per-page", str(now)]) == 0
+    scores = [json.loads(line) for line in now.read_text().splitlines()]
+    assert sorted(r["id"] for r in scores) == ["p0", "p1", "p2", "p3"] and {r["method"] for r in scores} == {"newsfold"}
+    # an earlier run that did worse on one page and better on another
+    moved = {"p0": -0.5, "p1": +0.002, "p2": +0.5}
+    earlier.write_text("".join(json.dumps({**r, "f1": r["f1"] + moved.get(r["id"], 0)}) + "\n" for r in scores))
+    capsys.readouterr()
+    assert extract_bench.main([str(tmp_path), "--methods", "newsfold", "--compare", str(earlier)]) == 0
+    # p0 better by 0.5, p2 worse by 0.5, p1 moved by less than CHANGE
+    assert "newsfold: 4 pages compared, 1 better, 1 worse, sum -0.002" in capsys.readouterr().out
+
+
+def test_signing_bench_prints_both_costs(monkeypatch, tmp_path, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import signing_bench
+
+    _dev_folder(tmp_path)
+    assert signing_bench.main([str(tmp_path), "--texts", "3", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("3 gold texts")
+    assert re.search(r"^sign_text\s+\d+\.\d\d CPU ms a text$", out, re.M)
+    assert re.search(r"^passage_keys\s+\d+\.\d\d CPU ms a text$", out, re.M)
