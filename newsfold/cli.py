@@ -172,6 +172,23 @@ def cmd_web(args) -> int:
     return 0
 
 
+def cmd_elasticsearch(args) -> int:
+    from newsfold.esnode import DEFAULT_HEAP, ES_VERSION, ElasticsearchNode
+
+    say = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    node = ElasticsearchNode(
+        port=args.port, data=args.data, heap=args.heap or DEFAULT_HEAP, foreground=True, announce=say
+    )
+    try:
+        node.start()
+        kept = f"data kept in {node.data}" if node.keep_data else "data in a temporary folder, removed on exit"
+        say(f"Elasticsearch {node.version} (pinned {ES_VERSION}) is up at {node.url}  ({kept}; Ctrl-C stops it)")
+        say(f"use it with: ELASTICSEARCH_URL={node.url}")
+        return node.wait()
+    finally:
+        node.close()
+
+
 def cmd_init_index(args) -> int:
     from newsfold.plugin.client import build_client
     from newsfold.plugin.index import ensure_index
@@ -197,7 +214,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stories", type=int, default=40, help="stories in the generated sample corpus")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--elasticsearch",
+        action="store_true",
+        help="run on a real local Elasticsearch node (./run elasticsearch's) instead of the in-memory stand-in",
+    )
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("elasticsearch", help="run a real local Elasticsearch node in the foreground (Ctrl-C stops it)")
+    p.add_argument("--port", type=int, default=9200, help="HTTP port on 127.0.0.1 (default 9200; 0: a free one)")
+    p.add_argument("--data", help="folder for the indices, kept across restarts (default: a temporary folder)")
+    p.add_argument("--heap", default=None, help="JVM heap, for example 1g (default 2g)")
+    p.set_defaults(func=cmd_elasticsearch)
 
     p = sub.add_parser("extract", help="extract the article of every page of PAGES.jsonl")
     p.add_argument("pages")

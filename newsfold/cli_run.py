@@ -26,14 +26,15 @@ if TYPE_CHECKING:
 
 
 @contextlib.contextmanager
-def _pipeline(settings: Settings, workers: int):
+def _pipeline(settings: Settings, workers: int, *, real_elasticsearch: bool = False):
     """Servers (embedded when no URL is set) and local Celery workers."""
     from newsfold.embedded import services
     from newsfold.errors import check_servers
     from newsfold.indexer.celery_app import make_celery
     from newsfold.workers import LocalWorkers
 
-    with services(settings, announce=lambda m: print(m, file=sys.stderr)) as live:
+    say = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    with services(settings, announce=say, real_elasticsearch=real_elasticsearch) as live:
         check_servers(live)
         app = make_celery(live)
         with LocalWorkers(live, workers) as pool:
@@ -278,7 +279,7 @@ def cmd_demo(args) -> int:
         payloads = [r.path_payload() for r in iter_jsonl(pages_file, read_html=False) if not r.error]
         print(f"sample corpus: {len(payloads)} generated pages in {tmp}", file=sys.stderr)
         settings = settings.replace(read_roots=_read_roots(settings, pages_file, payloads))
-        with _pipeline(settings, args.workers) as (live, app):
+        with _pipeline(settings, args.workers, real_elasticsearch=args.elasticsearch) as (live, app):
             from newsfold.plugin.client import build_client
             from newsfold.plugin.index import ensure_index
 

@@ -150,15 +150,28 @@ class EmbeddedElasticsearch:
 
 
 @contextlib.contextmanager
-def services(settings: Settings, *, announce=print) -> Iterator[Settings]:
+def services(settings: Settings, *, announce=print, real_elasticsearch: bool = False) -> Iterator[Settings]:
     """Start the stand-ins for whatever server URL ``settings`` lacks.
+
+    With ``real_elasticsearch``, a missing Elasticsearch is a real local node
+    (:class:`newsfold.esnode.ElasticsearchNode`, temporary data) instead of the
+    in-memory stand-in.
 
     Yields:
         The settings with both URLs filled in. The stand-ins stop on exit.
     """
     started: list = []
     try:
-        if not settings.elasticsearch_url:
+        if not settings.elasticsearch_url and real_elasticsearch:
+            from newsfold.esnode import ElasticsearchNode
+
+            announce("starting a real local Elasticsearch node (about 10-20 s)")
+            node = ElasticsearchNode(heap="1g", announce=announce)
+            started.append(node)
+            node.start()
+            settings = settings.replace(elasticsearch_url=node.url)
+            announce(f"real Elasticsearch {node.version} at {node.url} (data in a temporary folder)")
+        elif not settings.elasticsearch_url:
             es = EmbeddedElasticsearch()
             started.append(es)
             settings = settings.replace(elasticsearch_url=es.url)
@@ -169,7 +182,7 @@ def services(settings: Settings, *, announce=print) -> Iterator[Settings]:
             settings = settings.replace(redis_url=redis.url)
             announce(f"embedded Redis ({redis_binary()}, password-protected, loopback only) at {redis.shown_url}")
         if started:
-            announce("embedded mode keeps everything in memory: the index is gone when this process stops")
+            announce("embedded mode keeps nothing: the index is gone when this process stops")
         yield settings
     finally:
         for server in reversed(started):

@@ -1,7 +1,8 @@
 """Fixtures: real servers only.
 
-Elasticsearch: ``ELASTICSEARCH_URL`` when set (a real cluster), else the osmem
-stand-in started once per session. Redis: ``REDIS_URL`` when set, else an
+Elasticsearch (tests/backends.py): with ``--backend elasticsearch`` a real
+node the session starts (or the cluster at ``ELASTICSEARCH_URL``), else the
+osmem stand-in started once per session. Redis: ``REDIS_URL`` when set, else an
 embedded real Redis. Each test gets its own index alias, dropped afterwards.
 """
 
@@ -16,22 +17,37 @@ from newsfold.embedded import EmbeddedElasticsearch, EmbeddedRedis
 from newsfold.plugin.client import build_client
 from newsfold.plugin.index import drop_index, ensure_index
 from newsfold.plugin.settings import Settings
+from tests.backends import BACKEND, REAL_ES
 
-REAL_ES = bool(os.environ.get("ELASTICSEARCH_URL"))
+
+def pytest_report_header(config):
+    return f"newsfold test backend: {BACKEND}"
 
 
 def pytest_collection_modifyitems(config, items):
-    if REAL_ES:
-        skip = pytest.mark.skip(reason="needs a behaviour only the osmem stand-in has")
-        for item in items:
-            if "standin" in item.keywords:
-                item.add_marker(skip)
+    skip = pytest.mark.skip(reason=f"needs a real Elasticsearch (this run's backend is {BACKEND})")
+    for item in items:
+        if "realnode" in item.keywords and not REAL_ES:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
-def es_url():
+def es_node():
+    """The real node the session started (None on the stand-in or an external ``ELASTICSEARCH_URL``)."""
+    if not REAL_ES or os.environ.get("ELASTICSEARCH_URL"):
+        yield None
+        return
+    from newsfold.esnode import ElasticsearchNode
+
+    node = ElasticsearchNode(heap="1g", announce=lambda m: None).start()
+    yield node
+    node.close()
+
+
+@pytest.fixture(scope="session")
+def es_url(es_node):
     if REAL_ES:
-        yield os.environ["ELASTICSEARCH_URL"]
+        yield es_node.url if es_node else os.environ["ELASTICSEARCH_URL"]
         return
     server = EmbeddedElasticsearch()
     yield server.url

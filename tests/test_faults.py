@@ -37,7 +37,7 @@ BEFORE_FAULT = 8
 REFRESH_INTERVAL = 0.5
 #: a dead worker's batch is sent again this long after its last heartbeat (10 s by default)
 HEARTBEAT_TTL = 3
-REAL_ES = bool(os.environ.get("ELASTICSEARCH_URL"))
+from tests.backends import REAL_ES  # noqa: E402
 
 
 # ---------------------------------------------------------------- the corpus and its undisturbed run

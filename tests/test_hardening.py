@@ -13,9 +13,8 @@ from newsfold.plugin import queries
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
 from newsfold.web.resources import close_resources
+from tests.backends import REAL_ES  # noqa: E402
 from tests.pages import page, story
-
-REAL_ES = bool(os.environ.get("ELASTICSEARCH_URL"))
 
 
 def _standin_cpu() -> float | None:

@@ -1,0 +1,395 @@
+"""A real, local, single-node Elasticsearch: fetched once from Maven Central, run on loopback.
+
+This is what ``./run elasticsearch``, ``./run test --backend elasticsearch``,
+``./run demo --elasticsearch`` and the benchmarks start. It is a development
+and test node, never a production cluster (docker-compose.yml is that):
+
+- **the server:** Elasticsearch's runnable minimal distribution (the
+  ``integ-test-zip`` that Elasticsearch's own plugin tests start), pinned by
+  :data:`ES_VERSION` and fetched with ``mvn dependency:get`` into
+  ``~/.m2/repository``, then unpacked once into the cache folder
+  (``NEWSFOLD_ES_HOME``; default ``~/.cache/newsfold``, or
+  ``/var/cache/newsfold`` for root);
+- **Java:** Elasticsearch 9 needs Java 21+ with the ``jdk.jlink`` and
+  ``jdk.incubator.vector`` modules. :func:`find_java` tries ``ES_JAVA_HOME``,
+  then ``JAVA_HOME``, then every JDK under ``/usr/lib/jvm`` (newest first),
+  runs each and keeps the first that passes; it says what each candidate
+  lacked when none does;
+- **root:** Elasticsearch refuses to run as root, so a launcher running as
+  root runs the node as the system user ``newsfold-es`` (created on first
+  use); anyone else runs it as themselves;
+- **the node:** loopback only, ``discovery.type: single-node``, security off
+  (it is local), the disk watermarks off (a nearly full development disk
+  must not turn the test indices read-only), a fixed heap (``--heap``,
+  default 2 GB of this 24 GB machine), and its data either in a folder that
+  survives restarts (``data=``) or in a temporary folder removed on close.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+ES_VERSION = "9.5.4"  # the one pin: the newest 9.x Maven Central serves (README "Real Elasticsearch")
+ARTIFACT = f"org.elasticsearch.distribution.integ-test-zip:elasticsearch:{ES_VERSION}:zip"
+SERVICE_USER = "newsfold-es"
+JAVA_MODULES = ("jdk.jlink", "jdk.incubator.vector")  # the distribution's module path and jvm.options need both
+DEFAULT_HEAP = "2g"
+
+
+class NodeError(RuntimeError):
+    """The node cannot be fetched, started or reached; the message says why and what to do."""
+
+
+def cache_dir() -> Path:
+    """Where the unpacked distribution lives (readable by the service user when running as root)."""
+    if os.environ.get("NEWSFOLD_ES_HOME"):
+        return Path(os.environ["NEWSFOLD_ES_HOME"])
+    if os.geteuid() == 0:
+        return Path("/var/cache/newsfold")
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "newsfold"
+
+
+def _maven_zip() -> Path:
+    repo = Path(os.environ.get("NEWSFOLD_M2_REPO") or Path.home() / ".m2" / "repository")
+    return (
+        repo
+        / "org/elasticsearch/distribution/integ-test-zip/elasticsearch"
+        / ES_VERSION
+        / (f"elasticsearch-{ES_VERSION}.zip")
+    )
+
+
+def fetch_distribution(*, announce=print) -> Path:
+    """The unpacked distribution's folder, fetched with ``mvn`` and unpacked on first use only."""
+    home = cache_dir() / f"elasticsearch-{ES_VERSION}"
+    if (home / "bin" / "elasticsearch").is_file():
+        return home
+    archive = _maven_zip()
+    if not archive.is_file():
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise NodeError(f"Maven (mvn) is not installed: it fetches {ARTIFACT} from Maven Central")
+        announce(f"fetching Elasticsearch {ES_VERSION} from Maven Central ({ARTIFACT})")
+        done = subprocess.run(
+            [mvn, "-q", "-B", "dependency:get", f"-Dartifact={ARTIFACT}", "-Dtransitive=false"],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0 or not archive.is_file():
+            lines = [ln for ln in (done.stdout + done.stderr).splitlines() if "ERROR" in ln][:6]
+            raise NodeError(
+                f"mvn could not fetch {ARTIFACT} (exit {done.returncode}):\n  " + "\n  ".join(lines or ["no output"])
+            )
+    announce(f"unpacking {archive.name} into {home}")
+    home.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=home.parent))
+    try:
+        with zipfile.ZipFile(archive) as zf:
+            for info in zf.infolist():
+                target = zf.extract(info, staging)
+                mode = (info.external_attr >> 16) & 0o777
+                if mode and not info.is_dir():
+                    os.chmod(target, mode | 0o444)  # zipfile drops the executable bits the launcher needs
+        (top,) = list(staging.iterdir())
+        for path in [top, *top.rglob("*")]:  # readable (and folders enterable) by the service user
+            os.chmod(path, path.stat().st_mode | (0o555 if path.is_dir() else 0o444))
+        os.chmod(staging, 0o755)
+        top.rename(home)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return home
+
+
+def _java_version(java: Path) -> tuple[int, str] | None:
+    try:
+        out = subprocess.run([str(java), "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.search(r'version "(\d+)(?:\.[\d.]+)?[^"]*"', out)
+    return (int(m.group(1)), out.splitlines()[0]) if m else None
+
+
+def check_java(home: Path) -> str:
+    """Why the JDK at ``home`` cannot run the node, or "" when it can."""
+    java = home / "bin" / "java"
+    if not java.is_file():
+        return "no bin/java"
+    version = _java_version(java)
+    if version is None:
+        return "bin/java does not run"
+    if version[0] < 21:
+        return f"Java {version[0]} (Elasticsearch 9 needs 21 or newer)"
+    try:
+        modules = subprocess.run([str(java), "--list-modules"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return "bin/java --list-modules failed"
+    names = {line.split("@")[0] for line in modules.split()}
+    missing = [m for m in JAVA_MODULES if m not in names]
+    return f"lacks the module(s) {', '.join(missing)}" if missing else ""
+
+
+def java_candidates() -> list[tuple[str, Path]]:
+    found: list[tuple[str, Path]] = []
+    for var in ("ES_JAVA_HOME", "JAVA_HOME"):
+        if os.environ.get(var):
+            found.append((var, Path(os.environ[var])))
+    jvms = Path("/usr/lib/jvm")
+    if jvms.is_dir():
+
+        def newest(path: Path) -> tuple[int, str]:
+            m = re.search(r"(\d+)", path.name)
+            return (int(m.group(1)) if m else 0, path.name)
+
+        dirs = [p for p in jvms.iterdir() if p.is_dir() and not p.is_symlink()]
+        found += [(str(p), p) for p in sorted(dirs, key=newest, reverse=True)]
+    return found
+
+
+def find_java() -> Path:
+    """The first JDK that can run Elasticsearch 9, or :class:`NodeError` listing why each candidate failed."""
+    tried = []
+    for origin, home in java_candidates():
+        problem = check_java(home)
+        if not problem:
+            return home
+        tried.append(f"{origin} ({home}): {problem}")
+    raise NodeError(
+        "no Java that can run Elasticsearch 9 was found (it needs Java 21+ with the modules "
+        f"{', '.join(JAVA_MODULES)}); set ES_JAVA_HOME to one. Tried:\n  " + "\n  ".join(tried or ["nothing"])
+    )
+
+
+def service_user() -> tuple[int, int] | None:
+    """(uid, gid) to run the node as: ``newsfold-es`` (created if missing) for root, else None (ourselves)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam(SERVICE_USER)
+    except KeyError:
+        done = subprocess.run(
+            ["useradd", "--system", "--user-group", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVICE_USER],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0 and "already exists" not in done.stderr:
+            raise NodeError(
+                f"Elasticsearch refuses to run as root and the user {SERVICE_USER} could not be created: "
+                f"{done.stderr.strip()}"
+            ) from None
+        entry = pwd.getpwnam(SERVICE_USER)
+    return entry.pw_uid, entry.pw_gid
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+class ElasticsearchNode:
+    """One real Elasticsearch node on loopback; :meth:`start` it, :meth:`close` it.
+
+    Args:
+        port: the HTTP port (0: a free one).
+        data: a folder for the indices that survives restarts; None: a
+            temporary one, removed on :meth:`close`.
+        heap: the JVM heap (``-Xms`` = ``-Xmx``), for example ``"1g"``.
+        foreground: let the node write its log to this process's output
+            (``./run elasticsearch``) instead of a log file.
+        die_with_parent: stop the node when this process dies, even by
+            SIGKILL (tests, the demo).
+    """
+
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        data: str | os.PathLike | None = None,
+        heap: str = DEFAULT_HEAP,
+        foreground: bool = False,
+        die_with_parent: bool = True,
+        announce=print,
+    ) -> None:
+        if not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError(f"port must be a whole number from 0 to 65535, not {port!r}")
+        if not re.fullmatch(r"\d+[mMgG]", str(heap)):
+            raise ValueError(f"heap must look like 512m or 2g, not {heap!r}")
+        self.port = port or _free_port()
+        self.heap = heap
+        self.foreground = foreground
+        self.die_with_parent = die_with_parent
+        self.announce = announce
+        self.run_dir = Path(tempfile.mkdtemp(prefix="newsfold-es-"))
+        self.data = Path(data).resolve() if data else self.run_dir / "data"
+        self.keep_data = data is not None
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+        self.pid: int | None = None  # the server JVM's (pause/resume), not the launcher's
+        self.version: str | None = None
+        self.log = self.run_dir / "logs" / "elasticsearch.out"
+
+    # -- set-up --------------------------------------------------------------------------------------------------
+    def _configure(self, home: Path, owner: tuple[int, int] | None) -> None:
+        config = self.run_dir / "config"
+        shutil.copytree(home / "config", config)
+        for sub in ("logs", "tmp"):
+            (self.run_dir / sub).mkdir()
+        self.data.mkdir(parents=True, exist_ok=True)
+        settings = {
+            "cluster.name": "newsfold-local",
+            "node.name": "newsfold-local",
+            "network.host": "127.0.0.1",
+            "http.port": self.port,
+            "transport.port": _free_port(),
+            "discovery.type": "single-node",
+            "path.data": str(self.data),
+            "path.logs": str(self.run_dir / "logs"),
+            "xpack.security.enabled": False,
+            "cluster.routing.allocation.disk.threshold_enabled": False,
+        }
+        (config / "elasticsearch.yml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()))
+        options = (config / "jvm.options").read_text()
+        logs = self.run_dir / "logs"
+        options = options.replace("file=gc.log", f"file={logs}/gc.log").replace(
+            "-XX:ErrorFile=hs_err_pid%p.log", f"-XX:ErrorFile={logs}/hs_err_pid%p.log"
+        )
+        (config / "jvm.options").write_text(options + f"\n-XX:HeapDumpPath={logs}\n")
+        (config / "jvm.options.d").mkdir(exist_ok=True)
+        (config / "jvm.options.d" / "heap.options").write_text(f"-Xms{self.heap}\n-Xmx{self.heap}\n")
+        if owner is not None:
+            os.chmod(self.run_dir, 0o700)
+            paths = [self.run_dir, *self.run_dir.rglob("*")]
+            if self.keep_data:
+                paths += [self.data, *self.data.rglob("*")]
+            for path in paths:
+                os.chown(path, *owner, follow_symlinks=False)
+            probe = subprocess.run(
+                ["test", "-w", str(self.data)], user=owner[0], group=owner[1], extra_groups=[], check=False
+            )
+            if probe.returncode != 0:
+                raise NodeError(
+                    f"the node runs as the user {SERVICE_USER}, which cannot write {self.data}: "
+                    "choose a --data folder it can reach (every parent folder must be enterable by others)"
+                )
+
+    def start(self, timeout: float = 180.0) -> ElasticsearchNode:
+        """Fetch what is missing, start the node and wait until it answers (raises :class:`NodeError`)."""
+        home = fetch_distribution(announce=self.announce)
+        java = find_java()
+        owner = service_user()
+        self._configure(home, owner)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ES_", "JAVA_", "_JAVA", "JDK_"))}
+        env.update(
+            ES_JAVA_HOME=str(java),
+            ES_PATH_CONF=str(self.run_dir / "config"),
+            ES_TMPDIR=str(self.run_dir / "tmp"),
+            HOME=str(self.run_dir),
+        )
+        pidfile = self.run_dir / "elasticsearch.pid"
+        out = None if self.foreground else open(self.log, "ab")  # noqa: SIM115 (closed after the launch)
+        extra = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
+        try:
+            self.process = subprocess.Popen(
+                [str(home / "bin" / "elasticsearch"), "-p", str(pidfile)],
+                cwd=self.run_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT if out else None,
+                start_new_session=True,  # Ctrl-C reaches us; we stop the node in order
+                preexec_fn=_die_with_parent if self.die_with_parent and sys.platform.startswith("linux") else None,
+                **extra,
+            )
+        finally:
+            if out is not None:
+                out.close()
+        atexit.register(self.close)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise NodeError(f"Elasticsearch exited at start (code {self.process.returncode}):\n{self._tail()}")
+            health = self._get("/_cluster/health?wait_for_status=yellow&timeout=1s")
+            if health is not None and health.get("status") in ("yellow", "green") and pidfile.is_file():
+                with contextlib.suppress(ValueError, OSError):
+                    self.pid = int(pidfile.read_text().strip())
+                nodes = self._get("/_nodes/_local/jvm") or {}
+                for node in nodes.get("nodes", {}).values():
+                    self.version = node.get("version")
+                if self.pid and self.version:
+                    return self
+            time.sleep(0.5)
+        self.close()
+        raise NodeError(f"Elasticsearch did not answer at {self.url} within {timeout:.0f} s:\n{self._tail()}")
+
+    def _get(self, path: str) -> dict | None:
+        try:
+            with urllib.request.urlopen(self.url + path, timeout=5) as resp:
+                return json.loads(resp.read())
+        except (OSError, ValueError, urllib.error.URLError):
+            return None
+
+    def _tail(self, lines: int = 25) -> str:
+        if self.foreground or not self.log.is_file():
+            return "(see the output above)"
+        text = self.log.read_text(errors="replace").splitlines()
+        return "\n".join(line[:400] for line in text[-lines:] if not re.match(r"\s+\w+ \w+\s+=", line))
+
+    # -- control ---------------------------------------------------------------------------------------------------
+    def pause(self) -> None:
+        """SIGSTOP the server JVM: sockets stay open and nothing is answered (fault tests)."""
+        os.kill(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.pid, signal.SIGCONT)
+
+    def wait(self) -> int:
+        """Block until the node exits; its exit code."""
+        return self.process.wait() if self.process else 0
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Stop the node in order (SIGTERM, then SIGKILL after ``timeout``); remove its temporary folders."""
+        process, self.process = self.process, None
+        if process is not None and process.poll() is None:
+            if self.pid:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(self.pid, signal.SIGCONT)  # a paused server cannot stop
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(10)
+        if self.run_dir.exists():
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def __enter__(self) -> ElasticsearchNode:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
