@@ -101,6 +101,7 @@ def index_body(settings: Settings) -> dict:
     body = copy.deepcopy(_mapping_file())
     body["settings"]["index"]["number_of_shards"] = settings.shards
     body["settings"]["index"]["number_of_replicas"] = settings.replicas
+    body["settings"]["index"]["refresh_interval"] = settings.refresh_interval
     body["mappings"]["properties"].update(fold_mapping())
     body["mappings"]["_meta"]["newsfold"] = fold_meta(settings)
     return body

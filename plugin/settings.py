@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
@@ -53,6 +54,7 @@ class Settings:
     index: str = "newsfold-articles"
     shards: int = 1
     replicas: int = 0
+    refresh_interval: str = "1s"  # of a new index; every ingest batch waits for one refresh (refresh=wait_for)
     corrections_index: str | None = None  # default: <index>-corrections
     # signatures
     num_perm: int = 256
@@ -130,6 +132,11 @@ class Settings:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.replicas < 0 or self.task_retries < 0 or self.es_max_retries < 0:
             raise ValueError("replicas, task_retries and es_max_retries must be >= 0")
+        if not re.fullmatch(r"[1-9]\d*(ms|s|m)", str(self.refresh_interval)):
+            raise ValueError(
+                f"refresh_interval must be a positive Elasticsearch time such as 1s or 200ms, "
+                f"got {self.refresh_interval!r} (-1 is refused: ingest waits for a refresh)"
+            )
         if self.heartbeat_ttl < 1:
             raise ValueError(f"heartbeat_ttl must be >= 1 second, got {self.heartbeat_ttl}")
         if self.page_timeout < 0:

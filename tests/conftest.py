@@ -17,7 +17,7 @@ from newsfold.embedded import EmbeddedElasticsearch, EmbeddedRedis
 from newsfold.plugin.client import build_client
 from newsfold.plugin.index import drop_index, ensure_index
 from newsfold.plugin.settings import Settings
-from tests.backends import BACKEND, REAL_ES
+from tests.backends import BACKEND, REAL_ES, TEST_REFRESH
 
 
 def pytest_report_header(config):
@@ -68,7 +68,9 @@ def redis_url():
 def settings(es_url):
     """Settings on the test servers with an index of the test's own."""
     base = Settings.from_env()
-    return base.replace(elasticsearch_url=es_url, index=f"test-{uuid.uuid4().hex[:12]}")
+    return base.replace(
+        elasticsearch_url=es_url, index=f"test-{uuid.uuid4().hex[:12]}", refresh_interval=TEST_REFRESH
+    )
 
 
 @pytest.fixture
