@@ -15,12 +15,12 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from elasticsearch import BadRequestError, ConflictError, Elasticsearch, NotFoundError
+from elasticsearch import ConflictError, Elasticsearch, NotFoundError
 
 from newsfold.plugin import queries
 from newsfold.plugin.cluster import pair
 from newsfold.plugin.constraints import decisions, fetch_corrections
-from newsfold.plugin.index import corrections_index, corrections_index_body
+from newsfold.plugin.index import corrections_index, corrections_index_body, create_index, wait_until_active
 from newsfold.plugin.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -122,13 +122,9 @@ def ensure_corrections_index(client: Elasticsearch, settings: Settings) -> None:
     """
     name = corrections_index(settings)
     if client.indices.exists(index=name):
+        wait_until_active(client, name)  # another process may be creating it right now
         return
-    body = corrections_index_body(settings)
-    try:
-        client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"])
-    except BadRequestError as exc:
-        if exc.error != "resource_already_exists_exception":  # another process created it first
-            raise
+    create_index(client, name, corrections_index_body(settings))
 
 
 def check_page_id(value, name: str = "page") -> str:

@@ -112,6 +112,28 @@ def new_index_name(settings: Settings) -> str:
     return f"{settings.index}-{time.strftime('%Y%m%d%H%M%S')}-{time.time_ns() % 1_000_000:06d}"
 
 
+def create_index(client: Elasticsearch, name: str, body: dict, *, aliases: dict | None = None) -> None:
+    """Create an index, or, when another process created it first, wait until its primary shards are active.
+
+    ``indices.create`` returns once the primaries are started; a process that
+    lost the race to create gets "already exists" at once, and its first
+    search could otherwise fail with ``no_shard_available_action_exception``.
+    """
+    from elasticsearch import BadRequestError
+
+    try:
+        client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"], aliases=aliases)
+    except BadRequestError as exc:
+        if exc.error != "resource_already_exists_exception":
+            raise
+        wait_until_active(client, name)
+
+
+def wait_until_active(client: Elasticsearch, name: str, timeout: str = "30s") -> None:
+    """Wait (bounded) until every primary shard of ``name`` is active (cluster health yellow or green)."""
+    client.options(ignore_status=408).cluster.health(index=name, wait_for_status="yellow", timeout=timeout)
+
+
 def ensure_index(client: Elasticsearch, settings: Settings) -> str:
     """Create newsfold's own index and alias if missing; check an existing one's ``_meta``.
 
@@ -122,7 +144,7 @@ def ensure_index(client: Elasticsearch, settings: Settings) -> str:
         RuntimeError: the existing index was built with other signature
             parameters (its signatures are not comparable: reindex).
     """
-    from elasticsearch import BadRequestError, NotFoundError
+    from elasticsearch import NotFoundError
 
     try:
         current = list(client.indices.get_alias(name=settings.index))
@@ -131,17 +153,7 @@ def ensure_index(client: Elasticsearch, settings: Settings) -> str:
     if not current:
         # A fixed first name: workers racing to create it get "already exists", not two indices.
         name = f"{settings.index}-000001"
-        body = index_body(settings)
-        try:
-            client.indices.create(
-                index=name,
-                settings=body["settings"],
-                mappings=body["mappings"],
-                aliases={settings.index: {"is_write_index": True}},
-            )
-        except BadRequestError as exc:
-            if exc.error != "resource_already_exists_exception":
-                raise
+        create_index(client, name, index_body(settings), aliases={settings.index: {"is_write_index": True}})
         check_meta(client, settings, name)
         return name
     name = sorted(current)[-1]

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 MAX_TERMS = 10_000  # ids per mget or terms query (Elasticsearch allows 65,536 terms)
 MAX_CLUSTER_PAGES = 10_000  # pages read when listing the members of clusters
+#: Elasticsearch runs a partial update as read, merge, write-if-unchanged; a write by another worker in between
+#: fails it with a version conflict unless it may retry on the new version. Every partial update newsfold sends
+#: sets absolute field values, so applying it again on top of the other write is what it meant.
+UPDATE_RETRIES = 5
 
 
 def bulk_failures(
@@ -34,11 +38,21 @@ def bulk_failures(
 
     A missing document (status 404: a page deleted while the caller worked)
     is not a failure when ``missing_ok``. Connection errors are raised, so an
-    outage is retried by the caller, never taken for a refused page.
+    outage is retried by the caller, never taken for a refused page. A partial
+    update without ``if_seq_no`` is retried on a version conflict
+    (:data:`UPDATE_RETRIES`): two workers merging the same clusters at once
+    write the same values.
     """
     if not actions:
         return {}
     from elasticsearch import helpers
+
+    actions = [
+        {**a, "retry_on_conflict": UPDATE_RETRIES}
+        if a.get("_op_type") == "update" and "if_seq_no" not in a and "retry_on_conflict" not in a
+        else a
+        for a in actions
+    ]
 
     _, errors = helpers.bulk(
         client,

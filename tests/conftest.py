@@ -9,6 +9,7 @@ embedded real Redis. Each test gets its own index alias, dropped afterwards.
 from __future__ import annotations
 
 import os
+import signal
 import uuid
 
 import pytest
@@ -31,27 +32,39 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+class Server:
+    """The session's Elasticsearch: its URL, and its process to pause (fault tests); ``pid`` None: not ours."""
+
+    def __init__(self, url: str, pid: int | None) -> None:
+        self.url, self.pid = url, pid
+
+    def pause(self) -> None:
+        os.kill(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        os.kill(self.pid, signal.SIGCONT)
+
+
 @pytest.fixture(scope="session")
-def es_node():
-    """The real node the session started (None on the stand-in or an external ``ELASTICSEARCH_URL``)."""
-    if not REAL_ES or os.environ.get("ELASTICSEARCH_URL"):
-        yield None
-        return
-    from newsfold.esnode import ElasticsearchNode
+def es_server():
+    """The real node the session starts, the stand-in, or the cluster at ``ELASTICSEARCH_URL`` (tests/backends.py)."""
+    if REAL_ES and os.environ.get("ELASTICSEARCH_URL"):
+        yield Server(os.environ["ELASTICSEARCH_URL"], None)
+    elif REAL_ES:
+        from newsfold.esnode import ElasticsearchNode
 
-    node = ElasticsearchNode(heap="1g", announce=lambda m: None).start()
-    yield node
-    node.close()
+        node = ElasticsearchNode(heap="1g", announce=lambda m: None).start()
+        yield Server(node.url, node.pid)  # the server JVM, not its launcher
+        node.close()
+    else:
+        standin = EmbeddedElasticsearch()
+        yield Server(standin.url, standin.server.pid)
+        standin.close()
 
 
 @pytest.fixture(scope="session")
-def es_url(es_node):
-    if REAL_ES:
-        yield es_node.url if es_node else os.environ["ELASTICSEARCH_URL"]
-        return
-    server = EmbeddedElasticsearch()
-    yield server.url
-    server.close()
+def es_url(es_server):
+    return es_server.url
 
 
 @pytest.fixture(scope="session")

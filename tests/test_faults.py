@@ -1,8 +1,8 @@
 """Fault tests: a server or a process goes away in the middle of a job; every page still ends with exactly one outcome.
 
-Each fault runs ``newsfold ingest`` over one shared corpus through the
-near-real-time harness (``tests/nrt_proxy.py``: Elasticsearch's refresh
-semantics), or against the real cluster when ``ELASTICSEARCH_URL`` is set, and
+Each fault runs ``newsfold ingest`` over one shared corpus against the
+session's Elasticsearch (a real node with ``--backend elasticsearch``, where
+searches see writes only after a refresh; else the stand-in), and
 its result is compared with one undisturbed run of the same corpus (made once
 for the module): every page reported once with the same rejections, every page
 indexed once, the same clusters.
@@ -26,18 +26,15 @@ from newsfold.plugin.settings import Settings
 from newsfold.samples import generate
 from newsfold.state import build_redis
 from newsfold.state.jobs import JobStore
-from tests.nrt_proxy import NrtProxy, wait_until
+from tests.waits import wait_until
 
 pytestmark = pytest.mark.slow
 
 BATCH_SIZE = 4
 #: outcomes written before a fault strikes: two of the corpus's seven batches are done, the others in flight or queued
 BEFORE_FAULT = 8
-#: the harness refreshes more often than Elasticsearch's default second: the same semantics, shorter runs
-REFRESH_INTERVAL = 0.5
 #: a dead worker's batch is sent again this long after its last heartbeat (10 s by default)
 HEARTBEAT_TTL = 3
-from tests.backends import REAL_ES  # noqa: E402
 
 
 # ---------------------------------------------------------------- the corpus and its undisturbed run
@@ -66,18 +63,11 @@ def calm(corpus, es_url, tmp_path_factory):
 
 @pytest.fixture
 def target(settings):
-    """Where a fault run writes: the harness in front of stand-ins of its own, or the real cluster."""
-    if REAL_ES:
-        client = build_client(settings)
-        yield settings.elasticsearch_url, client
-        client.options(ignore_status=404).indices.delete(index=f"{settings.index}*")
-        client.close()
-        return
-    proxy = NrtProxy(refresh_interval=REFRESH_INTERVAL)
-    client = build_client(Settings(elasticsearch_url=proxy.url))
-    yield proxy.url, client
+    """Where a fault run writes: the session's Elasticsearch (its index is deleted afterwards)."""
+    client = build_client(settings)
+    yield settings.elasticsearch_url, client
+    client.options(ignore_status=404).indices.delete(index=f"{settings.index}*")
     client.close()
-    proxy.close()
 
 
 # ---------------------------------------------------------------- helpers
@@ -216,29 +206,30 @@ def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, corpus,
         redis.close()
 
 
-def test_elasticsearch_paused_past_the_client_timeout_loses_nothing(tmp_path, settings, corpus, calm):
-    """SIGSTOP of the server (sockets open, nothing answered) until a request has outwaited the client's timeout."""
-    proxy = NrtProxy(refresh_interval=REFRESH_INTERVAL)  # stand-ins of its own, to pause
-    client = build_client(Settings(elasticsearch_url=proxy.url))
+def test_elasticsearch_paused_past_the_client_timeout_loses_nothing(tmp_path, settings, corpus, calm, target,
+                                                                    es_server):
+    """SIGSTOP of the server process (sockets open, nothing answered) until a request has outwaited the client's
+    timeout and its batch was sent again; then the server goes on."""
+    if es_server.pid is None:
+        pytest.skip("the cluster at ELASTICSEARCH_URL is not a process of this run: it cannot be paused")
+    es_url, es = target
     out = tmp_path / "out.jsonl"
     redis = EmbeddedRedis()
     try:
         # no client-side retry: the timed-out request fails the batch, which the broker retries with backoff
-        run = _ingest(corpus, out, es_url=proxy.url, redis_url=redis.url, index=settings.index,
+        run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index,
                       NEWSFOLD_ES_TIMEOUT="2", NEWSFOLD_ES_MAX_RETRIES="0", NEWSFOLD_TASK_RETRIES="8")
         _wait_for_lines(out, BEFORE_FAULT, run)
-        os.kill(proxy.primary.server.pid, signal.SIGSTOP)
+        es_server.pause()
         try:
-            assert wait_until(lambda: proxy.oldest_request() > 2.5, timeout=60), "no request reached the paused server"
+            timed_out = wait_until(lambda: "Elasticsearch unavailable" in _printed(out), timeout=60)
         finally:
-            os.kill(proxy.primary.server.pid, signal.SIGCONT)
-        printed = _finish(run, out)
-        assert "Elasticsearch unavailable" in printed  # a request timed out and its batch was retried
-        _assert_as_undisturbed(out, calm, client, settings.index, *_job(redis.url))
+            es_server.resume()
+        assert timed_out, "no request outwaited the client's timeout while the server was paused"
+        _finish(run, out)
+        _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
     finally:
         redis.close()
-        client.close()
-        proxy.close()
 
 
 def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, settings, corpus, calm, target):

@@ -1,4 +1,17 @@
-"""Race-free under near-real-time search: the claim of docs/concurrency.md, tested through tests/nrt_proxy.py."""
+"""Race-free under near-real-time search, on a real Elasticsearch node: the claim of docs/concurrency.md.
+
+A real node shows a write to searches only after a refresh (GET by id is
+realtime), which is the race the batch protocol guards against. The stand-in
+shows every write at once and cannot show it, so these tests run on the real
+backend only (``./run test --backend elasticsearch``). Two ways to race:
+
+- **held refreshes:** the index's ``refresh_interval`` is set to ``-1`` and a
+  write sent with ``refresh=wait_for`` waits for the test's own ``_refresh``,
+  so the test decides what each lookup can see (what the retired
+  tests/nrt_proxy.py did in front of the stand-in);
+- **free-running:** Elasticsearch's default 1 s refresh and copies arriving at
+  once, from threads or from Celery workers.
+"""
 
 from __future__ import annotations
 
@@ -12,27 +25,30 @@ from newsfold.indexer.dispatch import run_batches
 from newsfold.plugin import batch
 from newsfold.plugin.client import build_client
 from newsfold.plugin.document import Page
-from newsfold.plugin.index import ensure_index
+from newsfold.plugin.index import drop_index, ensure_index
 from newsfold.plugin.signing import sign_page
 from newsfold.workers import LocalWorkers
-from tests.nrt_proxy import NrtProxy, wait_until
 from tests.pages import page, story
+from tests.waits import wait_until
+
+pytestmark = pytest.mark.realnode
+
+DEFAULT_REFRESH = "1s"  # Elasticsearch's default, which the suite's other indices shorten (tests/backends.py)
 
 
 @pytest.fixture
-def nrt():
-    proxy = NrtProxy(refresh_interval=0.3)
-    yield proxy
-    proxy.close()
-
-
-@pytest.fixture
-def near(nrt, settings):
-    """Settings, a client and an index on the near-real-time harness."""
-    live = settings.replace(elasticsearch_url=nrt.url)
+def near(settings):
+    """Settings, a client and an index refreshed at Elasticsearch's default interval."""
+    live = settings.replace(refresh_interval=DEFAULT_REFRESH)
     client = build_client(live)
     ensure_index(client, live)
     yield live, client
+    drop_index(client, live)
+    for suffix in ("host", "many"):  # the host indices of the tests, and their templates
+        name = f"{live.index}-{suffix}"
+        client.options(ignore_status=404).indices.delete(index=name)
+        client.options(ignore_status=404).indices.delete_index_template(name=name)
+        client.options(ignore_status=404).cluster.delete_component_template(name=f"{name}-newsfold")
     client.close()
 
 
@@ -46,24 +62,47 @@ def _clusters(client, settings, ids):
     return {d["_id"]: d["_source"]["newsfold"]["cluster_id"] for d in docs}
 
 
-def test_the_harness_shows_writes_to_searches_only_after_a_refresh(nrt, near):
+def _written(client, index: str, page_id: str) -> bool:
+    """The page's fold fields are in (a realtime GET), whether or not a search can see them yet."""
+    found = client.options(ignore_status=404).get(index=index, id=page_id, source=["newsfold.cluster_id"])
+    return bool(found.get("found") and found["_source"].get("newsfold"))
+
+
+def _searchable(client, index: str, ids: list[str]) -> int:
+    """How many of the pages a search sees with their fold fields."""
+    folded = {"bool": {"filter": [{"ids": {"values": ids}}, {"exists": {"field": "newsfold.cluster_id"}}]}}
+    return client.count(index=index, query=folded)["count"]
+
+
+def _hold_refreshes(client, index: str) -> None:
+    client.indices.refresh(index=index)
+    client.indices.put_settings(index=index, settings={"index": {"refresh_interval": "-1"}})
+
+
+def _release_refreshes(client, index: str) -> None:
+    client.indices.put_settings(index=index, settings={"index": {"refresh_interval": DEFAULT_REFRESH}})
+    client.indices.refresh(index=index)
+
+
+def test_the_real_node_shows_writes_to_searches_only_after_a_refresh(near):
     live, client = near
-    nrt.auto = False
-    client.index(index=live.index, id="d1", document={"title": "harbour strike"})
-    assert client.get(index=live.index, id="d1")["found"]  # GET is realtime
-    assert client.count(index=live.index)["count"] == 0  # searches wait for a refresh
-    assert client.search(index=live.index, query={"match": {"title": "harbour"}})["hits"]["hits"] == []
-    nrt.refresh()
-    assert client.count(index=live.index)["count"] == 1
-    nrt.auto = True
+    _hold_refreshes(client, live.index)
+    try:
+        client.index(index=live.index, id="d1", document={"title": "harbour strike"})
+        assert client.get(index=live.index, id="d1")["found"]  # GET is realtime
+        assert client.count(index=live.index)["count"] == 0  # searches wait for a refresh
+        assert client.search(index=live.index, query={"match": {"title": "harbour"}})["hits"]["hits"] == []
+        client.indices.refresh(index=live.index)
+        assert client.count(index=live.index)["count"] == 1
+    finally:
+        _release_refreshes(client, live.index)
     client.index(index=live.index, id="d2", document={"title": "harbour"}, refresh="wait_for")
     assert client.count(index=live.index)["count"] == 2  # wait_for returns once a refresh made it visible
 
 
-def _race(nrt, live, client, first, second, *, index: str | None = None) -> None:
+def _race(live, client, first, second, *, index: str | None = None) -> None:
     """``second`` looks up while ``first`` waits for the refresh that makes it searchable: the race."""
-    nrt.refresh()
-    nrt.auto = False
+    target = index or live.index
     errors: list[BaseException] = []
 
     def run(p):
@@ -72,59 +111,99 @@ def _race(nrt, live, client, first, second, *, index: str | None = None) -> None
         except BaseException as exc:  # reported by the test
             errors.append(exc)
 
+    _hold_refreshes(client, target)
     a = threading.Thread(target=run, args=(first,))
-    a.start()
-    assert wait_until(lambda: nrt.pending() >= 1)  # a's write is in, not yet searchable
     b = threading.Thread(target=run, args=(second,))
-    b.start()
-    assert wait_until(lambda: nrt.pending() >= 2)  # b looked up and wrote without seeing a
-    nrt.auto = True
-    nrt.refresh()
-    a.join(60)
-    b.join(60)
+    try:
+        a.start()
+        # a's write is in, not yet searchable; then b looks up and writes without seeing it
+        assert wait_until(lambda: _written(client, target, first.page_id), timeout=30)
+        b.start()
+        assert wait_until(lambda: _written(client, target, second.page_id), timeout=30)
+        assert _searchable(client, target, [first.page_id, second.page_id]) == 0, "the race did not happen"
+    finally:
+        _release_refreshes(client, target)
+        a.join(60)
+        b.join(60)
     assert not errors, errors
     assert not a.is_alive() and not b.is_alive()
 
 
-def test_without_reconcile_racing_copies_split(nrt, near, monkeypatch):
+def test_without_reconcile_racing_copies_split(near, monkeypatch):
     live, client = near
     monkeypatch.setattr(batch, "reconcile", lambda state, *, client, settings: None)
     paras = story(60)
-    _race(nrt, live, client, _copy(live, "r-a", paras, "a.example"), _copy(live, "r-b", paras, "b.example"))
+    _race(live, client, _copy(live, "r-a", paras, "a.example"), _copy(live, "r-b", paras, "b.example"))
     labels = _clusters(client, live, ["r-a", "r-b"])
     assert labels["r-a"] != labels["r-b"], "the harness did not produce the race"
 
 
-def test_with_reconcile_racing_copies_fold(nrt, near):
+def test_with_reconcile_racing_copies_fold(near):
     live, client = near
     paras = story(61)
-    _race(nrt, live, client, _copy(live, "f-a", paras, "a.example"), _copy(live, "f-b", paras, "b.example"))
+    _race(live, client, _copy(live, "f-a", paras, "a.example"), _copy(live, "f-b", paras, "b.example"))
     labels = _clusters(client, live, ["f-a", "f-b"])
     assert labels["f-a"] == labels["f-b"] == "f-a"
 
 
-def test_host_index_copies_racing_fold(nrt, near):
-    from newsfold.plugin import component_template, sign_text
+def test_host_index_copies_racing_fold(near):
+    from newsfold.plugin import sign_text
 
     live, client = near
-    client.cluster.put_component_template(name="nrt-newsfold", **component_template(live))
-    client.indices.put_index_template(
-        name="nrt-host", index_patterns=["nrt-host*"], composed_of=["nrt-newsfold"],
-        template={"mappings": {"properties": {"headline": {"type": "text"}, "section": {"type": "keyword"}}}},
-    )
-    client.indices.create(index="nrt-host")
+    host = f"{live.index}-host"
+    _host_index(client, live, host)
     text = "\n\n".join(story(62))
     for i in ("h-a", "h-b"):
-        client.index(index="nrt-host", id=i, document={"headline": "Wire", "section": i})
+        client.index(index=host, id=i, document={"headline": "Wire", "section": i})
     first, second = (sign_text(text, page_id=i, settings=live) for i in ("h-a", "h-b"))
-    _race(nrt, live, client, first, second, index="nrt-host")
-    docs = {d["_id"]: d["_source"] for d in client.mget(index="nrt-host", ids=["h-a", "h-b"])["docs"]}
+    _race(live, client, first, second, index=host)
+    docs = {d["_id"]: d["_source"] for d in client.mget(index=host, ids=["h-a", "h-b"])["docs"]}
     assert docs["h-a"]["newsfold"]["cluster_id"] == docs["h-b"]["newsfold"]["cluster_id"]
     assert (docs["h-a"]["section"], docs["h-b"]["section"]) == ("h-a", "h-b")
 
 
+def _copies_at_once(live, client, tag: str) -> dict[int, set[str]]:
+    """Three stories, four copies each, all twelve ingested at once by twelve threads at the default 1 s refresh;
+    the cluster ids each story ends with."""
+    signed = {
+        (s, c): _copy(live, f"{tag}{s}-{c}", story(190 + s), f"site{c}.example") for s in range(3) for c in range(4)
+    }
+    start = threading.Barrier(len(signed))
+    errors: list[BaseException] = []
+
+    def run(p):
+        try:
+            start.wait(30)  # the copies arrive together, well inside one refresh interval
+            batch.ingest([p], client=client, settings=live)
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(p,)) for p in signed.values()]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    labels = _clusters(client, live, [p.page_id for p in signed.values()])
+    return {s: {labels[p.page_id] for (story_no, _), p in signed.items() if story_no == s} for s in range(3)}
+
+
+def test_copies_arriving_at_once_at_the_default_refresh_fold(near):
+    live, client = near
+    got = client.indices.get_settings(index=live.index, name="index.refresh_interval")
+    assert [v["settings"]["index"]["refresh_interval"] for v in got.values()] == [DEFAULT_REFRESH]
+    assert all(len(ids) == 1 for ids in _copies_at_once(live, client, "at").values())
+
+
+def test_copies_arriving_at_once_split_without_reconcile(near, monkeypatch):
+    """The same race with the reconcile step switched off: copies must split, or the test could not see the race."""
+    live, client = near
+    monkeypatch.setattr(batch, "reconcile", lambda state, *, client, settings: None)
+    assert any(len(ids) > 1 for ids in _copies_at_once(live, client, "sp").values())
+
+
 @pytest.mark.slow
-def test_real_workers_fold_racing_copies_under_near_real_time_search(nrt, near, redis_url):
+def test_real_workers_fold_racing_copies_under_near_real_time_search(near, redis_url):
     live, client = near
     live = live.replace(redis_url=redis_url)
     rng = random.Random(5)
@@ -143,7 +222,8 @@ def test_real_workers_fold_racing_copies_under_near_real_time_search(nrt, near, 
     for s in range(3):
         assert len({labels[f"n{s}-c{c}"] for c in range(5)}) == 1, labels
     assert len(set(labels.values())) == 3
-    assert nrt.refreshes > 3  # searches really waited for refreshes
+    refreshes = client.indices.stats(index=live.index, metric="refresh")["_all"]["primaries"]["refresh"]
+    assert refreshes["external_total"] > 3  # searches really waited for refreshes
 
 
 def _host_index(client, live, name: str) -> None:
@@ -165,7 +245,7 @@ def _partition(labels: dict[str, str]) -> set[frozenset[str]]:
     return {frozenset(g) for g in groups.values()}
 
 
-def test_many_racing_copies_and_merges_in_flight_fold_in_a_host_index(nrt, near):
+def test_many_racing_copies_and_merges_in_flight_fold_in_a_host_index(near):
     """Host-index ingest (``ingest(..., index=HOST)``) from four threads at once, the four pages of a story looking
     up before any of the others' writes is searchable: two halves that share nothing, and two copies of the whole
     story, each linking the halves (concurrent merges in flight). Undisturbed, each story ends in one cluster; so
@@ -173,7 +253,7 @@ def test_many_racing_copies_and_merges_in_flight_fold_in_a_host_index(nrt, near)
     from newsfold.plugin import sign_text
 
     live, client = near
-    host = "nrt-host-many"
+    host = f"{live.index}-many"
     _host_index(client, live, host)
     stories = {}
     for s in range(3):
@@ -213,7 +293,7 @@ def test_many_racing_copies_and_merges_in_flight_fold_in_a_host_index(nrt, near)
 
 
 @pytest.mark.slow
-def test_a_reindex_during_live_ingest_keeps_every_page_once(nrt, near, redis_url):
+def test_a_reindex_during_live_ingest_keeps_every_page_once(near, redis_url):
     """Pages keep coming while a reindex builds the new index, through real workers (which also write a running
     reindex's new index) and straight into the alias as an embedding application does (which does not): before
     the reindex starts, while its chunks load, at the swap, in the grace period after it and once it is done.
@@ -274,6 +354,7 @@ def test_a_reindex_during_live_ingest_keeps_every_page_once(nrt, near, redis_url
                 reached[phase].set()
                 if phase in ("swap", "grace"):
                     assert written[phase].wait(60)
+
         outcomes: list[dict] = []
         errors: list[BaseException] = []
 
