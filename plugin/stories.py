@@ -121,8 +121,10 @@ def top_stories(
     (and the caller's filters: those choose which pages count, so with a
     language the coverage is the sites that ran the story in it), ordered by
     the number of distinct sites then the newest version (``coverage``), or
-    the other way round (``latest``), ties by cluster id; ``bucket_sort``
-    cuts the page out. Each bucket carries its page count, sites and newest
+    the other way round (``latest``), ties by cluster id. The aggregation
+    returns the first ``page * size`` stories and :func:`page_buckets` cuts
+    the page out of them (no ``bucket_sort``: it lives in Elasticsearch's
+    ``aggregations`` module, which a minimal node lacks). Each bucket carries its page count, sites and newest
     time; the stories' reference versions come from a second, cheap
     request (:func:`references`). On one shard the order is exact; across
     shards it is approximate like any ``terms`` order on a sub-aggregation.
@@ -159,7 +161,6 @@ def top_stories(
                 "aggs": {
                     "coverage": {"cardinality": {"field": SITE_FIELD}},
                     "newest": {"max": {"field": time_field}},
-                    "page": {"bucket_sort": {"from": (page - 1) * size, "size": size}},
                 },
             },
         },
@@ -173,8 +174,19 @@ def iso_millis(value) -> str | None:
     return dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC).isoformat().replace("+00:00", "Z")
 
 
-def read_top_stories(response: Mapping, references: Mapping | None = None) -> tuple[int, list[dict]]:
+def page_buckets(response: Mapping, *, page: int, size: int) -> list[dict]:
+    """The buckets of page ``page`` (of ``size`` stories) in a :func:`top_stories` response, in order."""
+    buckets = ((response.get("aggregations") or {}).get("top") or {}).get("buckets", [])
+    return buckets[(page - 1) * size : page * size]
+
+
+def read_top_stories(
+    response: Mapping, references: Mapping | None = None, *, page: int = 1, size: int | None = None
+) -> tuple[int, list[dict]]:
     """``(stories in the window, the page of stories)`` of a :func:`top_stories` response.
+
+    ``page`` and ``size`` are the ones the body was built with (default: every
+    returned story, which is the first page).
 
     Each story: ``cluster_id``, ``sites`` (coverage), ``pages``, ``latest``
     (ISO time or None) and ``reference`` (``id`` plus its
@@ -185,7 +197,8 @@ def read_top_stories(response: Mapping, references: Mapping | None = None) -> tu
     total = int((aggs.get("stories") or {}).get("value") or 0)
     found = read_references(references) if references is not None else {}
     out = []
-    for bucket in (aggs.get("top") or {}).get("buckets", []):
+    buckets = (aggs.get("top") or {}).get("buckets", [])
+    for bucket in page_buckets(response, page=page, size=size) if size else buckets:
         hit = found.get(bucket["key"])
         ref = {"id": hit["_id"], **hit.get("_source", {})} if hit else None
         out.append({

@@ -28,10 +28,28 @@ def _get(url: str) -> tuple[int, str]:
 
 
 def test_demo_serves_folded_stories_and_stops_cleanly(redis_url, es_url):
+    env = {**os.environ, "ELASTICSEARCH_URL": es_url, "REDIS_URL": redis_url}
+    _run_demo(env)
+
+
+@pytest.mark.realnode
+def test_demo_on_a_real_node_of_its_own_serves_and_stops_it(redis_url):
+    """``./run demo --elasticsearch``: the demo starts a real node of the pinned version and stops it on exit."""
+    from newsfold.esnode import ES_VERSION
+
+    env = {k: v for k, v in os.environ.items() if k != "ELASTICSEARCH_URL"} | {"REDIS_URL": redis_url}
+    out = _run_demo(env, "--elasticsearch")
+    assert f"real Elasticsearch {ES_VERSION} at http://127.0.0.1:" in out
+    url = out.split(f"real Elasticsearch {ES_VERSION} at ", 1)[1].split()[0]
+    with pytest.raises(OSError):
+        _get(f"{url}/_cluster/health")  # the node stopped with the demo
+
+
+def _run_demo(env: dict, *extra: str) -> str:
     port = _free_port()
-    env = {**os.environ, "ELASTICSEARCH_URL": es_url, "REDIS_URL": redis_url, "NEWSFOLD_INDEX": f"demo-{port}"}
+    env = {**env, "NEWSFOLD_INDEX": f"demo-{port}"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "newsfold.cli", "demo", "--port", str(port), "--quiet", "--stories", "12"],
+        [sys.executable, "-m", "newsfold.cli", "demo", "--port", str(port), "--quiet", "--stories", "12", *extra],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -62,3 +80,4 @@ def test_demo_serves_folded_stories_and_stops_cleanly(redis_url, es_url):
         out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, out
     assert "ingested:" in out and "rejected" in out
+    return out

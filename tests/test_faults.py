@@ -22,6 +22,7 @@ import pytest
 
 from newsfold.embedded import EmbeddedRedis
 from newsfold.plugin.client import build_client
+from newsfold.plugin.index import drop_index
 from newsfold.plugin.settings import Settings
 from newsfold.samples import generate
 from newsfold.state import build_redis
@@ -56,7 +57,7 @@ def calm(corpus, es_url, tmp_path_factory):
         server.close()
     client = build_client(Settings(elasticsearch_url=es_url))
     clusters = _clusters(client, index)
-    client.options(ignore_status=404).indices.delete(index=f"{index}*")
+    drop_index(client, Settings(elasticsearch_url=es_url, index=index))
     client.close()
     return _lines(out), clusters
 
@@ -66,7 +67,7 @@ def target(settings):
     """Where a fault run writes: the session's Elasticsearch (its index is deleted afterwards)."""
     client = build_client(settings)
     yield settings.elasticsearch_url, client
-    client.options(ignore_status=404).indices.delete(index=f"{settings.index}*")
+    drop_index(client, settings)  # by name: Elasticsearch refuses wildcard deletes (destructive_requires_name)
     client.close()
 
 

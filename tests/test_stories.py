@@ -11,6 +11,7 @@ from newsfold.plugin.stories import (
     STORY_SOURCE,
     add_relations,
     newest,
+    page_buckets,
     read_newest,
     read_story,
     read_top_stories,
@@ -31,9 +32,10 @@ def corpus(es, settings):
 def run_top(es, settings, **kwargs):
     anchor = read_newest(es.search(index=settings.index, body=newest()))
     res = es.search(index=settings.index, body=top_stories(anchor_ms=anchor, **kwargs))
-    ids = [b["key"] for b in res["aggregations"]["top"]["buckets"]]
+    cut = {"page": kwargs.get("page", 1), "size": kwargs.get("size", 10)}
+    ids = [b["key"] for b in page_buckets(res, **cut)]
     refs = es.search(index=settings.index, body=references(ids, source=STORY_SOURCE)) if ids else None
-    return read_top_stories(res, refs)
+    return read_top_stories(res, refs, **cut)
 
 
 def run_story(es, settings, cluster_id, *, page=1, size=20):

@@ -171,12 +171,12 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     body = queries.top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
                                anchor_ms=anchor, time_field=field_name, filters=params.filters())  # fmt: skip
     res = es.search(index=settings.index, body=body)
-    ids = [b["key"] for b in res.get("aggregations", {}).get("top", {}).get("buckets", [])]
+    ids = [b["key"] for b in queries.page_buckets(res, page=params.page, size=page_size)]
     refs = None
     if ids:
         body = queries.references(ids, time_field=field_name, source=queries.STORY_SOURCE)
         refs = es.search(index=settings.index, body=body)
-    total, found = queries.read_top_stories(res, refs)
+    total, found = queries.read_top_stories(res, refs, page=params.page, size=page_size)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
                        anchor=queries.iso_millis(anchor))  # fmt: skip
     for item in found:
