@@ -250,8 +250,9 @@ def _upgrade_layout(client: Elasticsearch, name: str, mappings: dict) -> None:
 
 
 def check_meta_cached(client: Elasticsearch, settings: Settings, name: str) -> None:
-    """:func:`check_meta` at most once a minute per client and index (the ingest path calls it per batch)."""
-    key = (id(client), name)
+    """:func:`check_meta` at most once a minute per client, index and signature settings (the ingest path calls it
+    per batch; other settings on the same client and index are checked on their own)."""
+    key = (id(client), name, repr(sorted(settings.signature_meta().items())))
     now = time.monotonic()
     if now - _checked.get(key, -_META_CACHE_SECONDS) < _META_CACHE_SECONDS:
         return
