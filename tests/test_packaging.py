@@ -123,3 +123,13 @@ def test_wheel_installed_in_a_fresh_virtualenv_extracts_and_clusters(wheel, tmp_
     where = subprocess.run([str(py), "-c", "import newsfold.plugin, sys; print(newsfold.plugin.__file__)"],
                            cwd=work, env=env, capture_output=True, text=True, timeout=60)
     assert str(env_dir) in where.stdout, where.stdout + where.stderr
+
+
+def test_the_elasticsearch_version_is_pinned_once_and_compose_follows_it():
+    from newsfold.esnode import ARTIFACT, ES_VERSION
+
+    root = Path(__file__).resolve().parents[1]
+    assert ES_VERSION.startswith("9.") and ARTIFACT.endswith(f":{ES_VERSION}:zip")
+    assert f"${{ES_VERSION:-{ES_VERSION}}}" in (root / "docker-compose.yml").read_text()
+    assert f"ES_VERSION={ES_VERSION}\n" in (root / ".env.example").read_text()
+    assert f"Elasticsearch **{ES_VERSION}**" in (root / "README.md").read_text()
