@@ -28,11 +28,13 @@ and test node, never a production cluster (docker-compose.yml is that):
 from __future__ import annotations
 
 import atexit
+import base64
 import contextlib
 import json
 import os
 import pwd
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -222,6 +224,15 @@ class ElasticsearchNode:
             (``./run elasticsearch``) instead of a log file.
         die_with_parent: stop the node when this process dies, even by
             SIGKILL (tests, the demo).
+        security: turn Elasticsearch's security on (users, roles and
+            privileges enforced; HTTP without TLS on loopback). The built-in
+            superuser is ``elastic`` with :attr:`password`, a random one.
+        roles: with ``security``, roles of the file realm (``roles.yml``),
+            name -> role body as the role API takes it.
+        users: with ``security``, users of the file realm, name ->
+            ``(password, [role, ...])``. The minimal distribution cannot
+            create the security index (it lacks the analysis module), so
+            users and roles live in files, not in the native realm.
     """
 
     def __init__(
@@ -232,6 +243,9 @@ class ElasticsearchNode:
         heap: str = DEFAULT_HEAP,
         foreground: bool = False,
         die_with_parent: bool = True,
+        security: bool = False,
+        roles: dict | None = None,
+        users: dict | None = None,
         announce=print,
     ) -> None:
         if not isinstance(port, int) or not 0 <= port <= 65535:
@@ -242,6 +256,9 @@ class ElasticsearchNode:
         self.heap = heap
         self.foreground = foreground
         self.die_with_parent = die_with_parent
+        self.security = security
+        self.password = secrets.token_urlsafe(18) if security else None
+        self.roles, self.users = roles or {}, users or {}
         self.announce = announce
         self.run_dir = Path(tempfile.mkdtemp(prefix="newsfold-es-"))
         self.data = Path(data).resolve() if data else self.run_dir / "data"
@@ -268,9 +285,12 @@ class ElasticsearchNode:
             "discovery.type": "single-node",
             "path.data": str(self.data),
             "path.logs": str(self.run_dir / "logs"),
-            "xpack.security.enabled": False,
+            "xpack.security.enabled": self.security,
             "cluster.routing.allocation.disk.threshold_enabled": False,
         }
+        if self.security:  # loopback only: no TLS, as docker-compose.yml runs it on its own network
+            settings["xpack.security.http.ssl.enabled"] = False
+            settings["xpack.security.transport.ssl.enabled"] = False
         (config / "elasticsearch.yml").write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in settings.items()))
         options = (config / "jvm.options").read_text()
         logs = self.run_dir / "logs"
@@ -280,6 +300,8 @@ class ElasticsearchNode:
         (config / "jvm.options").write_text(options + f"\n-XX:HeapDumpPath={logs}\n")
         (config / "jvm.options.d").mkdir(exist_ok=True)
         (config / "jvm.options.d" / "heap.options").write_text(f"-Xms{self.heap}\n-Xmx{self.heap}\n")
+        if self.roles:
+            (config / "roles.yml").write_text(json.dumps(self.roles) + "\n")  # JSON is YAML
         if owner is not None:
             os.chmod(self.run_dir, 0o700)
             paths = [self.run_dir, *self.run_dir.rglob("*")]
@@ -309,6 +331,8 @@ class ElasticsearchNode:
             ES_TMPDIR=str(self.run_dir / "tmp"),
             HOME=str(self.run_dir),
         )
+        if self.security:
+            self._set_bootstrap_password(home, env, owner)
         pidfile = self.run_dir / "elasticsearch.pid"
         out = None if self.foreground else open(self.log, "ab")  # noqa: SIM115 (closed after the launch)
         extra = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
@@ -345,9 +369,26 @@ class ElasticsearchNode:
         self.close()
         raise NodeError(f"Elasticsearch did not answer at {self.url} within {timeout:.0f} s:\n{self._tail()}")
 
+    def _set_bootstrap_password(self, home: Path, env: dict, owner: tuple[int, int] | None) -> None:
+        """The ``elastic`` user's first password, through the node's keystore (never on a command line)."""
+        extra = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
+        keystore, users = str(home / "bin" / "elasticsearch-keystore"), str(home / "bin" / "elasticsearch-users")
+        steps = [([keystore, "create"], None), ([keystore, "add", "--stdin", "bootstrap.password"], self.password)]
+        for name, (password, roles) in self.users.items():  # passwords on stdin, never on a command line
+            steps.append(([users, "useradd", name, "-r", ",".join(roles)], f"{password}\n{password}\n"))
+        for args, stdin in steps:
+            done = subprocess.run(args, input=stdin, env=env, capture_output=True, text=True, cwd=self.run_dir, **extra)
+            if done.returncode != 0:
+                tool = " ".join(Path(args[0]).name.split() + args[1:2])
+                raise NodeError(f"{tool} failed: {(done.stderr or done.stdout).strip()}")
+
     def _get(self, path: str) -> dict | None:
+        request = urllib.request.Request(self.url + path)
+        if self.security:
+            token = base64.b64encode(f"elastic:{self.password}".encode()).decode()
+            request.add_header("Authorization", f"Basic {token}")
         try:
-            with urllib.request.urlopen(self.url + path, timeout=5) as resp:
+            with urllib.request.urlopen(request, timeout=5) as resp:
                 return json.loads(resp.read())
         except (OSError, ValueError, urllib.error.URLError):
             return None

@@ -62,6 +62,23 @@ def es_server():
         standin.close()
 
 
+@pytest.fixture(scope="module")
+def es_node_factory():
+    """Start extra real nodes for one module (``es_node_factory(security=True)``); all stopped afterwards."""
+    from newsfold.esnode import ElasticsearchNode
+
+    nodes = []
+
+    def start(**options):
+        node = ElasticsearchNode(heap="512m", announce=lambda m: None, **options)
+        nodes.append(node)
+        return node.start()
+
+    yield start
+    for node in nodes:
+        node.close()
+
+
 @pytest.fixture(scope="session")
 def es_url(es_server):
     return es_server.url
