@@ -1,0 +1,95 @@
+"""``./run elasticsearch``: a real node of the pinned version, in the foreground, stopped by Ctrl-C, data kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from newsfold.esnode import ES_VERSION, NodeError, check_java, find_java
+
+JDKS = Path("/usr/lib/jvm")
+
+
+def _get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as res:
+        return json.loads(res.read())
+
+
+def _start(data: Path, out: Path) -> tuple[subprocess.Popen, str]:
+    """``newsfold elasticsearch --port 0 --data DATA`` with Ctrl-C's default behaviour; (process, url)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "newsfold.cli", "elasticsearch", "--port", "0", "--heap", "512m", "--data", str(data)],
+        stdout=out.open("w"),
+        stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a shell's background job ignores it
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, out.read_text()[-3000:]
+        for line in out.read_text().splitlines():
+            if "is up at " in line:
+                return proc, line.split("is up at ", 1)[1].split()[0]
+        time.sleep(0.5)
+    proc.kill()
+    pytest.fail(f"the node did not come up: {out.read_text()[-3000:]}")
+
+
+@pytest.mark.realnode
+@pytest.mark.slow
+def test_the_foreground_node_is_real_stops_on_ctrl_c_and_keeps_its_data(tmp_path):
+    data = tmp_path / "data"
+    if os.geteuid() == 0:  # the node runs as newsfold-es, which must reach the folder
+        tmp_path.chmod(0o755)
+    proc, url = _start(data, tmp_path / "first.log")
+    try:
+        nodes = _get(f"{url}/_nodes/stats/jvm")["nodes"]
+        (node,) = nodes.values()
+        assert node["jvm"]["mem"]["heap_max_in_bytes"] > 0  # a JVM answers
+        (info,) = _get(f"{url}/_nodes/_local")["nodes"].values()
+        assert info["version"] == ES_VERSION
+        request = urllib.request.Request(f"{url}/kept?refresh=true", method="PUT")
+        urllib.request.urlopen(request, timeout=30).close()
+    finally:
+        proc.send_signal(signal.SIGINT)  # Ctrl-C
+        proc.wait(90)
+    assert proc.returncode == 130, (tmp_path / "first.log").read_text()[-2000:]
+    with pytest.raises(OSError):
+        _get(f"{url}/_cluster/health")  # the node stopped with the command
+    proc, url = _start(data, tmp_path / "second.log")
+    try:
+        assert "kept" in _get(f"{url}/_all/_settings")  # the index outlived the restart
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(90)
+
+
+def test_a_java_that_cannot_run_the_node_is_named_with_its_reason(tmp_path):
+    assert check_java(tmp_path) == "no bin/java"
+    old = sorted(JDKS.glob("java-17*")) if JDKS.is_dir() else []
+    if old:
+        assert check_java(old[0]).startswith("Java 17 (Elasticsearch 9 needs 21 or newer)")
+
+
+def test_with_no_usable_java_the_error_lists_every_candidate(monkeypatch, tmp_path):
+    import newsfold.esnode as esnode
+
+    monkeypatch.setattr(esnode, "java_candidates", lambda: [("ES_JAVA_HOME", tmp_path)])
+    with pytest.raises(NodeError, match=r"no Java that can run Elasticsearch 9.*ES_JAVA_HOME .*no bin/java"):
+        find_java()
+
+
+def test_bad_node_arguments_are_refused_by_name():
+    from newsfold.esnode import ElasticsearchNode
+
+    with pytest.raises(ValueError, match="port"):
+        ElasticsearchNode(port=70000)
+    with pytest.raises(ValueError, match="heap"):
+        ElasticsearchNode(heap="lots")
