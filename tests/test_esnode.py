@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -25,12 +27,24 @@ def _get(url: str) -> dict:
 
 def _start(data: Path, out: Path) -> tuple[subprocess.Popen, str]:
     """``newsfold elasticsearch --port 0 --data DATA`` with Ctrl-C's default behaviour; (process, url)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "newsfold.cli", "elasticsearch", "--port", "0", "--heap", "512m", "--data", str(data)],
-        stdout=out.open("w"),
-        stderr=subprocess.STDOUT,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a shell's background job ignores it
-    )
+    with out.open("w") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "newsfold.cli",
+                "elasticsearch",
+                "--port",
+                "0",
+                "--heap",
+                "512m",
+                "--data",
+                str(data),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a shell's background job ignores it
+        )
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         assert proc.poll() is None, out.read_text()[-3000:]
@@ -45,9 +59,26 @@ def _start(data: Path, out: Path) -> tuple[subprocess.Popen, str]:
 @pytest.mark.realnode
 @pytest.mark.slow
 def test_the_foreground_node_is_real_stops_on_ctrl_c_and_keeps_its_data(tmp_path):
-    data = tmp_path / "data"
-    if os.geteuid() == 0:  # the node runs as newsfold-es, which must reach the folder
-        tmp_path.chmod(0o755)
+    reachable = Path(tempfile.mkdtemp(prefix="newsfold-data-"))  # as root, the node's user must reach it
+    reachable.chmod(0o755)
+    try:
+        _foreground_run(reachable / "data", tmp_path)
+    finally:
+        shutil.rmtree(reachable, ignore_errors=True)
+
+
+def test_a_data_folder_the_node_cannot_reach_is_a_clear_error(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("only a launcher running as root hands the node to another user")
+    proc = subprocess.run(
+        [sys.executable, "-m", "newsfold.cli", "elasticsearch", "--port", "0", "--data", str(tmp_path / "d")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert "cannot write" in proc.stderr and "--data" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _foreground_run(data: Path, tmp_path: Path) -> None:
     proc, url = _start(data, tmp_path / "first.log")
     try:
         nodes = _get(f"{url}/_nodes/stats/jvm")["nodes"]
@@ -55,7 +86,7 @@ def test_the_foreground_node_is_real_stops_on_ctrl_c_and_keeps_its_data(tmp_path
         assert node["jvm"]["mem"]["heap_max_in_bytes"] > 0  # a JVM answers
         (info,) = _get(f"{url}/_nodes/_local")["nodes"].values()
         assert info["version"] == ES_VERSION
-        request = urllib.request.Request(f"{url}/kept?refresh=true", method="PUT")
+        request = urllib.request.Request(f"{url}/kept", method="PUT")
         urllib.request.urlopen(request, timeout=30).close()
     finally:
         proc.send_signal(signal.SIGINT)  # Ctrl-C
@@ -82,7 +113,7 @@ def test_with_no_usable_java_the_error_lists_every_candidate(monkeypatch, tmp_pa
     import newsfold.esnode as esnode
 
     monkeypatch.setattr(esnode, "java_candidates", lambda: [("ES_JAVA_HOME", tmp_path)])
-    with pytest.raises(NodeError, match=r"no Java that can run Elasticsearch 9.*ES_JAVA_HOME .*no bin/java"):
+    with pytest.raises(NodeError, match=r"(?s)no Java that can run Elasticsearch 9.*ES_JAVA_HOME .*no bin/java"):
         find_java()
 
 
