@@ -35,12 +35,13 @@ from warcio.warcwriter import WARCWriter
 from newsfold.indexer.records import MAX_HTML_BYTES, PageRecord, SourceStats
 from newsfold.indexer.warc import page_from_item, page_record_bytes
 from newsfold.indexer.warc_scan import StrictWARCIterator, WarcItem, Window, read_payload, scan_warc
+from newsfold.plugin.errors import NewsfoldError
 
 FILE_PREFIX = "pages-"
 FILE_SUFFIX = ".warc.gz"
 
 
-class ArchiveError(OSError):
+class ArchiveError(NewsfoldError, OSError):
     """An archive record cannot be read (missing file, bad offset, damaged data)."""
 
 

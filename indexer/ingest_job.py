@@ -22,6 +22,7 @@ from newsfold.indexer.archive import WarcArchive
 from newsfold.indexer.dispatch import in_flight_batches, run_batches
 from newsfold.indexer.records import PageRecord, SourceStats
 from newsfold.indexer.sources import count_hint, iter_source
+from newsfold.plugin.errors import NewsfoldError
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently
 from newsfold.state.job_records import Job
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 Announce = Callable[[str], None]
 
 
-class JobError(RuntimeError):
+class JobError(NewsfoldError, RuntimeError):
     """A job that cannot be started or resumed as asked; the message says what to do instead."""
 
 

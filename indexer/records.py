@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from newsfold.plugin.errors import NewsfoldError
+
 #: Memory guard: a page larger than this becomes an error record instead of being read.
 #: Deliberately above ``NEWSFOLD_MAX_PAGE_BYTES`` (10 MiB), so ordinary oversize pages
 #: still reach the extractor and are rejected there as ``too_large``.
@@ -76,7 +78,7 @@ def error_record(
     )
 
 
-class PageFileError(Exception):
+class PageFileError(NewsfoldError):
     """A page file that may not or cannot be read: ``reason`` is the rejection reason, ``detail`` says why."""
 
     def __init__(self, reason: str, detail: str) -> None:

@@ -42,6 +42,7 @@ from newsfold.indexer.dispatch import drive
 from newsfold.indexer.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, plan_key, scan, target_settings
 from newsfold.plugin.corrections import reapply_corrections
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.errors import NewsfoldError
 from newsfold.plugin.index import current_index, index_body, new_index_name
 from newsfold.state.job_records import Job
 from newsfold.state.jobs import JobStore
@@ -59,7 +60,7 @@ CATCH_UP_MARGIN = 300.0
 CHUNK_BATCHES = 5
 
 
-class ReindexError(RuntimeError):
+class ReindexError(NewsfoldError, RuntimeError):
     """A reindex that cannot go on; the message is for the operator."""
 
 

@@ -46,6 +46,8 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+from newsfold.plugin.errors import NewsfoldError
+
 ES_VERSION = "9.5.4"  # the one pin: the newest 9.x Maven Central serves (README "Real Elasticsearch")
 ARTIFACT = f"org.elasticsearch.distribution.integ-test-zip:elasticsearch:{ES_VERSION}:zip"
 SERVICE_USER = "newsfold-es"
@@ -53,7 +55,7 @@ JAVA_MODULES = ("jdk.jlink", "jdk.incubator.vector")  # the distribution's modul
 DEFAULT_HEAP = "2g"
 
 
-class NodeError(RuntimeError):
+class NodeError(NewsfoldError, RuntimeError):
     """The node cannot be fetched, started or reached; the message says why and what to do."""
 
 

@@ -10,6 +10,7 @@ out in docs/scaling.md ("The admin's cluster list and statistics").
 from __future__ import annotations
 
 from newsfold.plugin.document import CLUSTER_ID
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.queries import page_filters
 
 #: sort keys of the cluster list -> the terms aggregation's order key
@@ -163,11 +164,11 @@ def cluster_list(
         ValueError: an unknown sort or order, or a minimum size below 1.
     """
     if sort not in CLUSTER_SORTS:
-        raise ValueError(f"sort must be one of {', '.join(CLUSTER_SORTS)}, got {sort!r}")
+        raise InputError(f"sort must be one of {', '.join(CLUSTER_SORTS)}, got {sort!r}")
     if order not in ("asc", "desc"):
-        raise ValueError(f"order must be 'asc' or 'desc', got {order!r}")
+        raise InputError(f"order must be 'asc' or 'desc', got {order!r}")
     if min_size < 1:
-        raise ValueError(f"min_size must be >= 1, got {min_size}")
+        raise InputError(f"min_size must be >= 1, got {min_size}")
     terms: dict = {
         "field": CLUSTER_ID,
         "size": max_clusters,
@@ -305,7 +306,7 @@ def similarity_distribution(*, interval: float = 0.05) -> dict:
         ValueError: the interval is not in (0, 1].
     """
     if not 0 < interval <= 1:
-        raise ValueError(f"interval must be in (0, 1], got {interval}")
+        raise InputError(f"interval must be in (0, 1], got {interval}")
 
     def histogram(field: str) -> dict:
         return {

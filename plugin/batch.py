@@ -38,6 +38,8 @@ from newsfold.plugin.document import (
     read_candidate,
     site_signals,
 )
+from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type
+from newsfold.plugin.extract_result import Rejection
 from newsfold.plugin.index import check_meta_cached
 from newsfold.plugin.regroup import enforce_constraints, relabel
 from newsfold.plugin.settings import Settings
@@ -101,7 +103,7 @@ def lookup(
     out: dict[str, list[Candidate]] = {}
     for p, res in zip(pages, responses, strict=True):
         if "error" in res:
-            raise RuntimeError(f"band lookup failed for {p.page_id}: {res['error']}")
+            raise ServerError(f"band lookup failed for {p.page_id}: {res['error']}")
         out[p.page_id] = [c for c in map(read_candidate, res["hits"]["hits"]) if c is not None]
     return out
 
@@ -304,6 +306,35 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
     return list(state.outcomes.values())
 
 
+def check_pages(pages, *, settings: Settings) -> list[SignedPage]:
+    """The pages of an ``ingest`` call, checked at the door.
+
+    Raises:
+        InputTypeError: ``pages`` is not a list of ``SignedPage`` (a ``Rejection``
+            from ``sign_page``/``sign_text`` is named with its reason), or
+            ``settings`` is not ``Settings``.
+        InputError: a signature has another number of permutations than the
+            settings (it was signed with other settings and cannot fold here).
+    """
+    check_type(settings, Settings, "settings")
+    if isinstance(pages, str | bytes | dict) or not isinstance(pages, list | tuple):
+        raise InputTypeError(f"pages must be a list of SignedPage, not {type(pages).__name__}")
+    for n, p in enumerate(pages):
+        if isinstance(p, Rejection):
+            raise InputTypeError(
+                f"pages[{n}] is a Rejection ({p.reason}: {p.detail}), not a SignedPage: leave rejected pages out "
+                "of ingest (record their reason instead)"
+            )
+        check_type(p, SignedPage, f"pages[{n}]")
+        perms = len(p.signature.hashvalues)
+        if perms != settings.num_perm:
+            raise InputError(
+                f"pages[{n}] ({p.page_id}) was signed with {perms} permutations, the settings say "
+                f"{settings.num_perm}: sign it with the index's settings"
+            )
+    return list(pages)
+
+
 def ingest(
     pages: list[SignedPage],
     *,
@@ -337,7 +368,16 @@ def ingest(
 
     Returns:
         One outcome per distinct page id.
+
+    Raises:
+        InputTypeError, InputError: bad arguments (:func:`check_pages`).
+        IndexMismatchError: the index lacks the fold fields or was built with
+            other signature settings.
+        ServerError: Elasticsearch refused a lookup or a write.
     """
+    pages = check_pages(pages, settings=settings)
+    check_type(index, str, "index", optional=True)
+    check_type(content, bool, "content", optional=True)
     if content is None:
         content = index is None
     if index is not None and index != settings.index:

@@ -13,6 +13,7 @@ import re
 from elastic_transport import HttpHeaders, Urllib3HttpNode
 from elasticsearch import Elasticsearch
 
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.settings import Settings
 
 _COMPAT = re.compile(r"application/vnd\.elasticsearch\+([\w-]+);\s*compatible-with=\d+")
@@ -55,7 +56,7 @@ def build_client(settings: Settings, *, retry_on_timeout: bool = True) -> Elasti
         ValueError: when no Elasticsearch URL is configured.
     """
     if not settings.elasticsearch_url:
-        raise ValueError("no Elasticsearch URL configured (set ELASTICSEARCH_URL)")
+        raise InputError("no Elasticsearch URL configured (set ELASTICSEARCH_URL)")
     options = {
         "node_class": PlainJsonNode,
         "request_timeout": settings.es_timeout,

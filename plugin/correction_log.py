@@ -20,6 +20,7 @@ from elasticsearch import ConflictError, Elasticsearch, NotFoundError
 from newsfold.plugin import queries
 from newsfold.plugin.cluster import pair
 from newsfold.plugin.constraints import decisions, fetch_corrections
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.index import corrections_index, corrections_index_body, create_index, wait_until_active
 from newsfold.plugin.settings import Settings
 
@@ -33,7 +34,7 @@ MAX_LOG_SIZE = 1000
 MARK_ATTEMPTS = 5
 
 
-class CorrectionError(ValueError):
+class CorrectionError(InputError):
     """An invalid correction request (unknown page, same cluster, ...); the message says what."""
 
 

@@ -25,6 +25,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from newsfold.plugin.document import FOLD, FOLD_FIELDS, fold_mapping
+from newsfold.plugin.errors import IndexMismatchError
 from newsfold.plugin.settings import Settings
 
 if TYPE_CHECKING:
@@ -141,7 +142,7 @@ def ensure_index(client: Elasticsearch, settings: Settings) -> str:
         The concrete index name behind the alias.
 
     Raises:
-        RuntimeError: the existing index was built with other signature
+        IndexMismatchError: the existing index was built with other signature
             parameters (its signatures are not comparable: reindex).
     """
     from elasticsearch import NotFoundError
@@ -194,7 +195,7 @@ def ensure_fold_fields(client: Elasticsearch, index: str, settings: Settings) ->
         The concrete index names updated.
 
     Raises:
-        RuntimeError: a host field has one of newsfold's names with another
+        IndexMismatchError: a host field has one of newsfold's names with another
             mapping, or the recorded signature parameters differ.
     """
     mappings = client.indices.get_mapping(index=index)
@@ -205,7 +206,7 @@ def ensure_fold_fields(client: Elasticsearch, index: str, settings: Settings) ->
         have = (mine or {}).get("properties", {})
         clash = sorted(f for f, spec in FOLD_FIELDS.items() if f in have and have[f].get("type") != spec["type"])
         if (mine is not None and "properties" not in mine) or clash:
-            raise RuntimeError(
+            raise IndexMismatchError(
                 f"index {name} already has a field {FOLD!r} that is not newsfold's "
                 f"({', '.join(clash) or 'not an object'}): newsfold's fields live in that object"
             )
@@ -227,7 +228,7 @@ def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
     for concrete, body in sorted(mapping.items()):
         meta = (body["mappings"].get("_meta") or {}).get("newsfold")
         if meta is None:
-            raise RuntimeError(
+            raise IndexMismatchError(
                 f"index {concrete} has no newsfold fields (_meta.newsfold is missing): compose "
                 "component_template() into its index template, or call ensure_fold_fields() (docs/embedding.md)"
             )
@@ -238,7 +239,9 @@ def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
             continue
         if diff:
             detail = ", ".join(f"{k}: index has {a!r}, settings say {b!r}" for k, (a, b) in sorted(diff.items()))
-            raise RuntimeError(f"index {concrete} was built with other signature parameters ({detail}); reindex it")
+            raise IndexMismatchError(
+                f"index {concrete} was built with other signature parameters ({detail}); reindex it"
+            )
 
 
 def _upgrade_layout(client: Elasticsearch, name: str, mappings: dict) -> None:

@@ -13,6 +13,7 @@ import datetime as dt
 import re
 
 from newsfold.plugin.document import CLUSTER_ID, LOOKUP_SOURCE, VERSION_SOURCE, cluster_of
+from newsfold.plugin.errors import InputError, check_type
 
 #: from + size of a search at most (Elasticsearch's index.max_result_window default): pages beyond it are refused
 MAX_WINDOW = 10_000
@@ -94,10 +95,10 @@ def parse_day(value: str, name: str) -> dt.date:
     """
     try:
         if not _ISO_DATE.match(value):
-            raise ValueError(value)
+            raise InputError(value)
         return dt.date.fromisoformat(value)
     except ValueError:
-        raise ValueError(f"{name} must be a date like 2024-05-31, got {value[:40]!r}") from None
+        raise InputError(f"{name} must be a date like 2024-05-31, got {value[:40]!r}") from None
 
 
 def page_filters(
@@ -131,7 +132,7 @@ def page_filters(
     start = parse_day(date_from, "date_from") if date_from else None
     end = parse_day(date_to, "date_to") if date_to else None
     if start and end and start > end:
-        raise ValueError(f"the date range is empty: {start.isoformat()} is after {end.isoformat()}")
+        raise InputError(f"the date range is empty: {start.isoformat()} is after {end.isoformat()}")
     published = {}
     if start:
         published["gte"] = start.isoformat()
@@ -153,10 +154,10 @@ def checked_query(q: str | None) -> str:
     """
     q = (q or "").strip()
     if len(q) > MAX_QUERY_CHARS:
-        raise ValueError(f"the query has {len(q):,} characters; the limit is {MAX_QUERY_CHARS}")
+        raise InputError(f"the query has {len(q):,} characters; the limit is {MAX_QUERY_CHARS}")
     words = len(q.split())
     if words > MAX_QUERY_TERMS:
-        raise ValueError(f"the query has {words} words; ask with at most {MAX_QUERY_TERMS} words")
+        raise InputError(f"the query has {words} words; ask with at most {MAX_QUERY_TERMS} words")
     return q
 
 
@@ -214,9 +215,9 @@ def collapsed_search(
     """
     q = checked_query(q)
     if page < 1 or size < 1 or page * size > MAX_WINDOW:
-        raise ValueError(f"page {page} of size {size} is out of range (at most {MAX_WINDOW:,} results)")
+        raise InputError(f"page {page} of size {size} is out of range (at most {MAX_WINDOW:,} results)")
     if sort not in SORTS:
-        raise ValueError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
+        raise InputError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
     must = text_query(q)
     body: dict = {
         "query": {
@@ -385,16 +386,24 @@ def fold_query(body: dict, *, versions: int = 3, precision_threshold: int = 4000
         A new body for ``client.search``.
 
     Raises:
-        ValueError: the body uses what collapse cannot be combined with
-            (``collapse``, ``search_after``, ``scroll``, ``rescore``), or ``versions`` is negative.
+        InputError: (a ``ValueError``) the body uses what collapse cannot be combined with
+            (``collapse``, ``search_after``, ``scroll``, ``rescore``), ``versions`` is negative, or
+            from + size is over 10,000 (Elasticsearch's window).
+        InputTypeError: (a ``TypeError``) an argument of the wrong type.
     """
-    if not isinstance(body, dict):
-        raise ValueError("the search body must be a JSON object")
+    check_type(body, dict, "body")
+    check_type(versions, int, "versions")
+    check_type(precision_threshold, int, "precision_threshold")
+    window = body.get("from", 0) or 0, body.get("size", 10) if body.get("size") is not None else 10
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in window):
+        raise InputError(f"from and size must be whole numbers >= 0, got {window[0]!r} and {window[1]!r}")
+    if sum(window) > MAX_WINDOW:
+        raise InputError(f"from + size must be at most {MAX_WINDOW:,}, got {sum(window):,}")
     clash = [k for k in _NOT_WITH_COLLAPSE if k in body]
     if clash:
-        raise ValueError(f"a folded search cannot use {', '.join(clash)} (Elasticsearch's collapse does not allow it)")
+        raise InputError(f"a folded search cannot use {', '.join(clash)} (Elasticsearch's collapse does not allow it)")
     if versions < 0:
-        raise ValueError(f"versions must be >= 0, got {versions}")
+        raise InputError(f"versions must be >= 0, got {versions}")
     out = copy.deepcopy(body)
     collapse: dict = {"field": FOLD_FIELD}
     if versions:

@@ -18,6 +18,7 @@ from newsfold.plugin import queries
 from newsfold.plugin.cluster import Match, recluster_labels, verify
 from newsfold.plugin.constraints import load_constraints
 from newsfold.plugin.document import LOOKUP_SOURCE, fold_update, read_candidate, site_signals
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.store import bulk_write, cluster_page_ids
 
@@ -89,7 +90,7 @@ def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> 
     body = queries.cluster_pages([cluster_id], size=MAX_RECLUSTER_PAGES + 1, source=LOOKUP_SOURCE)
     hits = client.search(index=settings.index, **body)["hits"]["hits"]
     if len(hits) > MAX_RECLUSTER_PAGES:
-        raise ValueError(f"cluster {cluster_id} has more than {MAX_RECLUSTER_PAGES} pages; too large to recluster")
+        raise InputError(f"cluster {cluster_id} has more than {MAX_RECLUSTER_PAGES} pages; too large to recluster")
     members = [c for c in map(read_candidate, hits) if c is not None]
     rules = load_constraints([m.page_id for m in members], client=client, settings=settings, labels=False)
     edges: list[tuple[str, Match]] = []

@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 import functools
 
-from elasticsearch import Elasticsearch
+from elasticsearch import BadRequestError, Elasticsearch
 
-from newsfold.plugin.queries import FOLD_FIELD, MAX_WINDOW, UNFOLDED_AGG, VERSIONS_NAME, fold_query
+from newsfold.plugin.errors import IndexMismatchError, ServerError, check_type
+from newsfold.plugin.queries import FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
 
 
 def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int = 3) -> dict:
@@ -35,16 +36,25 @@ def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int 
         (``story_count(response)`` is the number of stories).
 
     Raises:
-        ValueError: see ``fold_query``; or from + size over 10,000.
+        InputError: see ``fold_query`` (from + size over 10,000 included).
+        IndexMismatchError: the index does not have newsfold's fields.
+        ServerError: the second search (of documents not folded yet) failed.
     """
-    folded = fold_query(body, versions=versions)
-    first = client.search(index=index, body=folded)
+    check_type(index, str, "index")
+    folded = fold_query(body, versions=versions)  # checks the body, from + size included, before any request
+    try:
+        first = client.search(index=index, body=folded)
+    except BadRequestError as exc:
+        if FOLD_FIELD in str(exc) and "no mapping found" in str(exc):
+            raise IndexMismatchError(
+                f"{index} has no newsfold fields ({FOLD_FIELD} is not mapped): compose component_template() into "
+                "its index template, or call ensure_fold_fields(), then ingest its documents (docs/embedding.md)"
+            ) from exc
+        raise
     unfolded = (first.get("aggregations") or {}).get(UNFOLDED_AGG, {}).get("doc_count", 0)
     if not unfolded:
         return dict(first)
     start, size = int(body.get("from", 0) or 0), int(body.get("size", 10) if body.get("size") is not None else 10)
-    if start + size > MAX_WINDOW:
-        raise ValueError(f"from + size must be at most {MAX_WINDOW}, got {start + size}")
     window = {"from": 0, "size": start + size}
     stories = {**folded, **window, "post_filter": _and(body.get("post_filter"), {"exists": {"field": FOLD_FIELD}})}
     stories.pop("aggs", None)
@@ -55,7 +65,7 @@ def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int 
     res_stories, res_loose = client.msearch(searches=[{"index": index}, stories, {"index": index}, loose])["responses"]
     for res in (res_stories, res_loose):
         if "error" in res:
-            raise RuntimeError(f"folded search failed: {res['error']}")
+            raise ServerError(f"folded search failed: {res['error']}")
     for hit in res_loose["hits"]["hits"]:  # each unfolded document is its own story with no other versions
         hit.setdefault("inner_hits", {})[VERSIONS_NAME] = {"hits": {"total": {"value": 1, "relation": "eq"},
                                                                     "hits": [copy.deepcopy(hit)]}}

@@ -9,10 +9,13 @@ settings (login, cookies, tokens, page size) are ``newsfold.web.config.WebSettin
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+
+from newsfold.plugin.errors import InputError
 
 HASH_SCHEME = "affine32"  # datasketch >= 2.0 scheme; recorded in the index _meta
 SIGNATURE_VERSION = 1  # bump when shingling or signing changes meaning
@@ -34,6 +37,8 @@ _UNPREFIXED = {
     "shingle_scheme": "NEWSFOLD_SHINGLES",
     "signature_kind": "NEWSFOLD_SIGNATURE",
 }
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -93,18 +98,18 @@ class Settings:
 
     def __post_init__(self) -> None:
         if self.num_perm < 16:
-            raise ValueError(f"num_perm must be >= 16, got {self.num_perm}")
+            raise InputError(f"num_perm must be >= 16, got {self.num_perm}")
         if self.bands < 1 or self.rows < 1:
-            raise ValueError(f"bands and rows must be >= 1, got bands={self.bands} rows={self.rows}")
+            raise InputError(f"bands and rows must be >= 1, got bands={self.bands} rows={self.rows}")
         if self.bands * self.rows > self.num_perm:
-            raise ValueError(
+            raise InputError(
                 f"bands x rows must not exceed num_perm: {self.bands} x {self.rows} = "
                 f"{self.bands * self.rows} > {self.num_perm}"
             )
         for name in ("threshold", "containment_threshold", "containment_min_ratio"):
             value = getattr(self, name)
             if not 0.0 < value <= 1.0:
-                raise ValueError(f"{name} must be in (0, 1], got {value}")
+                raise InputError(f"{name} must be in (0, 1], got {value}")
         for name, allowed in (
             ("shingle_scheme", SHINGLE_SCHEMES),
             ("signature_kind", SIGNATURE_KINDS),
@@ -112,14 +117,14 @@ class Settings:
             ("cjk_verifier", CJK_VERIFIERS),
         ):
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+                raise InputError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         for name in ("frequent_share", "rare_share"):
             if not 0.0 < getattr(self, name) <= 1.0:
-                raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
+                raise InputError(f"{name} must be in (0, 1], got {getattr(self, name)}")
         if self.cjk_method not in CJK_METHODS:
-            raise ValueError(f"cjk_method must be one of {', '.join(CJK_METHODS)}, got {self.cjk_method!r}")
+            raise InputError(f"cjk_method must be one of {', '.join(CJK_METHODS)}, got {self.cjk_method!r}")
         if not 1 <= self.min_bands <= self.bands:
-            raise ValueError(f"min_bands must be in [1, bands={self.bands}], got {self.min_bands}")
+            raise InputError(f"min_bands must be in [1, bands={self.bands}], got {self.min_bands}")
         for name in (
             "word_shingle",
             "cjk_shingle",
@@ -129,22 +134,22 @@ class Settings:
             "shards",
         ):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise InputError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.replicas < 0 or self.task_retries < 0 or self.es_max_retries < 0:
-            raise ValueError("replicas, task_retries and es_max_retries must be >= 0")
+            raise InputError("replicas, task_retries and es_max_retries must be >= 0")
         if not re.fullmatch(r"[1-9]\d*(ms|s|m)", str(self.refresh_interval)):
-            raise ValueError(
+            raise InputError(
                 f"refresh_interval must be a positive Elasticsearch time such as 1s or 200ms, "
                 f"got {self.refresh_interval!r} (-1 is refused: ingest waits for a refresh)"
             )
         if self.heartbeat_ttl < 1:
-            raise ValueError(f"heartbeat_ttl must be >= 1 second, got {self.heartbeat_ttl}")
+            raise InputError(f"heartbeat_ttl must be >= 1 second, got {self.heartbeat_ttl}")
         if self.page_timeout < 0:
-            raise ValueError(f"page_timeout must be >= 0 (0: no limit), got {self.page_timeout}")
+            raise InputError(f"page_timeout must be >= 0 (0: no limit), got {self.page_timeout}")
         if self.max_page_bytes < 1024:
-            raise ValueError(f"max_page_bytes must be >= 1024, got {self.max_page_bytes}")
+            raise InputError(f"max_page_bytes must be >= 1024, got {self.max_page_bytes}")
         if self.index != self.index.lower() or not self.index or self.index.startswith(("-", "_")):
-            raise ValueError(f"index must be a lower-case Elasticsearch name, got {self.index!r}")
+            raise InputError(f"index must be a lower-case Elasticsearch name, got {self.index!r}")
         if self.corrections_index is not None and (
             self.corrections_index != self.corrections_index.lower()
             or not self.corrections_index
@@ -152,7 +157,7 @@ class Settings:
             or any(ch in self.corrections_index for ch in '*?,"<>|/\\ #:')
             or self.corrections_index == self.index
         ):
-            raise ValueError(
+            raise InputError(
                 "corrections_index must be a lower-case Elasticsearch name other than the index, "
                 f"got {self.corrections_index!r}"
             )
@@ -172,6 +177,7 @@ class Settings:
             ValueError: a value does not parse or is out of range; the
                 message names the variable.
         """
+        warn_unknown_env(environ)
         return cls(**read_env(cls, environ, ENV_NAMES, overrides))
 
     def replace(self, **changes) -> Settings:
@@ -203,6 +209,42 @@ class Settings:
 ENV_NAMES = {f.name: _UNPREFIXED.get(f.name, "NEWSFOLD_" + f.name.upper()) for f in fields(Settings)}
 
 
+#: ``NEWSFOLD_*`` variables read by newsfold's other parts (the web app, the local Elasticsearch node, the
+#: ``./run`` script and the test suite); every other ``NEWSFOLD_*`` name is a misspelling or a retired one
+OTHER_VARIABLES = frozenset(
+    "NEWSFOLD_" + name
+    for name in (
+        "SECRET_KEY ADMIN_USER ADMIN_PASSWORD_HASH API_TOKEN_HASHES COOKIE_SECURE SESSION_HOURS PAGE_SIZE "
+        "LOGIN_MAX_FAILURES LOGIN_LOCKOUT_SECONDS ES_HOME M2_REPO VENV TEST_BACKEND"
+    ).split()
+)
+_warned: set[str] = set()
+
+
+def unknown_env(environ: Mapping[str, str] | None = None) -> dict[str, str | None]:
+    """Each ``NEWSFOLD_*`` variable newsfold does not read, with the nearest real name (or None)."""
+    import difflib
+
+    environ = os.environ if environ is None else environ
+    known = set(ENV_NAMES.values()) | OTHER_VARIABLES
+    out = {}
+    for name in sorted(environ):
+        if name.startswith("NEWSFOLD_") and name not in known:
+            suffixes = sorted(k.removeprefix("NEWSFOLD_") for k in known if k.startswith("NEWSFOLD_"))
+            close = difflib.get_close_matches(name.removeprefix("NEWSFOLD_"), suffixes, n=1, cutoff=0.7)
+            out[name] = f"NEWSFOLD_{close[0]}" if close else None
+    return out
+
+
+def warn_unknown_env(environ: Mapping[str, str] | None = None) -> None:
+    """Log a warning, once per process and name, for every ``NEWSFOLD_*`` variable that nothing reads."""
+    for name, nearest in unknown_env(environ).items():
+        if name not in _warned:
+            _warned.add(name)
+            hint = f"; did you mean {nearest}?" if nearest else " (see the configuration table in README.md)"
+            log.warning("%s is not a newsfold setting and is ignored%s", name, hint)
+
+
 def read_env(cls, environ: Mapping[str, str] | None, names: Mapping[str, str], overrides: Mapping) -> dict:
     """The field values of dataclass ``cls`` found in the environment, parsed by their types, then ``overrides``.
 
@@ -230,13 +272,13 @@ def _parse(name: str, raw: str, kind: str):
                 return True
             if lowered in ("0", "false", "no", "off"):
                 return False
-            raise ValueError(raw)
+            raise InputError(raw)
         if kind.startswith("int"):
             return int(raw)
         if kind.startswith("float"):
             return float(raw)
     except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a valid {kind.split(' ')[0]}") from None
+        raise InputError(f"{name}={raw!r} is not a valid {kind.split(' ')[0]}") from None
     return raw
 
 

@@ -6,6 +6,8 @@ import hashlib
 
 import numpy as np
 
+from newsfold.plugin.errors import InputError
+
 
 def shingles(tokens: list[str], k: int) -> set[bytes]:
     """The set of k-token shingles, as UTF-8 bytes ready for hashing.
@@ -14,7 +16,7 @@ def shingles(tokens: list[str], k: int) -> set[bytes]:
     a non-empty text never has an empty set.
     """
     if k < 1:
-        raise ValueError(f"shingle length must be >= 1, got {k}")
+        raise InputError(f"shingle length must be >= 1, got {k}")
     if not tokens:
         return set()
     if len(tokens) <= k:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from datasketch import MinHash
 
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.settings import HASH_SCHEME, Settings
 from newsfold.plugin.shingles import STOP_WORDS, feature_hashes, shingles, stopword_shingles
 from newsfold.plugin.text import cjk_sentences, is_cjk_text, tokenize
@@ -194,7 +195,7 @@ def band_keys(hashvalues: np.ndarray, *, bands: int, rows: int) -> list[str]:
     here if and only if it collides in ``MinHashLSH`` with the same b x r.
     """
     if bands * rows > len(hashvalues):
-        raise ValueError(f"bands x rows = {bands * rows} exceeds num_perm = {len(hashvalues)}")
+        raise InputError(f"bands x rows = {bands * rows} exceeds num_perm = {len(hashvalues)}")
     values = np.asarray(hashvalues, dtype=np.uint32)
     return [f"{b}:{bytes(values[b * rows : (b + 1) * rows].byteswap().data).hex()}" for b in range(bands)]
 
@@ -202,7 +203,7 @@ def band_keys(hashvalues: np.ndarray, *, bands: int, rows: int) -> list[str]:
 def jaccard(a: Signature, b: Signature) -> float:
     """Estimated Jaccard resemblance: the share of equal MinHash values."""
     if len(a.hashvalues) != len(b.hashvalues):
-        raise ValueError(f"signatures of different lengths: {len(a.hashvalues)} != {len(b.hashvalues)}")
+        raise InputError(f"signatures of different lengths: {len(a.hashvalues)} != {len(b.hashvalues)}")
     return float(np.count_nonzero(a.hashvalues == b.hashvalues)) / len(a.hashvalues)
 
 
@@ -248,7 +249,7 @@ def intersection_estimate(a: Signature, b: Signature) -> int:
     """
     x, y = a.hashvalues, b.hashvalues
     if len(x) != len(y):
-        raise ValueError(f"signatures of different lengths: {len(x)} != {len(y)}")
+        raise InputError(f"signatures of different lengths: {len(x)} != {len(y)}")
     both = int(np.count_nonzero(x == y))
     only_a = int(np.count_nonzero(x < y))
     only_b = len(x) - both - only_a

@@ -11,6 +11,7 @@ import re
 from typing import TYPE_CHECKING
 
 from newsfold.plugin.document import Page, SignedPage
+from newsfold.plugin.errors import InputTypeError, check_type, clean_text
 from newsfold.plugin.extract import Article, Rejection, extract_article
 from newsfold.plugin.novelty import kept_paragraphs, layout_of, split_text, stored_keys
 from newsfold.plugin.settings import Settings
@@ -48,9 +49,19 @@ def sign_page(
 
     Returns:
         A ``SignedPage`` ready for ``ingest``, or the ``Rejection`` (reason and detail).
+
+    Raises:
+        InputTypeError: ``page`` is not a ``Page`` or ``settings`` not ``Settings``
+            (bad page contents are a ``Rejection``, never an error).
     """
+    check_type(page, Page, "page")
+    check_type(settings, Settings, "settings")
+    check_type(page.html, (bytes, str), "page.html")
+    for name in ("url", "id", "site", "lang", "published"):
+        check_type(getattr(page, name), str, f"page.{name}", optional=True)
+    html = clean_text(page.html) if isinstance(page.html, str) else page.html
     article = extract_article(
-        page.html,
+        html,
         url=page.url,
         lang=page.lang,
         min_tokens=settings.min_tokens,
@@ -101,8 +112,20 @@ def sign_text(
     Returns:
         A ``SignedPage`` ready for ``ingest``, or a ``Rejection``: ``too_short``
         below ``settings.min_tokens`` tokens, ``no_article`` for empty text.
+        Lone surrogates (which no encoder accepts) become U+FFFD.
+
+    Raises:
+        InputTypeError: an argument of the wrong type (``text`` as bytes: decode it first).
     """
-    body = (text or "").strip()
+    if isinstance(text, bytes | bytearray):
+        raise InputTypeError("text must be str, not bytes: decode it first, or pass the HTML to sign_page")
+    check_type(text, str, "text", optional=True)
+    check_type(settings, Settings, "settings")
+    for name, value in (("title", title), ("url", url), ("lang", lang), ("page_id", page_id), ("site", site),
+                        ("published", published)):  # fmt: skip
+        check_type(value, str, name, optional=True)
+    text, title = clean_text(text or ""), clean_text(title) if title else title
+    body = text.strip()
     if not body:
         return Rejection("no_article", "the text is empty")
     tokens = tokenize(body)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from newsfold.plugin import queries
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.errors import ServerError
 from newsfold.plugin.settings import Settings
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def bulk_write(
     failed = bulk_failures(client, actions, settings=settings, refresh=refresh)
     if failed:
         page_id, reason = next(iter(sorted(failed.items())))
-        raise RuntimeError(f"{what} failed for {len(failed)} page(s), first {page_id}: {reason}")
+        raise ServerError(f"{what} failed for {len(failed)} page(s), first {page_id}: {reason}")
 
 
 def current_labels(page_ids: Iterable[str], *, client: Elasticsearch, settings: Settings) -> dict[str, str]:

@@ -27,6 +27,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 
 from newsfold.plugin.document import CLUSTER_ID, fold_of, path
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.novelty import relation
 from newsfold.plugin.queries import MAX_WINDOW
 
@@ -51,12 +52,12 @@ STORY_SOURCE = ["title", "url", "site", "lang", "published", "ingested", CLUSTER
 
 def _check_window(window: str) -> None:
     if window not in WINDOWS:
-        raise ValueError(f"window must be one of {', '.join(WINDOWS)}, got {str(window)[:40]!r}")
+        raise InputError(f"window must be one of {', '.join(WINDOWS)}, got {str(window)[:40]!r}")
 
 
 def _check_page(page: int, size: int, limit: int) -> None:
     if size < 1 or page < 1 or page * size > limit:
-        raise ValueError(f"page {page} of {size} is out of range (at most {limit:,} results)")
+        raise InputError(f"page {page} of {size} is out of range (at most {limit:,} results)")
 
 
 def newest(*, time_field: str = "published", filters: Sequence[dict] = ()) -> dict:
@@ -146,7 +147,7 @@ def top_stories(
     """
     _check_window(window)
     if sort not in SORTS:
-        raise ValueError(f"sort must be 'coverage' or 'latest', got {str(sort)[:40]!r}")
+        raise InputError(f"sort must be 'coverage' or 'latest', got {str(sort)[:40]!r}")
     _check_page(page, size, MAX_STORIES)
     by_coverage, by_time = {"coverage": "desc"}, {"newest": "desc"}
     order = [by_coverage, by_time] if sort == "coverage" else [by_time, by_coverage]
@@ -231,10 +232,10 @@ def story(
         ValueError: an empty cluster id or a page beyond the first 10,000 versions (``MAX_WINDOW``).
     """
     if not cluster_id:
-        raise ValueError("the story id is empty")
+        raise InputError("the story id is empty")
     _check_page(page, size, MAX_WINDOW)
     if size > MAX_VERSIONS_PAGE:
-        raise ValueError(f"at most {MAX_VERSIONS_PAGE} versions a page, got {size}")
+        raise InputError(f"at most {MAX_VERSIONS_PAGE} versions a page, got {size}")
     return {
         "query": {"term": {CLUSTER_ID: cluster_id}},
         "from": (page - 1) * size,
@@ -385,7 +386,7 @@ def references(
     """
     ids = [c for c in dict.fromkeys(cluster_ids) if c]
     if not ids:
-        raise ValueError("no story to look up")
+        raise InputError("no story to look up")
     return {
         "query": {"terms": {CLUSTER_ID: ids}},
         "size": len(ids),

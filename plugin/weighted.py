@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from newsfold.plugin.errors import InputError
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 EMPTY = np.uint32(0xFFFFFFFF)
 
@@ -54,7 +56,7 @@ def weighted_minhash(hashes: np.ndarray, weights: np.ndarray, *, num_perm: int, 
     hashes = np.asarray(hashes, dtype=np.uint64)
     weights = np.asarray(weights, dtype=np.float64)
     if hashes.shape != weights.shape:
-        raise ValueError(f"hashes and weights differ in shape: {hashes.shape} != {weights.shape}")
+        raise InputError(f"hashes and weights differ in shape: {hashes.shape} != {weights.shape}")
     keep = weights > 0
     hashes, weights = hashes[keep], weights[keep]
     if len(hashes) == 0:

@@ -1,0 +1,62 @@
+"""One hierarchy for every error newsfold raises on purpose: ``except newsfold.plugin.NewsfoldError`` catches them all.
+
+- :class:`InputError` (a ``ValueError``): your input. An argument, a page, a
+  query or a setting is not acceptable; the message names it.
+  :class:`InputTypeError` (also a ``TypeError``) when it is of the wrong type.
+- :class:`IndexMismatchError` (a ``RuntimeError``): your index. It lacks
+  newsfold's fields or was built with other signature settings; the message
+  says what to do (add the component template, ``ensure_fold_fields``,
+  reindex).
+- :class:`ServerError` (a ``RuntimeError``): the server. Elasticsearch
+  refused or failed a request newsfold needed; the message carries its reason.
+
+Connection errors and timeouts are not wrapped: they stay the client's own
+(``elastic_transport.ConnectionError``, ``ConnectionTimeout``), so that callers
+who retry outages keep catching what they catch today.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+class NewsfoldError(Exception):
+    """Every error newsfold raises on purpose."""
+
+
+class InputError(NewsfoldError, ValueError):
+    """An argument, page, query or setting is not acceptable; the message names it."""
+
+
+class InputTypeError(InputError, TypeError):
+    """An argument of the wrong type; the message names it and the type expected."""
+
+
+class IndexMismatchError(NewsfoldError, RuntimeError):
+    """The index does not fit: no fold fields, another fold layout, other signature settings."""
+
+
+class ServerError(NewsfoldError, RuntimeError):
+    """Elasticsearch refused or failed a request newsfold needed (its reason is in the message)."""
+
+
+def check_type(value, types: type | tuple[type, ...], name: str, *, optional: bool = False):
+    """``value`` when it is of ``types`` (or None with ``optional``), else :class:`InputTypeError` naming ``name``."""
+    if value is None and optional:
+        return value
+    if isinstance(value, types) and not (isinstance(value, bool) and bool not in _as_tuple(types)):
+        return value
+    wanted = " or ".join(t.__name__ for t in _as_tuple(types)) + (" or None" if optional else "")
+    raise InputTypeError(f"{name} must be {wanted}, not {type(value).__name__}")
+
+
+def _as_tuple(types) -> tuple[type, ...]:
+    return types if isinstance(types, tuple) else (types,)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(value: str) -> str:
+    """``value`` with lone surrogates (which no encoder accepts) replaced by U+FFFD."""
+    return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value

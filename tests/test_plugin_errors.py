@@ -1,0 +1,145 @@
+"""Bad input at the door of the public API, and one exception hierarchy (issue 21, items 5-8).
+
+Every error newsfold raises on purpose is a ``newsfold.plugin.NewsfoldError``;
+``InputError`` (a ``ValueError``) and ``InputTypeError`` (also a ``TypeError``)
+say "your input" and name the argument, ``IndexMismatchError`` says "your
+index" and what to do, ``ServerError`` says "the server".
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from newsfold.plugin import (
+    IndexMismatchError,
+    InputError,
+    InputTypeError,
+    NewsfoldError,
+    Page,
+    ServerError,
+    Settings,
+    SignedPage,
+    fold_search,
+    ingest,
+    sign_page,
+    sign_text,
+)
+from newsfold.plugin.extract_result import Rejection
+from tests.pages import page, story
+
+TEXT = "\n\n".join(story(640))
+
+
+def test_a_rejection_passed_to_ingest_is_named_with_its_reason(es, settings):
+    rejected = sign_text("too short", settings=settings)
+    assert isinstance(rejected, Rejection)
+    with pytest.raises(InputTypeError, match=r"pages\[1\] is a Rejection \(too_short: .*not a SignedPage") as err:
+        ingest([sign_text(TEXT, page_id="ok", settings=settings), rejected], client=es, settings=settings)
+    assert isinstance(err.value, NewsfoldError) and isinstance(err.value, TypeError)
+    assert es.count(index=settings.index)["count"] == 0  # refused before anything was written
+
+
+@pytest.mark.parametrize(
+    ("pages", "message"),
+    [("a page", r"pages must be a list of SignedPage, not str"), ([{"id": 1}], r"pages\[0\] must be SignedPage")],
+)
+def test_ingest_refuses_what_is_not_a_list_of_signed_pages(es, settings, pages, message):
+    with pytest.raises(InputTypeError, match=message):
+        ingest(pages, client=es, settings=settings)
+
+
+def test_ingest_checks_its_other_arguments_by_name(es, settings):
+    signed = sign_text(TEXT, page_id="p", settings=settings)
+    with pytest.raises(InputTypeError, match="settings must be Settings, not dict"):
+        ingest([signed], client=es, settings={"num_perm": 256})
+    with pytest.raises(InputTypeError, match="index must be str or None, not int"):
+        ingest([signed], client=es, settings=settings, index=7)
+
+
+def test_a_signature_with_other_permutations_is_refused_before_any_write(es, settings):
+    small = sign_text(TEXT, page_id="small", settings=settings.replace(num_perm=128, bands=64))
+    with pytest.raises(InputError, match=r"signed with 128 permutations, the settings say 256"):
+        ingest([small], client=es, settings=settings)
+    assert es.count(index=settings.index)["count"] == 0
+
+
+def test_other_signature_settings_on_the_same_client_are_checked_too(es, settings):
+    (first,) = ingest([sign_text(TEXT, page_id="a", settings=settings)], client=es, settings=settings)
+    assert first.status == "new"
+    other = settings.replace(seed=settings.seed + 1)
+    with pytest.raises(IndexMismatchError, match="seed: index has 1, settings say 2"):
+        ingest([sign_text(TEXT, page_id="b", settings=other)], client=es, settings=other)
+
+
+def test_sign_text_refuses_bytes_and_names_the_argument(settings):
+    with pytest.raises(InputTypeError, match="text must be str, not bytes: decode it first"):
+        sign_text(TEXT.encode(), settings=settings)
+    with pytest.raises(InputTypeError, match="title must be str or None, not int"):
+        sign_text(TEXT, title=3, settings=settings)
+    with pytest.raises(InputTypeError, match="settings must be Settings"):
+        sign_text(TEXT, settings=None)
+
+
+def test_lone_surrogates_are_cleaned_not_a_crash(es, settings):
+    broken = TEXT.replace(" ", " \ud800", 3)
+    signed = sign_text(broken, title="Head\udfffline", page_id="sur", settings=settings)
+    assert isinstance(signed, SignedPage) and "\ufffd" in signed.article.text
+    html = page("Harbour \ud83d strike", story(641))
+    from_html = sign_page(Page(html=html, id="sur-html"), settings)
+    assert isinstance(from_html, SignedPage)
+    outcomes = ingest([signed, from_html], client=es, settings=settings)
+    assert {o.status for o in outcomes} == {"new"}
+
+
+def test_sign_page_refuses_what_is_not_a_page(settings):
+    with pytest.raises(InputTypeError, match="page must be Page, not str"):
+        sign_page("<html></html>", settings)
+    with pytest.raises(InputTypeError, match=r"page.html must be bytes or str, not NoneType"):
+        sign_page(Page(html=None), settings)
+
+
+def test_fold_search_refuses_a_window_over_ten_thousand_before_asking_the_server(es, settings):
+    ingest([sign_text(TEXT, page_id="w", settings=settings)], client=es, settings=settings)
+    es.indices.refresh(index=settings.index)
+    with pytest.raises(InputError, match="from \\+ size must be at most 10,000, got 10,005"):
+        fold_search(es, {"query": {"match_all": {}}, "from": 9995, "size": 10}, index=settings.index)
+    with pytest.raises(InputError, match="from and size must be whole numbers"):
+        fold_search(es, {"query": {"match_all": {}}, "size": "ten"}, index=settings.index)
+
+
+def test_fold_search_on_an_index_without_the_fold_fields_says_what_to_do(es, settings):
+    bare = f"{settings.index}-bare"
+    es.indices.create(index=bare, mappings={"properties": {"title": {"type": "text"}}})
+    try:
+        es.index(index=bare, id="1", document={"title": "harbour"}, refresh=True)
+        with pytest.raises(IndexMismatchError, match="has no newsfold fields .*component_template"):
+            fold_search(es, {"query": {"match_all": {}}}, index=bare)
+    finally:
+        es.indices.delete(index=bare)
+
+
+def test_one_hierarchy_for_every_error_newsfold_raises_on_purpose():
+    from newsfold.esnode import NodeError
+    from newsfold.indexer.archive import ArchiveError
+    from newsfold.indexer.ingest_job import JobError
+    from newsfold.indexer.records import PageFileError
+    from newsfold.indexer.reindex import ReindexError
+    from newsfold.plugin import CorrectionError
+
+    for cls in (InputError, InputTypeError, IndexMismatchError, ServerError, CorrectionError, JobError,
+                ReindexError, ArchiveError, PageFileError, NodeError):  # fmt: skip
+        assert issubclass(cls, NewsfoldError), cls
+    assert issubclass(InputError, ValueError) and issubclass(InputTypeError, TypeError)
+    assert issubclass(CorrectionError, InputError)  # an editor's bad request is "your input"
+    assert issubclass(IndexMismatchError, RuntimeError) and issubclass(ServerError, RuntimeError)
+    with pytest.raises(NewsfoldError):
+        Settings(num_perm=0)  # a bad setting is an InputError too
+
+
+def test_a_misspelt_setting_is_warned_about_with_the_nearest_name(caplog):
+    caplog.set_level(logging.WARNING, logger="newsfold.plugin.settings")
+    Settings.from_env({"NEWSFOLD_NUM_PERMS": "128", "NEWSFOLD_INDEX": "news", "NEWSFOLD_SECRET_KEY": "x" * 40})
+    assert "NEWSFOLD_NUM_PERMS is not a newsfold setting and is ignored; did you mean NEWSFOLD_NUM_PERM?" in caplog.text
+    assert "NEWSFOLD_INDEX" not in caplog.text and "NEWSFOLD_SECRET_KEY" not in caplog.text
