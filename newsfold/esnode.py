@@ -95,7 +95,8 @@ def fetch_distribution(*, announce=print) -> Path:
             text=True,
         )
         if done.returncode != 0 or not archive.is_file():
-            lines = [ln for ln in (done.stdout + done.stderr).splitlines() if "ERROR" in ln][:6]
+            said = (done.stdout + done.stderr).splitlines()
+            lines = [ln for ln in said if "ERROR" in ln][:6] or said[-6:]
             raise NodeError(
                 f"mvn could not fetch {ARTIFACT} (exit {done.returncode}):\n  " + "\n  ".join(lines or ["no output"])
             )
@@ -103,17 +104,23 @@ def fetch_distribution(*, announce=print) -> Path:
     home.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=home.parent))
     try:
-        with zipfile.ZipFile(archive) as zf:
-            for info in zf.infolist():
-                target = zf.extract(info, staging)
-                mode = (info.external_attr >> 16) & 0o777
-                if mode and not info.is_dir():
-                    os.chmod(target, mode | 0o444)  # zipfile drops the executable bits the launcher needs
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                for info in zf.infolist():
+                    target = zf.extract(info, staging)
+                    mode = (info.external_attr >> 16) & 0o777
+                    if mode and not info.is_dir():
+                        os.chmod(target, mode | 0o444)  # zipfile drops the executable bits the launcher needs
+        except (zipfile.BadZipFile, OSError) as exc:
+            raise NodeError(f"cannot unpack {archive} ({exc}): delete it and run the command again") from exc
         (top,) = list(staging.iterdir())
         for path in [top, *top.rglob("*")]:  # readable (and folders enterable) by the service user
             os.chmod(path, path.stat().st_mode | (0o555 if path.is_dir() else 0o444))
-        os.chmod(staging, 0o755)
-        top.rename(home)
+        try:
+            top.rename(home)
+        except OSError:
+            if not (home / "bin" / "elasticsearch").is_file():  # else another process unpacked it first
+                raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return home

@@ -124,3 +124,16 @@ def test_bad_node_arguments_are_refused_by_name():
         ElasticsearchNode(port=70000)
     with pytest.raises(ValueError, match="heap"):
         ElasticsearchNode(heap="lots")
+
+
+def test_a_damaged_download_is_a_clear_error(tmp_path, monkeypatch):
+    import newsfold.esnode as esnode
+
+    damaged = tmp_path / "m2" / "elasticsearch.zip"
+    damaged.parent.mkdir()
+    damaged.write_bytes(b"PK\x03\x04 not really a zip")
+    monkeypatch.setenv("NEWSFOLD_ES_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(esnode, "_maven_zip", lambda: damaged)
+    with pytest.raises(NodeError, match="cannot unpack .*delete it and run the command again"):
+        esnode.fetch_distribution(announce=lambda m: None)
+    assert not (tmp_path / "cache" / f"elasticsearch-{ES_VERSION}").exists()
