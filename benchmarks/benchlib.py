@@ -172,3 +172,72 @@ def headline(name: str, m: dict) -> str:
         f"newsfold {name} benchmark, {m['date']}, {m['cores']} cores ({m['cpu']}), {m['memory_gb']} GB, "
         f"load average at start {m['load_average_at_start']}, commit {m['commit']}"
     )
+
+
+# ---------------------------------------------------------------- a real Elasticsearch node (--elasticsearch)
+_NODE = None  # the node started by elasticsearch_node(), if any
+
+
+def add_elasticsearch_flag(parser, *, default_heap: str = "2g") -> None:
+    """``--elasticsearch`` (start a real local node for this run) and ``--es-heap``."""
+    parser.add_argument(
+        "--elasticsearch",
+        action="store_true",
+        help="start a real local Elasticsearch node (newsfold.esnode) for this run and stop it at the end, "
+        "instead of the embedded stand-in (ignored when ELASTICSEARCH_URL is set)",
+    )
+    parser.add_argument("--es-heap", default=default_heap, help=f"heap of that node (default {default_heap})")
+
+
+@contextlib.contextmanager
+def elasticsearch_node(enabled: bool, *, heap: str = "2g"):
+    """Start a real node when ``enabled`` (and ELASTICSEARCH_URL is unset); yield it (or None); always close it.
+
+    While the node runs, ``ELASTICSEARCH_URL`` points at it, so ``Settings.from_env()``
+    and every child process (Celery workers, ``newsfold ingest``) use it.
+    """
+    import sys
+
+    global _NODE
+    if not enabled or os.environ.get("ELASTICSEARCH_URL"):
+        if enabled:
+            print("ELASTICSEARCH_URL is set: using it, no node started", file=sys.stderr)
+        yield None
+        return
+    from newsfold.esnode import ElasticsearchNode
+
+    node = ElasticsearchNode(heap=heap, announce=lambda msg: print(msg, file=sys.stderr))
+    try:
+        node.start()
+        print(
+            f"real Elasticsearch {node.version} at {node.url}, server JVM pid {node.pid}, heap {heap}", file=sys.stderr
+        )
+        os.environ["ELASTICSEARCH_URL"] = node.url
+        _NODE = node
+        yield node
+    finally:
+        _NODE = None
+        if os.environ.get("ELASTICSEARCH_URL") == node.url:
+            del os.environ["ELASTICSEARCH_URL"]
+        node.close()
+
+
+def server_processes() -> list[Proc]:
+    """The search server processes whose CPU this run can read: the embedded stand-in, or the node it started."""
+    found = [p for p in child_processes() if p.name == "osmem-server"]
+    if _NODE is not None and _NODE.pid:
+        found.append(Proc(_NODE.pid, "elasticsearch"))
+    return found
+
+
+def server_pid() -> int | None:
+    """The pid of the one search server measured here (stand-in or started node); None on an external cluster."""
+    servers = server_processes()
+    return servers[0].pid if servers else None
+
+
+def server_description(url: str | None) -> str:
+    """What the benchmark ran against, for the report."""
+    if _NODE is not None:
+        return f"Elasticsearch {_NODE.version} (real local node started by the benchmark, heap {_NODE.heap})"
+    return url or "?"

@@ -1,6 +1,7 @@
 """End-to-end ingest cost through real Celery workers against trafilatura and extraction alone, same pages and cores.
 
     python benchmarks/ingest_bench.py ../shared/data/dev [--pages 20000] [--workers 2] [--sample 250] [--profile]
+        [--elasticsearch]
 
 The dev pages are replicated to ``--pages`` pages, every copy with a new id
 and url (a copy of a page is an exact duplicate of it, so after the first
@@ -15,7 +16,8 @@ document). Then, one phase after the other on the same machine:
    (skip with ``--no-sign-phase``): separates the signing cost from the rest;
 4. end to end: every page through ``--workers`` real Celery worker processes
    (solo pool, as ``newsfold cluster`` runs them) into a fresh index on the
-   embedded stand-in, or on ``ELASTICSEARCH_URL`` / ``REDIS_URL`` when set; the
+   embedded stand-in, or on ``ELASTICSEARCH_URL`` / ``REDIS_URL`` when set, or on a
+   real local Elasticsearch node started for the run with ``--elasticsearch``; the
    CPU seconds each process used and the workers' peak RSS (VmHWM) are read
    from ``/proc``;
 5. stages: ``--sample`` further pages go through the worker's own calls in
@@ -48,14 +50,18 @@ from functools import lru_cache
 from pathlib import Path
 
 from benchlib import (
+    add_elasticsearch_flag,
     child_processes,
     cpu_seconds,
+    elasticsearch_node,
     env_settings,
     headline,
     machine,
     machine_cpu_seconds,
     peak_rss_mb,
     rss_mb,
+    server_description,
+    server_processes,
     write_json,
 )
 from ingest_stages import extract_payload, outcome_kind, read_page, stage_lines, stage_phase
@@ -187,7 +193,8 @@ def ingest_phase(live: Settings, payloads: list[dict], *, workers: int, index: s
     from newsfold.workers import LocalWorkers
 
     app = make_celery(live)
-    servers = child_processes()  # the embedded servers, if any (started before the workers)
+    # the embedded servers (started before the workers) and the node this run started, if any
+    servers = child_processes() + [p for p in server_processes() if p.name == "elasticsearch"]
     with LocalWorkers(live, workers) as pool:
         pool.wait_ready(app)
         worker_pids = [p.pid for p in pool.processes]
@@ -248,13 +255,14 @@ def index_floor(client, live: Settings, *, docs: int = FLOOR_DOCS) -> dict | Non
     there per document is a floor under its share of every ingest: with the
     server on the workers' cores, the ratio to extraction cannot exceed
     extraction / (extraction + floor) whatever newsfold does around the bulk.
-    None on an external cluster (its CPU is not measured here).
+    None on an external cluster (its CPU is not measured here); measured on the
+    stand-in and on a node this run started (``--elasticsearch``).
     """
     from elasticsearch import helpers
 
     from newsfold.plugin.index import drop_index, ensure_index
 
-    servers = [p for p in child_processes() if p.name == "osmem-server"]
+    servers = server_processes()
     if not servers:
         return None
     scratch = live.replace(index=f"{live.index}-floor")
@@ -330,7 +338,7 @@ def redis_figures(live: Settings, *, before: int, distinct_pages: int) -> dict:
 def report(result: dict) -> str:
     m = result["machine"]
     lines = [
-        headline("ingest", m),
+        f"{headline('ingest', m)}; server {result.get('server', '?')}",
         f"pages: {result['pages']} ({result['dev_pages']} dev pages replicated; copies are exact duplicates "
         f"with new ids), workers/processes: {result['workers']}, batch size {result['batch_size']}",
         "",
@@ -427,12 +435,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true", help="print a cProfile of the in-process stage phase")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument("--keep-index", action="store_true", help="do not delete the index on an external cluster")
+    add_elasticsearch_flag(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
     if not (args.dev_dir / "pages.jsonl").is_file():
         print(f"ingest_bench: {args.dev_dir / 'pages.jsonl'} not found", file=sys.stderr)
         return 2
+    with elasticsearch_node(args.elasticsearch, heap=args.es_heap):
+        return _run(args)
+
+
+def _run(args) -> int:
     settings = env_settings("ingest_bench")
     if settings is None:
         return 2
@@ -443,7 +457,12 @@ def main(argv: list[str] | None = None) -> int:
     from newsfold.plugin.client import build_client
     from newsfold.plugin.index import drop_index, ensure_index
 
-    result: dict = {"machine": machine(), "workers": args.workers, "batch_size": settings.batch_size}
+    result: dict = {
+        "machine": machine(),
+        "server": server_description(settings.elasticsearch_url) if settings.elasticsearch_url else "osmem-server",
+        "workers": args.workers,
+        "batch_size": settings.batch_size,
+    }
     payloads = replicate(args.dev_dir, args.pages)
     result["pages"] = len(payloads)
     result["dev_pages"] = len(dev_pages(args.dev_dir))

@@ -15,7 +15,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from benchlib import child_processes, cpu_seconds, fmt_ms, percentiles
+from benchlib import cpu_seconds, fmt_ms, percentiles, server_processes
 from tqdm import tqdm
 
 from newsfold.plugin.extract import Rejection, extract_article
@@ -81,7 +81,7 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
         )
     )
 
-    servers = [p.pid for p in child_processes() if p.name == "osmem-server"]
+    servers = [p.pid for p in server_processes()]  # the stand-in, or the node this run started
     cpu_ms: dict[str, list[float]] = defaultdict(list)  # this process's CPU per call
     server_cpu_ms: dict[str, list[float]] = defaultdict(list)  # the stand-in's CPU per call (10 ms ticks)
 

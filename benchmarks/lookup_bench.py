@@ -1,6 +1,6 @@
 """Duplicate-lookup latency as the index grows, bytes per indexed page and band-key cardinality.
 
-    python benchmarks/lookup_bench.py [--sizes 10000,100000] [--batches 200]
+    python benchmarks/lookup_bench.py [--sizes 10000,100000] [--batches 200] [--elasticsearch]
 
 Bulk-loads synthetic signed documents (the documents ``plugin.batch`` writes,
 built from random MinHash signatures with ``plugin.signature.band_keys``) into
@@ -25,6 +25,21 @@ and the number of distinct band keys. ``band_keys`` is indexed without doc
 values (lookups only need the inverted index), so a ``cardinality``
 aggregation cannot run on it; the distinct keys are counted exactly from the
 generated signatures instead.
+
+With ``--elasticsearch`` the script starts a real local Elasticsearch node
+(``newsfold.esnode``) for the run and stops it at the end. On anything but
+the stand-in, ``index.refresh_interval`` is -1 while a size is bulk-loaded
+(nothing looks up in the index meanwhile) and back to the index's own value
+afterwards.
+
+At each size, ``--ingest-stories`` stories of the sample generator
+(``newsfold.samples``, a new seed per size: 2-5 copies per wire story, with
+their own templates, truncations and edits) also go end to end through this
+process: ``sign_page`` (extraction and signing) and ``plugin.batch.ingest``
+(lookup, bulk with ``refresh=wait_for``, reconcile) in batches of
+``NEWSFOLD_BATCH_SIZE``, against the index of that size. Pages/s end to end
+is the pages over the wall time of both calls; the ingest calls alone are
+also given per batch.
 """
 
 from __future__ import annotations
@@ -35,19 +50,24 @@ import json
 import logging
 import os
 import sys
+import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 from benchlib import (
-    child_processes,
+    add_elasticsearch_flag,
     cpu_seconds,
+    elasticsearch_node,
     env_settings,
     fmt_ms,
     headline,
     machine,
     percentiles,
     rss_mb,
+    server_description,
+    server_pid,
     write_json,
 )
 from tqdm import tqdm
@@ -62,7 +82,8 @@ from newsfold.plugin.signature import Signature, band_keys, content_hash
 
 BAND_KEYS = field_path("band_keys")
 
-TARGET_RATIO = 1.5
+TARGET_RATIO = 1.5  # p95 at the largest size / p95 at the smallest
+TARGET_P50_RATIO = 1.3  # p50 at the largest size / p50 at the smallest
 MAX_STORY = 50
 STORY_EXPONENT = 2.5
 
@@ -158,7 +179,9 @@ class Corpus:
         return len(np.unique(self.root[: self.size]))
 
 
-def load(client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs: int = 500) -> dict:
+def load(
+    client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs: int = 500, refresh_off: bool = False
+) -> dict:
     """Bulk-load ``n`` more pages (``bulk_docs`` per request), then refresh; docs/s and JSON bytes per document."""
     from elasticsearch import helpers
 
@@ -176,12 +199,18 @@ def load(client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs: int =
     started = time.perf_counter()
     server = _server_pid()
     server_before = cpu_seconds(server) if server else None
+    if refresh_off:  # nothing looks up while a size loads: one refresh at the end instead of one a second
+        client.indices.put_settings(index=settings.index, settings={"index": {"refresh_interval": "-1"}})
     bar = tqdm(total=n, desc=f"load to {corpus.size + n} pages", unit="doc")
     ok = 0
     for success, _item in helpers.streaming_bulk(client, actions(), chunk_size=bulk_docs, raise_on_error=True):
         ok += success
         bar.update(1)
     bar.close()
+    if refresh_off:
+        client.indices.put_settings(
+            index=settings.index, settings={"index": {"refresh_interval": settings.refresh_interval}}
+        )
     client.indices.refresh(index=settings.index)
     elapsed = time.perf_counter() - started
     server_cpu = (cpu_seconds(server) or 0.0) - server_before if server else None
@@ -189,14 +218,17 @@ def load(client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs: int =
         "docs": ok,
         "seconds": elapsed,
         "docs_per_s": ok / elapsed,
+        "refresh_off_while_loading": refresh_off,
         "server_cpu_ms_per_doc": 1000 * server_cpu / n if server_cpu is not None else None,
         "json_bytes_per_doc": json_bytes / n,
     }
 
 
-def measure(client, settings: Settings, corpus: Corpus, *, batches: int, batch: int, dup_share: float) -> dict:
-    """Time ``plugin.batch.lookup`` per batch; candidates found per page."""
-    for w in range(5):  # warm-up, not timed
+def measure(
+    client, settings: Settings, corpus: Corpus, *, batches: int, batch: int, dup_share: float, warmup: int = 5
+) -> dict:
+    """Time ``plugin.batch.lookup`` per batch after ``warmup`` untimed batches; candidates found per page."""
+    for w in range(warmup):  # warm-up, not timed
         lookup(corpus.queries(batch, dup_share, f"w{corpus.size}-{w}"), client=client, settings=settings)
     times: list[float] = []
     candidates: list[int] = []
@@ -271,9 +303,66 @@ def query_shapes(client, settings: Settings, corpus: Corpus, *, batches: int, ba
 
 
 def _server_pid() -> int | None:
-    """The embedded stand-in's process id (None on an external cluster)."""
-    servers = [p for p in child_processes() if p.name == "osmem-server"]
-    return servers[0].pid if servers else None
+    """The embedded stand-in's or the started node's process id (None on an external cluster)."""
+    return server_pid()
+
+
+def sample_pages(stories: int, seed: int, tag: str) -> list:
+    """The pages of ``stories`` stories of the sample generator (``newsfold.samples``), read into memory."""
+    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.plugin.document import Page
+    from newsfold.samples import generate
+
+    with tempfile.TemporaryDirectory(prefix="newsfold-lookup-samples-") as tmp:
+        generate(Path(tmp), seed=seed, stories=stories)
+        return [
+            Page(
+                html=rec.html, url=rec.url, id=f"{tag}-{rec.id}", site=rec.site, lang=rec.lang, published=rec.published
+            )
+            for rec in iter_jsonl(Path(tmp) / "pages.jsonl")
+            if rec.html is not None
+        ]
+
+
+def ingest_samples(client, settings: Settings, pages: list) -> dict:
+    """``sign_page`` + ``plugin.batch.ingest`` per batch, in this process: pages/s end to end against this index."""
+    from newsfold.plugin.batch import ingest
+    from newsfold.plugin.signing import sign_page
+
+    server = _server_pid()
+    server_before = cpu_seconds(server) if server else None
+    sign_s = ingest_s = 0.0
+    ingest_ms: list[float] = []
+    outcomes: Counter = Counter()
+    own_before = time.process_time()
+    for n in range(0, len(pages), settings.batch_size):
+        t0 = time.perf_counter()
+        signed = []
+        for page in pages[n : n + settings.batch_size]:
+            result = sign_page(page, settings)
+            if isinstance(result, SignedPage):
+                signed.append(result)
+            else:
+                outcomes["rejected"] += 1
+        t1 = time.perf_counter()
+        outcomes.update(o.status for o in ingest(signed, client=client, settings=settings))
+        t2 = time.perf_counter()
+        sign_s += t1 - t0
+        ingest_s += t2 - t1
+        ingest_ms.append((t2 - t1) * 1000)
+    server_cpu = (cpu_seconds(server) or 0.0) - server_before if server else None
+    n = len(pages)
+    return {
+        "pages": n,
+        "outcomes": dict(outcomes),
+        "sign_seconds": sign_s,
+        "ingest_seconds": ingest_s,
+        "pages_per_s_end_to_end": n / (sign_s + ingest_s),
+        "pages_per_s_ingest_only": n / ingest_s,
+        "ingest_ms_per_batch": percentiles(ingest_ms, points=(50, 95)),
+        "client_cpu_ms_per_page": 1000 * (time.process_time() - own_before) / n,
+        "server_cpu_ms_per_page": 1000 * server_cpu / n if server_cpu is not None else None,
+    }
 
 
 def index_stats(client, settings: Settings, corpus: Corpus) -> dict:
@@ -281,6 +370,7 @@ def index_stats(client, settings: Settings, corpus: Corpus) -> dict:
     stats = client.indices.stats(index=settings.index)["_all"]["primaries"]
     docs = stats["docs"]["count"]
     store = stats["store"]["size_in_bytes"]
+    segments = stats.get("segments", {}).get("count")
     try:
         agg = client.search(
             index=settings.index,
@@ -298,6 +388,7 @@ def index_stats(client, settings: Settings, corpus: Corpus) -> dict:
         "clusters": corpus.cluster_count(),
         "store_bytes": store,
         "store_bytes_per_doc": store / docs if docs else None,
+        "segments": segments,
         "distinct_band_keys": distinct,
         "distinct_band_keys_per_doc": distinct / docs if docs else None,
         "cardinality_aggregation": aggregated,
@@ -330,10 +421,40 @@ def report(result: dict) -> str:
         )
     for row in result["sizes"]:
         st = row["index"]
+        if st.get("segments") is not None:
+            lines.append(f"segments at {st['docs']} pages: {st['segments']}")
         if st["standin_rss_mb"]:
             lines.append(
-                f"stand-in RSS at {st['docs']} pages: {st['standin_rss_mb']:.0f} MB "
+                f"server RSS at {st['docs']} pages: {st['standin_rss_mb']:.0f} MB "
                 f"({st['standin_rss_kb_per_doc']:.1f} KB per page)"
+            )
+    if any(row.get("lookup_one_segment") for row in result["sizes"]):
+        lines.append("the same lookups after _forcemerge to one segment:")
+        for row in result["sizes"]:
+            one = row.get("lookup_one_segment")
+            if one:
+                lines.append(
+                    f"  at {row['index']['docs']:>7d} pages ({row['index']['segments']} segments before): "
+                    f"{fmt_ms(one['batch_ms'])}, CPU ms/batch {one['client_cpu_ms_per_batch']:.1f} + "
+                    f"{one['server_cpu_ms_per_batch'] or 0:.1f}"
+                )
+    if any(row.get("ingest") for row in result["sizes"]):
+        lines.append(
+            "end to end in this process (sign_page + plugin.batch.ingest, sample-generator pages, "
+            f"batches of {result.get('ingest_batch')}):"
+        )
+        for row in result["sizes"]:
+            ig = row.get("ingest")
+            if not ig:
+                continue
+            server_cpu = f"{ig['server_cpu_ms_per_page']:.1f}" if ig["server_cpu_ms_per_page"] is not None else "?"
+            lines.append(
+                f"  at {row['index']['docs']:>7d} pages: {ig['pages']} pages, "
+                f"{ig['pages_per_s_end_to_end']:.1f} pages/s "
+                f"end to end (sign {ig['sign_seconds']:.1f} s + ingest {ig['ingest_seconds']:.1f} s), "
+                f"ingest alone {ig['pages_per_s_ingest_only']:.1f} pages/s, ingest() per batch "
+                f"p50 {ig['ingest_ms_per_batch']['p50']:.0f} / p95 {ig['ingest_ms_per_batch']['p95']:.0f} ms, "
+                f"server CPU {server_cpu} ms/page, outcomes {ig['outcomes']}"
             )
     if any(v is not None for row in result["sizes"] for v in (row.get("shapes") or {}).values()):
         lines.append("stand-in CPU ms per msearch of the same pages, by query shape:")
@@ -342,6 +463,12 @@ def report(result: dict) -> str:
             lines.append(f"  {name:40s} {cells}")
     lines.append(f"cardinality aggregation on band_keys: {result['sizes'][-1]['index']['cardinality_aggregation']}")
     first, last = result["sizes"][0], result["sizes"][-1]
+    ratio = result["p50_ratio"]
+    verdict = "meets" if ratio <= TARGET_P50_RATIO else "MISSES"
+    lines.append(
+        f"p50 ratio {last['index']['docs']} / {first['index']['docs']} pages: {ratio:.2f} "
+        f"({verdict} the <= {TARGET_P50_RATIO} target)"
+    )
     ratio = result["p95_ratio"]
     verdict = "meets" if ratio <= TARGET_RATIO else "MISSES"
     lines.append(
@@ -380,9 +507,29 @@ def main(argv: list[str] | None = None) -> int:
         help="documents per bulk request while loading (default 500; the stand-in never merges the segment "
         "each request makes, so its lookup cost depends on this)",
     )
+    parser.add_argument(
+        "--ingest-stories",
+        type=int,
+        default=0,
+        help="at each size, also ingest this many sample-generator stories end to end in this process "
+        "(sign_page + ingest; about 3.5 pages a story); default 0: none",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        help="untimed lookup batches before each size's timed ones (default 5 on the stand-in, 100 elsewhere: "
+        "a JVM compiles its hot code during the first ~50 batches, which would make the first size look slow)",
+    )
+    parser.add_argument(
+        "--merged",
+        action="store_true",
+        help="on a real server, after each size's lookups force-merge the index to one segment and time them again "
+        "(the index then stays merged for the next size's load)",
+    )
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument("--keep-index", action="store_true", help="do not delete the index on an external cluster")
+    add_elasticsearch_flag(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     try:
@@ -399,6 +546,11 @@ def main(argv: list[str] | None = None) -> int:
     if not 0.0 <= args.dup_share <= 1.0:
         print(f"lookup_bench: --dup-share must be in [0, 1], got {args.dup_share}", file=sys.stderr)
         return 2
+    with elasticsearch_node(args.elasticsearch, heap=args.es_heap):
+        return _run(args, sizes)
+
+
+def _run(args, sizes: list[int]) -> int:
     settings = env_settings("lookup_bench")
     if settings is None:
         return 2
@@ -415,6 +567,8 @@ def main(argv: list[str] | None = None) -> int:
         "dup_share": args.dup_share,
         "body_words": args.body_words,
         "bulk_docs": args.bulk_docs,
+        "warmup_batches": args.warmup,
+        "ingest_batch": settings.batch_size,
         "sizes": [],
     }
     embedded = None
@@ -423,19 +577,45 @@ def main(argv: list[str] | None = None) -> int:
             embedded = EmbeddedElasticsearch()
             settings = settings.replace(elasticsearch_url=embedded.url)
             print(f"embedded Elasticsearch stand-in (osmem-server, in memory) at {embedded.url}", file=sys.stderr)
-        result["server"] = "osmem-server stand-in (embedded)" if embedded else settings.elasticsearch_url
+        result["server"] = (
+            "osmem-server stand-in (embedded)" if embedded else server_description(settings.elasticsearch_url)
+        )
         settings = settings.replace(index=f"newsfold-lookupbench-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
         client = build_client(settings)
         ensure_index(client, settings)
         corpus = Corpus(settings, sizes[-1], seed=args.seed, body_words=args.body_words)
         try:
             for size in sizes:
-                loaded = load(client, settings, corpus, size - corpus.size, bulk_docs=args.bulk_docs)
+                loaded = load(
+                    client, settings, corpus, size - corpus.size, bulk_docs=args.bulk_docs, refresh_off=not embedded
+                )
                 looked = measure(
-                    client, settings, corpus, batches=args.batches, batch=args.batch, dup_share=args.dup_share
+                    client,
+                    settings,
+                    corpus,
+                    batches=args.batches,
+                    batch=args.batch,
+                    dup_share=args.dup_share,
+                    warmup=args.warmup if args.warmup is not None else (5 if embedded else 100),
                 )
                 stats = index_stats(client, settings, corpus)
                 row = {"load": loaded, "lookup": looked, "index": stats}
+                if args.merged and not embedded:
+                    # the same lookups once more on one segment: how much of any growth is the segment count
+                    client.indices.forcemerge(index=settings.index, max_num_segments=1, wait_for_completion=True)
+                    client.indices.refresh(index=settings.index)
+                    row["lookup_one_segment"] = measure(
+                        client,
+                        settings,
+                        corpus,
+                        batches=args.batches,
+                        batch=args.batch,
+                        dup_share=args.dup_share,
+                        warmup=20,
+                    )
+                if args.ingest_stories:
+                    pages = sample_pages(args.ingest_stories, seed=args.seed + size, tag=f"s{size}")
+                    row["ingest"] = ingest_samples(client, settings, pages)
                 if args.compare_shapes:
                     row["shapes"] = query_shapes(client, settings, corpus, batches=args.batches, batch=args.batch)
                 result["sizes"].append(row)
@@ -449,6 +629,7 @@ def main(argv: list[str] | None = None) -> int:
             embedded.close()
     first, last = result["sizes"][0]["lookup"]["batch_ms"], result["sizes"][-1]["lookup"]["batch_ms"]
     result["p95_ratio"] = last["p95"] / first["p95"]
+    result["p50_ratio"] = last["p50"] / first["p50"]
     cpu_first = result["sizes"][0]["lookup"]["server_cpu_ms_per_batch"]
     cpu_last = result["sizes"][-1]["lookup"]["server_cpu_ms_per_batch"]
     result["server_cpu_ratio"] = cpu_last / cpu_first if cpu_first and cpu_last is not None else None
