@@ -158,6 +158,8 @@ def ensure_index(client: Elasticsearch, settings: Settings) -> str:
         check_meta(client, settings, name)
         return name
     name = sorted(current)[-1]
+    # Another process may have just created it: its alias is in the cluster state before its primaries start.
+    wait_until_active(client, name)
     check_meta(client, settings, name)
     add_new_fields(client, name)
     return name

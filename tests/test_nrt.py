@@ -401,3 +401,30 @@ def test_a_reindex_during_live_ingest_keeps_every_page_once(near, redis_url):
     client.indices.refresh(index=live.index)
     assert client.count(index=live.index)["count"] == len(ids)  # every page exactly once
     assert _partition(_clusters(client, live, ids)) == _partition(calm_labels)
+
+
+def test_a_worker_that_finds_the_index_before_its_shards_start_waits_for_them(near):
+    """Another process's create has put the index and alias in the cluster state, but its primary shard is not
+    started yet (here: held unassigned by an allocation filter, released a moment later). ``ensure_index`` on
+    the existing-index path waits for the primaries, so the worker's first band lookup does not fail with
+    ``no_shard_available_action_exception`` (seen in CI on a freshly created index)."""
+    live, client = near
+    live = live.replace(index=f"unstarted-{live.index}")
+    name = f"{live.index}-000001"
+    from newsfold.plugin.index import index_body
+
+    body = index_body(live)
+    held = body["settings"] | {"index.routing.allocation.include._name": "no-such-node"}
+    client.indices.create(index=name, settings=held, mappings=body["mappings"], aliases={live.index: {}},
+                          wait_for_active_shards="0")  # fmt: skip
+    release = threading.Timer(
+        1.0, lambda: client.indices.put_settings(index=name, settings={"index.routing.allocation.include._name": None})
+    )
+    release.start()
+    try:
+        assert ensure_index(client, live) == name
+        signed = sign_page(Page(html=page("Held shards", story(990)), id="held-1"), live)
+        assert batch.ingest([signed], client=client, settings=live)[0].status == "new"
+    finally:
+        release.join()
+        drop_index(client, live)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import threading
+import time
 
 import pytest
 
@@ -83,14 +85,27 @@ def test_a_batch_whose_worker_is_killed_is_sent_again(settings, redis_url, es, c
         pids = {p.pid: p for p in workers.processes}
         killed: list[str] = []
 
-        def kill_a_busy_worker() -> None:
-            for key, where in store.workers(job.id).items():
-                pid = int(where.rsplit(":", 1)[1])
-                if not killed and pid in pids and not store.is_recorded(job.id, key):
-                    pids[pid].kill()  # SIGKILL mid-batch: never acknowledged
-                    killed.append(key)
+        done = threading.Event()
 
-        outcomes = run_batches(app, batches, index=live.index, store=store, job_id=job.id, on_idle=kill_a_busy_worker)
+        def kill_a_busy_worker() -> None:
+            # Watches closely (a batch may take well under a second on a fast machine), not from ``on_idle``.
+            watcher = redis.Redis.from_url(url)
+            while not killed and not done.is_set():
+                for key, where in JobStore(watcher).workers(job.id).items():
+                    pid = int(where.rsplit(":", 1)[1])
+                    if not killed and pid in pids and not store.is_recorded(job.id, key):
+                        pids[pid].kill()  # SIGKILL mid-batch: never acknowledged
+                        killed.append(key)
+                time.sleep(0.005)
+            watcher.close()
+
+        hunter = threading.Thread(target=kill_a_busy_worker)
+        hunter.start()
+        try:
+            outcomes = run_batches(app, batches, index=live.index, store=store, job_id=job.id)
+        finally:
+            done.set()
+            hunter.join(10)
     assert killed and f"the worker running {killed[0]} stopped answering" in caplog.text
     assert len(outcomes) == 96 and {o["status"] for o in outcomes} <= {"new", "unchanged"}
     assert es.count(index=live.index)["count"] == 96
