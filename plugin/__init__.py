@@ -54,6 +54,9 @@ _EXPORTS = {
     "ensure_index": "index",
     "ensure_fold_fields": "index",
     "ingest": "batch",
+    "delete_pages": "lifecycle",
+    "regroup_clusters": "lifecycle",
+    "unfolded_documents": "lifecycle",
     "fold_search": "search",
     "Correction": "correction_log",
     "CorrectionError": "correction_log",
@@ -81,4 +84,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_EXPORTS))
-

@@ -24,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from newsfold.plugin import queries
+from newsfold.plugin import founding, queries
 from newsfold.plugin.cluster import NO_CONSTRAINTS, Constraints, Decision, Match, decide, verify
 from newsfold.plugin.constraints import load_constraints
 from newsfold.plugin.document import (
@@ -70,6 +70,10 @@ class BatchState:
     decision: Decision | None = None
     constraints: Constraints = NO_CONSTRAINTS  # editor corrections touching the batch (plugin.corrections)
     content: bool = True  # also write the article fields (newsfold's own index); a host index keeps its own
+    #: page id -> the committed stories its call merged into its own (outcome ``merged``)
+    absorbed: dict[str, list[str]] = field(default_factory=dict)
+    #: page id -> the copy its reconcile found when its story joined another one after the write
+    joined: dict[str, Match] = field(default_factory=dict)
 
 
 def lookup(
@@ -144,9 +148,7 @@ def verified_edges(
     return edges
 
 
-def prepare(
-    pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True
-) -> BatchState:
+def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True) -> BatchState:
     """Drop unchanged re-ingests (realtime GET), then look up and decide."""
     unique: dict[str, SignedPage] = {}
     for p in pages:
@@ -169,7 +171,35 @@ def prepare(
     edges = verified_edges(state.pages, state.candidates, settings)
     edges += must_link_edges(state, edges, client=client, settings=settings)
     state.decision = decide(batch_ids, edges, state.constraints)
+    name_new_stories(state, client=client, settings=settings)
     return state
+
+
+def name_new_stories(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
+    """Rename the batch's new stories whose founder's id already names another story (``plugin.founding``).
+
+    That happens when a page is rewritten with text that no longer belongs to
+    its old story, or comes back after a delete while its copies stayed: the
+    old story keeps its name, the new one gets ``<page id>~<hash>``.
+    """
+    decision = state.decision
+    if decision is None or not decision.founders:
+        return
+    pages = {p.page_id: p for p in state.pages}
+    batch_ids = list(pages)
+    proposals = {
+        name: [name] + [founding.renamed(pid, pages[pid].content_hash, n) for n in range(2)]
+        for name, pid in decision.founders.items()
+    }
+    taken = founding.names_in_use(
+        [n for names in proposals.values() for n in names], besides=batch_ids, client=client, settings=settings
+    )
+    for name, names in sorted(proposals.items()):
+        free = next((n for n in names if n not in taken), None)
+        if free is None:  # both taken: practically never (the page would have matched the story of its own text)
+            free = founding.renamed(decision.founders[name], pages[decision.founders[name]].content_hash, 2)
+        if free != name:
+            decision.rename(name, free)
 
 
 def must_link_edges(
@@ -209,8 +239,8 @@ def must_link_edges(
 
 
 def _copy_of(p: SignedPage, decision: Decision) -> Match | None:
-    """The page this one is a copy of; None for the page that starts a new story (its cluster bears its id)."""
-    if decision.cluster_of[p.page_id] == p.page_id:
+    """The page this one is a copy of; None for the page that founds a new story."""
+    if p.page_id in decision.founders.values():
         return None
     return decision.best.get(p.page_id)
 
@@ -228,6 +258,7 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
     assert decision is not None
     now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
     actions = []
+    founder_of = {pid: name for name, pid in decision.founders.items()}
     for p in state.pages:
         doc = p.fold_fields(
             cluster_id=decision.cluster_of[p.page_id],
@@ -235,6 +266,7 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
             # an editor's choice survives a re-ingest and a reindex
             representative=bool(state.constraints.representative.get(p.page_id)),
             folded=now,
+            founding=founder_of.get(p.page_id),
         )
         if state.content:
             doc.update(p.content_fields(ingested=now))
@@ -246,8 +278,13 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         if p.page_id in failed:
             state.outcomes[p.page_id] = Outcome(p.page_id, "rejected", reason="index_failed", detail=failed[p.page_id])
     state.pages = [p for p in state.pages if p.page_id not in failed]
+    written = {p.page_id for p in state.pages}
     for loser, survivor in sorted(decision.merges.items()):
-        relabel(loser, survivor, client=client, settings=settings)
+        absorbed: list[str] = []
+        relabel(loser, survivor, client=client, settings=settings, absorbed=absorbed)
+        joiner = min((pid for pid, c in decision.cluster_of.items() if c == survivor and pid in written), default=None)
+        if absorbed and joiner is not None:
+            state.absorbed.setdefault(joiner, []).extend(absorbed)
 
 
 def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:
@@ -265,44 +302,77 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
         present = [p for p in pages if labels.get(p.page_id) is not None]
         found = lookup(present, client=client, settings=settings, exclude_clusters=labels)
         merges: dict[str, str] = {}
+        by: dict[str, str] = {}  # losing cluster -> the batch's page whose lookup found the merge
         for p in present:
             mine = labels[p.page_id]
             for c in found.get(p.page_id, []):
                 if c.cluster_id == mine:
                     continue
-                ok, _, _ = verify(p.signature, c.signature, settings, site_signals(p, c))
+                ok, j, cont = verify(p.signature, c.signature, settings, site_signals(p, c))
                 if ok:
                     lo, hi = sorted((mine, c.cluster_id))
                     if (hi, lo) not in refused:
                         merges[hi] = min(lo, merges.get(hi, lo))
+                        by.setdefault(hi, p.page_id)
+                        best = state.joined.get(p.page_id)
+                        if best is None or j > best.similarity:
+                            state.joined[p.page_id] = Match(c.page_id, c.cluster_id, j, cont)
         if not merges:
             return
         for loser, survivor in sorted(merges.items()):
-            if not relabel(loser, survivor, client=client, settings=settings):
+            absorbed: list[str] = []
+            if not relabel(loser, survivor, client=client, settings=settings, absorbed=absorbed):
                 refused.add((loser, survivor))
+            if absorbed:
+                state.absorbed.setdefault(by[loser], []).extend(absorbed)
     log.warning("reconcile did not settle after %d rounds", MAX_RECONCILE_ROUNDS)
 
 
 def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> list[Outcome]:
-    """Outcomes of the batch's pages with their final cluster ids."""
+    """Commit the batch's new stories (``plugin.founding``) and give every page its outcome.
+
+    - ``new``: the page founded its story and this call committed it; exactly
+      one call reports each story that exists when the writers are done;
+    - ``duplicate``: the page joined a story (one indexed before, one another
+      page of the batch founded, or one a racing writer founded);
+    - ``merged``: as ``duplicate``, and the call folded other stories into
+      it; ``merged_clusters`` names them (they no longer exist);
+    - ``unchanged``: the same content was indexed already; an unchanged
+      founder whose earlier delivery died before committing is committed now
+      and reported ``new``.
+    """
     decision = state.decision
+    founders = {pid: name for name, pid in decision.founders.items()} if decision else {}
+    founders = {pid: name for pid, name in founders.items() if pid in {p.page_id for p in state.pages}}
+    for p in state.unchanged:  # a founder whose earlier delivery died before its commit
+        cluster = state.outcomes[p.page_id].cluster_id
+        if cluster:
+            founders.setdefault(p.page_id, cluster)
+    waiting = founding.pending(set(founders.values()), client=client, settings=settings)
+    founders = {pid: name for pid, name in founders.items() if name in waiting and waiting[name].page_id == pid}
+    committed = founding.commit(founders, client=client, settings=settings)
     labels = current_labels([p.page_id for p in state.pages + state.unchanged], client=client, settings=settings)
     for p in state.unchanged:  # reconcile may have merged its cluster
+        outcome = state.outcomes[p.page_id]
         if labels.get(p.page_id):
-            state.outcomes[p.page_id].cluster_id = labels[p.page_id]
+            outcome.cluster_id = labels[p.page_id]
+        if p.page_id in committed:
+            outcome.status = "new"
     for p in state.pages:
-        match = decision.best.get(p.page_id) if decision else None
         cluster = labels.get(p.page_id) or (decision.cluster_of.get(p.page_id) if decision else None)
-        if match is not None and cluster != p.page_id:
-            state.outcomes[p.page_id] = Outcome(
-                p.page_id,
-                "duplicate",
-                cluster_id=cluster,
-                similarity=round(match.similarity, 4),
-                matched_id=match.page_id,
-            )
-        else:
+        if p.page_id in committed:
             state.outcomes[p.page_id] = Outcome(p.page_id, "new", cluster_id=cluster)
+            continue
+        match = (decision.best.get(p.page_id) if decision else None) or state.joined.get(p.page_id)
+        merged = sorted(set(state.absorbed.get(p.page_id, [])) - {cluster})
+        state.outcomes[p.page_id] = Outcome(
+            p.page_id,
+            "merged" if merged else "duplicate",
+            cluster_id=cluster,
+            similarity=round(match.similarity, 4) if match else None,
+            matched_id=match.page_id if match else None,
+            merged_clusters=merged or None,
+        )
     return list(state.outcomes.values())
 
 

@@ -236,6 +236,14 @@ class Decision:
     cluster_of: dict[str, str] = field(default_factory=dict)  # page id -> cluster id
     merges: dict[str, str] = field(default_factory=dict)  # losing cluster id -> surviving cluster id
     best: dict[str, Match] = field(default_factory=dict)  # page id -> most similar verified copy
+    founders: dict[str, str] = field(default_factory=dict)  # new story's name -> the page that founds it
+
+    def rename(self, name: str, new_name: str) -> None:
+        """Give a new story another name (``plugin.founding``: its founder's id names another story)."""
+        self.founders[new_name] = self.founders.pop(name)
+        for pid, cluster in self.cluster_of.items():
+            if cluster == name:
+                self.cluster_of[pid] = new_name
 
 
 def decide(
@@ -259,7 +267,8 @@ def decide(
     Returns:
         The decision: each connected group of pages and existing clusters
         gets the smallest existing cluster id it touches, or, when it touches
-        none, the smallest page id of the group (new story). Every other
+        none, the smallest page id of the group (a new story, founded by
+        that page; ``plugin.batch`` renames it when the name is taken). Every other
         existing cluster of the group merges into that survivor. The rule is
         deterministic, so workers deciding concurrently agree. Without
         constraints every match joins its group, whatever the order.
@@ -304,6 +313,8 @@ def decide(
         if not pages:
             continue  # an existing cluster no page of the batch joined
         survivor = clusters[0] if clusters else pages[0]
+        if not clusters:
+            decision.founders[survivor] = pages[0]
         for pid in pages:
             decision.cluster_of[pid] = survivor
         for loser in clusters[1:]:

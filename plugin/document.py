@@ -51,6 +51,9 @@ FOLD_FIELDS: dict[str, dict] = {
     "representative": {"type": "boolean"},
     "folded": {"type": "date"},
     "passages": {"type": "object", "enabled": False},
+    #: set on the page that founds a story, to the story's name, until ``ingest`` commits the story (its
+    #: outcome ``new``); a story whose founder still holds it is pending and yields to a committed one in a merge
+    "founding": {"type": "keyword"},
 }
 #: the article fields of newsfold's own index (a host index keeps its own)
 CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested")
@@ -64,13 +67,34 @@ def path(name: str) -> str:
 #: the collapse field of a folded search
 CLUSTER_ID = path("cluster_id")
 #: what the band lookup and the verifier read of a candidate
-LOOKUP_SOURCE = [path(f) for f in ("cluster_id", "signature", "shingle_count", "token_count", "cjk_features",
-                                   "site_key", "title_key", "url_key", "day")]
+LOOKUP_SOURCE = [
+    path(f)
+    for f in (
+        "cluster_id",
+        "signature",
+        "shingle_count",
+        "token_count",
+        "cjk_features",
+        "site_key",
+        "title_key",
+        "url_key",
+        "day",
+    )
+]
 #: what a search result shows of a version (newsfold's own index)
-VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested",
-                  *(path(f) for f in ("cluster_id", "signature", "shingle_count", "passages", "representative"))]
+VERSION_SOURCE = [
+    "title",
+    "url",
+    "site",
+    "lang",
+    "published",
+    "ingested",
+    *(path(f) for f in ("cluster_id", "signature", "shingle_count", "passages", "representative")),
+]
 #: what the unchanged check reads
 UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
+#: what the founding protocol reads of a page (``plugin.founding``)
+FOUNDING_SOURCE = [CLUSTER_ID, path("founding")]
 
 
 def fold_mapping() -> dict:
@@ -137,27 +161,38 @@ class SignedPage:
         published = self.article.published or self.published
         return published[:10] if published else None
 
-    def fold_fields(self, *, cluster_id: str, match: Match | None, representative: bool, folded: str) -> dict:
+    def fold_fields(
+        self,
+        *,
+        cluster_id: str,
+        match: Match | None,
+        representative: bool,
+        folded: str,
+        founding: str | None = None,
+    ) -> dict:
         """``{"newsfold": {...}}``: every fold field of this page, so a re-ingest leaves nothing stale."""
-        return {FOLD: {
-            "cluster_id": cluster_id,
-            "band_keys": self.band_keys,
-            "signature": self.signature.encode(),
-            "shingle_count": self.signature.shingle_count,
-            "token_count": self.signature.token_count,
-            "cjk_features": self.signature.cjk_features or None,
-            "content_hash": self.content_hash,
-            "url_key": self.url_key,
-            "title_key": self.title_key,
-            "site_key": self.site,
-            "day": self.day(),
-            "similarity": round(match.similarity, 4) if match else None,
-            "matched_id": match.page_id if match else None,
-            "nearest_rejected": round(self.nearest_rejected, 4) if self.nearest_rejected is not None else None,
-            "representative": True if representative else None,
-            "folded": folded,
-            "passages": self.passages,
-        }}
+        return {
+            FOLD: {
+                "cluster_id": cluster_id,
+                "band_keys": self.band_keys,
+                "signature": self.signature.encode(),
+                "shingle_count": self.signature.shingle_count,
+                "token_count": self.signature.token_count,
+                "cjk_features": self.signature.cjk_features or None,
+                "content_hash": self.content_hash,
+                "url_key": self.url_key,
+                "title_key": self.title_key,
+                "site_key": self.site,
+                "day": self.day(),
+                "similarity": round(match.similarity, 4) if match else None,
+                "matched_id": match.page_id if match else None,
+                "nearest_rejected": round(self.nearest_rejected, 4) if self.nearest_rejected is not None else None,
+                "representative": True if representative else None,
+                "folded": folded,
+                "passages": self.passages,
+                "founding": founding,
+            }
+        }
 
     def own_document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
         """The whole ``_source`` of this page in newsfold's own index (fold and article fields)."""
@@ -184,12 +219,14 @@ class Outcome:
     """What happened to one page."""
 
     page_id: str
-    status: str  # "new", "duplicate", "unchanged" or "rejected"
+    status: str  # "new", "duplicate", "merged", "unchanged", "rejected" (or "deleted", "missing": delete_pages)
     cluster_id: str | None = None
     similarity: float | None = None
     matched_id: str | None = None
     reason: str | None = None
     detail: str | None = None
+    #: the stories this page's call folded into ``cluster_id`` and that no longer exist (status ``merged``)
+    merged_clusters: list[str] | None = None
 
     def as_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if v is not None}

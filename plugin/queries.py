@@ -81,6 +81,14 @@ def cluster_ids_only(cluster_id: str, *, size: int = 1000) -> dict:
     return {"query": {"term": {CLUSTER_ID: cluster_id}}, "size": size, "_source": False}
 
 
+def names_in_use(names: list[str], *, exclude_ids: list[str]) -> dict:
+    """Search body: which of ``names`` some page (other than ``exclude_ids``) carries as its cluster id."""
+    query: dict = {"bool": {"filter": [{"terms": {CLUSTER_ID: list(names)}}]}}
+    if exclude_ids:
+        query["bool"]["must_not"] = [{"ids": {"values": list(exclude_ids)}}]
+    return {"query": query, "size": 0, "aggs": {"names": {"terms": {"field": CLUSTER_ID, "size": len(names)}}}}
+
+
 def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict:
     """Search body: the pages of some clusters (ids, and ``source`` fields when asked)."""
     return {"query": {"terms": {CLUSTER_ID: list(cluster_ids)}}, "size": size, "_source": source}

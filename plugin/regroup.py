@@ -10,15 +10,16 @@ ingest meet.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from newsfold.plugin import queries
+from newsfold.plugin import founding, queries
 from newsfold.plugin.cluster import Match, recluster_labels, verify
 from newsfold.plugin.constraints import load_constraints
 from newsfold.plugin.document import LOOKUP_SOURCE, fold_update, read_candidate, site_signals
-from newsfold.plugin.errors import InputError
+from newsfold.plugin.errors import InputError, ServerError
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.store import bulk_write, cluster_page_ids
 
@@ -30,18 +31,30 @@ log = logging.getLogger(__name__)
 MAX_RECLUSTER_PAGES = 1_000  # every pair is verified: ~13 s at 1,000 identical copies on the stand-in
 
 
-def relabel(loser: str, survivor: str, *, client: Elasticsearch, settings: Settings) -> int:
-    """Move every page of cluster ``loser`` to ``survivor``; returns how many moved.
+def relabel(
+    loser: str, survivor: str, *, client: Elasticsearch, settings: Settings, absorbed: list[str] | None = None
+) -> int:
+    """Merge cluster ``loser`` into ``survivor``: move every page of one to the other; returns how many moved.
+
+    The direction follows ``plugin.founding``: a committed story never yields
+    to a pending one, nor a pending one to an absorbed name (the merge turns
+    round); a pending loser is first claimed through its founder's document,
+    so the call that founded it cannot also report it ``new``. Otherwise
+    ``loser`` yields.
 
     Loops until a search (after the ``wait_for`` writes) finds no page left in
-    ``loser``, so a page written into ``loser`` by another worker meanwhile is
-    moved too, or, if it became visible only after the last check, its
+    the losing cluster, so a page written into it by another worker meanwhile
+    is moved too, or, if it became visible only after the last check, its
     writer's own reconcile finds the survivor and merges it.
 
     An editor's cannot-link between a page of each cluster forbids the merge
     (nothing moves, 0 is returned). After moving, the merged cluster is
     checked again, so a correction written meanwhile is honoured by a
     recluster (see ``docs/corrections.md``).
+
+    Args:
+        absorbed: when given, the losing cluster's name is appended when it
+            was a committed story (an ingest reports it as ``merged``).
     """
     if loser == survivor:
         return 0
@@ -51,7 +64,18 @@ def relabel(loser: str, survivor: str, *, client: Elasticsearch, settings: Setti
     if blocked:
         log.info("not merging cluster %s into %s: pages %s and %s are not duplicates", loser, survivor, *blocked)
         return 0
-    moved = 0
+    for _ in range(founding.VERSION_RETRIES):
+        known = founding.founders([loser, survivor], client=client, settings=settings)
+        if _rank(known.get(loser)) > _rank(known.get(survivor)):
+            loser, survivor = survivor, loser  # committed beats pending beats absorbed
+        founder = known.get(loser)
+        if founder is None or founder.absorbed or founding.claim(founder, survivor, client=client, settings=settings):
+            break
+    else:
+        raise ServerError(f"merging {loser} into {survivor}: its founder kept changing; try again")
+    if founder is None and absorbed is not None and members[loser]:
+        absorbed.append(loser)  # a committed story ended
+    moved = 0 if founder is None else 1  # a claimed founder has moved already
     while True:
         hits = client.search(index=settings.index, **queries.cluster_ids_only(loser))["hits"]["hits"]
         if not hits:
@@ -64,6 +88,13 @@ def relabel(loser: str, survivor: str, *, client: Elasticsearch, settings: Setti
         ]
         bulk_write(client, actions, settings=settings, refresh="wait_for", what=f"relabel {loser} -> {survivor}")
         moved += len(hits)
+
+
+def _rank(founder: founding.Founder | None) -> int:
+    """How strongly a story holds its name in a merge: committed 2, pending 1, absorbed 0."""
+    if founder is None:
+        return 2
+    return 0 if founder.absorbed else 1
 
 
 def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> dict[str, str]:
@@ -101,6 +132,11 @@ def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> 
                 edges.append((a.page_id, Match(b.page_id, cluster_id, j, cont)))
     labels = recluster_labels(cluster_id, [m.page_id for m in members], edges, rules)
     moved = {pid: label for pid, label in labels.items() if label != cluster_id}
+    # a group named after its smallest page must not take a name another story carries (plugin.founding)
+    taken = founding.names_in_use(set(moved.values()), besides=labels, client=client, settings=settings)
+    if taken:
+        tag = hashlib.sha1(cluster_id.encode("utf-8", "surrogatepass")).hexdigest()
+        moved = {pid: founding.renamed(label, tag) if label in taken else label for pid, label in moved.items()}
     actions = [
         {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(cluster_id=label)}
         for pid, label in sorted(moved.items())

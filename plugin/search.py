@@ -67,8 +67,9 @@ def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int 
         if "error" in res:
             raise ServerError(f"folded search failed: {res['error']}")
     for hit in res_loose["hits"]["hits"]:  # each unfolded document is its own story with no other versions
-        hit.setdefault("inner_hits", {})[VERSIONS_NAME] = {"hits": {"total": {"value": 1, "relation": "eq"},
-                                                                    "hits": [copy.deepcopy(hit)]}}
+        hit.setdefault("inner_hits", {})[VERSIONS_NAME] = {
+            "hits": {"total": {"value": 1, "relation": "eq"}, "hits": [copy.deepcopy(hit)]}
+        }
     order = functools.cmp_to_key(_comparator(body.get("sort")))
     merged = sorted(res_stories["hits"]["hits"] + res_loose["hits"]["hits"], key=order)
     out = dict(first)
@@ -91,7 +92,7 @@ def _comparator(sort):
         if isinstance(clause, str):
             orders.append("desc" if clause == "_score" else "asc")
         else:
-            (name, spec), = clause.items()
+            ((name, spec),) = clause.items()
             default = "desc" if name == "_score" else "asc"
             orders.append(spec.get("order", default) if isinstance(spec, dict) else spec)
 

@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from newsfold.state.story_stats import StoryStats
 
 
-
 def page_id_for(page: Page, text: str | None = None) -> str:
     """The document id: the caller's id, else a hash of the normalised URL, else of the text."""
     if page.id:
@@ -136,7 +135,13 @@ def sign_text(
     article = Article(title=(title or "").strip(), text=body, lang=lang, published=published)
     pid = page_id_for(Page(html="", url=url, id=page_id), body)
     return sign_article(
-        article, page_id=pid, url=url, site=site, published=published, settings=settings, repeated=repeated,
+        article,
+        page_id=pid,
+        url=url,
+        site=site,
+        published=published,
+        settings=settings,
+        repeated=repeated,
         stats=stats,
     )
 
