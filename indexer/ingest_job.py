@@ -40,7 +40,7 @@ class JobError(NewsfoldError, RuntimeError):
 
 def counts_text(counts: dict, reasons: dict) -> str:
     """``"3 new, 1 duplicate, 0 unchanged, 1 rejected (empty: 1)"``."""
-    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected"))
+    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("new", "duplicate", "merged", "unchanged", "rejected"))
     if reasons:
         text += " (" + ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])) + ")"
     return text

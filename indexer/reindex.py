@@ -459,7 +459,7 @@ class Reindex:
             self.client.indices.delete(index=old)
         self._forget_plan(state)
         job = self.store.get(self.job_id)
-        summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in ("new", "duplicate", "unchanged", "rejected"))
+        summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in ("new", "duplicate", "merged", "unchanged", "rejected"))
         caught = self.store.state(self.job_id).get("caught_up") or "0"
         self.store.finish(
             self.job_id,

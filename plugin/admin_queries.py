@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from newsfold.plugin.document import CLUSTER_ID
 from newsfold.plugin.errors import InputError
-from newsfold.plugin.queries import page_filters
+from newsfold.plugin.queries import FOUNDER_FIRST, page_filters
 
 #: sort keys of the cluster list -> the terms aggregation's order key
 CLUSTER_SORTS = {"size": "_count", "first_seen": "first", "last_seen": "last", "sites": "sites"}
@@ -74,7 +74,11 @@ def largest_clusters(*, size: int = 50) -> dict:
                 "aggs": {
                     **_cluster_summary(),
                     "sample": {
-                        "top_hits": {"size": 1, "_source": ["title", "site", "url"], "sort": [{"ingested": "asc"}]}
+                        "top_hits": {
+                            "size": 1,
+                            "_source": ["title", "site", "url"],
+                            "sort": [{"ingested": "asc"}, FOUNDER_FIRST],
+                        }
                     },
                 },
             }
@@ -189,6 +193,7 @@ def _representative_first() -> list[dict]:
     return [
         {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
         {"ingested": "asc"},
+        FOUNDER_FIRST,
         {"newsfold.url_key": {"order": "asc", "missing": "_last"}},
     ]
 

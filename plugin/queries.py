@@ -62,12 +62,18 @@ def band_lookup(
     return {"query": query, "size": size, "_source": LOOKUP_SOURCE}
 
 
+#: a sort clause that puts the page that founded its story (matched to no copy) before the copies, on a tie
+FOUNDER_FIRST = {"newsfold.matched_id": {"order": "asc", "missing": "_first", "unmapped_type": "keyword"}}
+#: the last tie-break of version lists: the normalised URL
+URL_ORDER = {"newsfold.url_key": {"order": "asc", "unmapped_type": "keyword"}}
+
+
 def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | None = None) -> dict:
     """Search body listing a cluster's pages (oldest first, paged by ``search_after``)."""
     body: dict = {
         "query": {"term": {CLUSTER_ID: cluster_id}},
         "size": size,
-        "sort": [{"ingested": "asc"}, {"newsfold.url_key": "asc"}],
+        "sort": [{"ingested": "asc"}, FOUNDER_FIRST, {"newsfold.url_key": "asc"}],
         "_source": VERSION_SOURCE + ["newsfold.similarity", "newsfold.matched_id"],
         "track_total_hits": True,
     }
@@ -278,7 +284,8 @@ def search_facets(
         langs: at most this many languages.
 
     Returns:
-        A ``size: 0`` body with terms aggregations ``sites`` and ``langs``.
+        A ``size: 0`` body with terms aggregations ``sites`` and ``langs``,
+        each bucket counting stories too (:func:`with_story_counts`).
 
     Raises:
         ValueError: the query is too long or a date is malformed.
@@ -287,11 +294,11 @@ def search_facets(
         "query": {"bool": {"must": [text_query(q)], "filter": page_filters(date_from=date_from, date_to=date_to)}},
         "size": 0,
         "timeout": SEARCH_TIMEOUT,
-        "aggs": {
+        "aggs": with_story_counts({
             "sites": {"terms": {"field": "site", "size": sites}},
             "langs": {"terms": {"field": "lang", "size": langs}},
-        },
-    }
+        }),
+    }  # fmt: skip
 
 
 def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
@@ -309,7 +316,11 @@ def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
                 "terms": {"field": CLUSTER_ID, "size": max(1, len(cluster_ids))},
                 "aggs": {
                     "versions": {
-                        "top_hits": {"size": per_cluster, "_source": VERSION_SOURCE, "sort": [{"ingested": "asc"}]}
+                        "top_hits": {
+                            "size": per_cluster,
+                            "_source": VERSION_SOURCE,
+                            "sort": [{"ingested": "asc"}, FOUNDER_FIRST, URL_ORDER],
+                        }
                     }
                 },
             }
@@ -435,17 +446,29 @@ def story_count(response: dict) -> int:
     return folded + unfolded
 
 
-def folded_hits(response: dict) -> list[dict]:
-    """The stories of a folded response: ``{"hit", "versions", "other_versions"}`` per story.
+#: where ``fold_search(..., count_all=True)`` puts a story's number of versions in the whole index, on its hit
+ALL_VERSIONS_KEY = "newsfold_all_versions"
 
-    ``versions`` are the other versions returned (the hit itself left out);
-    ``other_versions`` counts every other matching version of the story.
+
+def folded_hits(response: dict) -> list[dict]:
+    """The stories of a folded response, one dict per story.
+
+    - ``hit``: the story's best-ranked version;
+    - ``versions``: the other versions returned (the hit itself left out);
+    - ``other_versions_matching``: how many other versions of the story match
+      the search (its query and filters); ``other_versions`` is the same
+      number under its older name;
+    - ``other_versions_all``: how many other versions the story has in the
+      index, matching or not; only when the response comes from
+      ``fold_search(..., count_all=True)``, else None.
     """
     out = []
     for hit in response.get("hits", {}).get("hits", []):
+        everywhere = hit.get(ALL_VERSIONS_KEY)
+        all_others = max(0, int(everywhere) - 1) if isinstance(everywhere, int) else None
         folded = bool((hit.get("fields") or {}).get(FOLD_FIELD)) or bool(cluster_of(hit.get("_source")))
         if not folded:  # a document not folded yet: its own story, no versions
-            out.append({"hit": hit, "versions": [], "other_versions": 0})
+            out.append(_story(hit, [], 0, 0 if all_others is not None else None))
             continue
         inner = (hit.get("inner_hits") or {}).get(VERSIONS_NAME, {}).get("hits", {})
         returned = inner.get("hits", [])
@@ -453,5 +476,59 @@ def folded_hits(response: dict) -> list[dict]:
         others = [h for h in returned if h.get("_id") != hit.get("_id")][: max(0, len(returned) - 1)]
         total = inner.get("total", {})
         count = total.get("value", 0) if isinstance(total, dict) else int(total or 0)
-        out.append({"hit": hit, "versions": others, "other_versions": max(0, count - 1)})
+        out.append(_story(hit, others, max(0, count - 1), all_others))
+    return out
+
+
+def _story(hit: dict, versions: list[dict], matching: int, everywhere: int | None) -> dict:
+    return {"hit": hit, "versions": versions, "other_versions": matching, "other_versions_matching": matching,
+            "other_versions_all": everywhere}  # fmt: skip
+
+
+def with_story_counts(aggs: dict, *, precision_threshold: int = 40_000) -> dict:
+    """Make bucket aggregations count stories as well as documents (for facets: "politics: 4 stories").
+
+    Adds two sub-aggregations to every aggregation in ``aggs`` (``terms``,
+    ``date_histogram``, ``histogram``, ``range``, ``filters``...):
+    ``newsfold_stories`` (a cardinality of the cluster id, exact up to
+    ``precision_threshold`` stories per bucket, then an estimate within a few
+    percent) and ``newsfold_unfolded`` (documents not folded yet, each its own
+    story). Read the buckets with :func:`story_buckets`. A story with versions
+    in two buckets (filed under two sections) counts in each.
+
+    Returns:
+        A new aggregations dict (``aggs`` is not changed).
+
+    Raises:
+        InputTypeError: ``aggs`` is not a dict of aggregation dicts.
+    """
+    check_type(aggs, dict, "aggs")
+    check_type(precision_threshold, int, "precision_threshold")
+    out = copy.deepcopy(aggs)
+    for name, agg in out.items():
+        check_type(agg, dict, f"aggs[{name!r}]")
+        subs = agg.setdefault("aggs", agg.pop("aggregations", {}))
+        subs[STORIES_AGG] = {"cardinality": {"field": FOLD_FIELD, "precision_threshold": precision_threshold}}
+        subs[UNFOLDED_AGG] = {"missing": {"field": FOLD_FIELD}}
+    return out
+
+
+def story_buckets(aggregation: dict) -> list[dict]:
+    """The buckets of an aggregation built with :func:`with_story_counts`, with their story counts.
+
+    Returns:
+        ``[{"key", "key_as_string" (when given), "stories", "documents"}]`` in the
+        aggregation's order (a keyed aggregation's buckets get their key).
+    """
+    buckets = aggregation.get("buckets", [])
+    items = buckets.items() if isinstance(buckets, dict) else ((b.get("key"), b) for b in buckets)
+    out = []
+    for key, b in items:
+        stories = int((b.get(STORIES_AGG) or {}).get("value") or 0) + int(
+            (b.get(UNFOLDED_AGG) or {}).get("doc_count") or 0
+        )
+        row = {"key": key, "stories": stories, "documents": int(b.get("doc_count", 0))}
+        if "key_as_string" in b:
+            row["key_as_string"] = b["key_as_string"]
+        out.append(row)
     return out

@@ -24,7 +24,7 @@ from newsfold.plugin.settings import Settings
 from newsfold.plugin.store import bulk_write
 
 #: outcomes of a page written now: an earlier rejection record of it is stale
-WRITTEN = ("new", "duplicate")
+WRITTEN = ("new", "duplicate", "merged")
 
 
 @lru_cache(maxsize=1)

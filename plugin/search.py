@@ -8,10 +8,10 @@ import functools
 from elasticsearch import BadRequestError, Elasticsearch
 
 from newsfold.plugin.errors import IndexMismatchError, ServerError, check_type
-from newsfold.plugin.queries import FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
+from newsfold.plugin.queries import ALL_VERSIONS_KEY, FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
 
 
-def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int = 3) -> dict:
+def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int = 3, count_all: bool = False) -> dict:
     """Run the host's search body folded by story and return an Elasticsearch-shaped response.
 
     One search when every matching document is folded (the usual case).
@@ -28,6 +28,10 @@ def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int 
             ``scroll`` or ``rescore``).
         index: the index or alias to search.
         versions: other versions per story (see ``fold_query``).
+        count_all: also count every story's versions in the whole index,
+            matching the body or not (one more search, a ``terms``
+            aggregation on the stories of the page): ``folded_hits`` then
+            gives ``other_versions_all`` beside ``other_versions_matching``.
 
     Returns:
         The response of the folded body: ``hits.hits`` one per story with
@@ -41,6 +45,7 @@ def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int 
         ServerError: the second search (of documents not folded yet) failed.
     """
     check_type(index, str, "index")
+    check_type(count_all, bool, "count_all")
     folded = fold_query(body, versions=versions)  # checks the body, from + size included, before any request
     try:
         first = client.search(index=index, body=folded)
@@ -51,9 +56,33 @@ def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int 
                 "its index template, or call ensure_fold_fields(), then ingest its documents (docs/embedding.md)"
             ) from exc
         raise
+    out = _merge_unfolded(client, body, index, folded, first)
+    if count_all:
+        _count_all_versions(client, index, out["hits"]["hits"])
+    return out
+
+
+def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict]) -> None:
+    """Put each story's number of versions in the whole index on its hit (``ALL_VERSIONS_KEY``)."""
+    clusters = sorted({c for h in hits for c in (h.get("fields") or {}).get(FOLD_FIELD, [])[:1]})
+    counts: dict[str, int] = {}
+    if clusters:
+        body = {"size": 0, "query": {"terms": {FOLD_FIELD: clusters}},
+                "aggs": {"c": {"terms": {"field": FOLD_FIELD, "size": len(clusters)}}}}  # fmt: skip
+        res = client.search(index=index, body=body)
+        counts = {b["key"]: int(b["doc_count"]) for b in res["aggregations"]["c"]["buckets"]}
+    for h in hits:
+        cluster = ((h.get("fields") or {}).get(FOLD_FIELD) or [None])[0]
+        h[ALL_VERSIONS_KEY] = counts.get(cluster, 1) if cluster else 1
+
+
+def _merge_unfolded(client: Elasticsearch, body: dict, index: str, folded: dict, first) -> dict:
+    """The first response, or, when some matching documents are not folded, the two searches merged."""
     unfolded = (first.get("aggregations") or {}).get(UNFOLDED_AGG, {}).get("doc_count", 0)
     if not unfolded:
-        return dict(first)
+        out = dict(first)
+        out["hits"] = dict(first["hits"])
+        return out
     start, size = int(body.get("from", 0) or 0), int(body.get("size", 10) if body.get("size") is not None else 10)
     window = {"from": 0, "size": start + size}
     stories = {**folded, **window, "post_filter": _and(body.get("post_filter"), {"exists": {"field": FOLD_FIELD}})}

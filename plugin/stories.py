@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from newsfold.plugin.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.novelty import relation
-from newsfold.plugin.queries import MAX_WINDOW
+from newsfold.plugin.queries import FOUNDER_FIRST, MAX_WINDOW
 
 #: the windows of top stories, in milliseconds back from the newest page (None: every page)
 WINDOWS: dict[str, int | None] = {"24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000, "all": None}
@@ -102,7 +102,7 @@ def _reference_sort(time_field: str) -> list[dict]:
 
 def _time_sort(time_field: str, order: str) -> list[dict]:
     tiebreak = [] if time_field == "ingested" else [{"ingested": {"order": order, "unmapped_type": "date"}}]
-    return [{time_field: {"order": order, "missing": "_last"}}, *tiebreak,
+    return [{time_field: {"order": order, "missing": "_last"}}, *tiebreak, FOUNDER_FIRST,
             {path("url_key"): {"order": "asc", "unmapped_type": "keyword"}}]  # fmt: skip
 
 

@@ -199,14 +199,26 @@ def test_host_example_runs_and_folds(es_url):
     ids = {s["id"] for s in stories}
     assert "daily-79" in ids  # indexed by the host, never folded, still found
     harbour = next(s for s in stories if s["id"] in {"wire-1001", "daily-77", "coast-5"})
-    assert harbour["other_versions"] == 2
+    assert harbour["other_versions"] == 2 == harbour["other_versions_all"]
+    assert summary["section_stories"] == {"business": 1, "culture": 1, "local": 2}  # coast-5 is "local"
+    statuses = sorted(o["status"] for o in summary["outcomes"])
+    assert statuses == ["duplicate", "duplicate", "duplicate", "new", "new"]  # one new per story
+    life = summary["life"]
+    assert "coast-5" in life["unfolded_after_full_index"]  # the full index request dropped its fold fields
+    assert life["rewritten"]["status"] == "new" and life["rewritten"]["cluster_id"].startswith("coast-5~")
+    (deleted,) = life["deleted"]
+    assert deleted["status"] == "deleted" and deleted["page_id"] == "wire-1001"
+    harbour_left = [s for s in life["stories_after"] if "daily-77" in s]
+    assert harbour_left == [["daily-77"]]  # the remaining copy is still found, under the story's name
+    assert summary["errors"] == ["InputError", "InputTypeError", "InputError", "Rejection:no_article"]
     assert all({"section", "author", "paywalled", "headline"} <= set(s) for s in stories)
     client = build_client(__import__("newsfold.plugin", fromlist=["Settings"]).Settings(elasticsearch_url=es_url))
     try:
         doc = client.get(index=index, id="daily-77")["_source"]
-        assert (doc["section"], doc["author"], doc["paywalled"]) == ("business", "A. Reporter", True)
-        wire = client.get(index=index, id="wire-1001")["_source"]
-        assert doc["newsfold"]["cluster_id"] == wire["newsfold"]["cluster_id"]
+        # the host's partial update changed its field and kept newsfold's
+        assert (doc["section"], doc["author"], doc["paywalled"]) == ("business", "A. Reporter", False)
+        assert doc["newsfold"]["cluster_id"] == "coast-5"  # the story's name, though coast-5 moved on
+        assert not client.exists(index=index, id="wire-1001")
     finally:
         client.options(ignore_status=404).indices.delete(index=f"{index},{index}-corrections")
         client.close()

@@ -180,3 +180,30 @@ def test_racing_writers_report_exactly_one_new_per_story(es, settings, writers):
     assert len(new) - len(merged_away) == len(stories)
     assert {o.cluster_id for o in new} - set(merged_away) == stories
     assert all(labels[o.page_id] == o.cluster_id for o in new if o.cluster_id not in merged_away)
+
+
+def test_story_level_facets_count_stories_and_unfolded_documents(es, settings):
+    from newsfold.plugin.queries import story_buckets, with_story_counts
+
+    for seed in (371, 372):
+        ingest(_copies(settings, f"fc{seed}-", seed, 2), client=es, settings=settings)
+    es.index(index=settings.index, id="loose", document={"title": "not folded", "lang": "en"}, refresh="wait_for")
+    aggs = with_story_counts({"langs": {"terms": {"field": "lang"}}})
+    res = es.search(index=settings.index, size=0, aggs=aggs)
+    assert story_buckets(res["aggregations"]["langs"]) == [{"key": "en", "stories": 3, "documents": 5}]
+    with pytest.raises(TypeError, match="aggs"):
+        with_story_counts([{"terms": {"field": "lang"}}])
+
+
+def test_other_versions_are_counted_matching_and_in_the_whole_index(es, settings):
+    from newsfold.plugin import fold_search, folded_hits
+
+    ingest(_copies(settings, "ov", 381, 3), client=es, settings=settings)
+    es.indices.refresh(index=settings.index)
+    body = {"query": {"term": {"site": "site0.test"}}, "size": 5}
+    (only,) = folded_hits(fold_search(es, body, index=settings.index, count_all=True))
+    assert (only["other_versions_matching"], only["other_versions_all"], only["other_versions"]) == (0, 2, 0)
+    (plain,) = folded_hits(fold_search(es, {"query": {"match_all": {}}}, index=settings.index))
+    assert (plain["other_versions_matching"], plain["other_versions_all"]) == (2, None)
+    with pytest.raises(TypeError, match="count_all"):
+        fold_search(es, body, index=settings.index, count_all="yes")

@@ -170,7 +170,7 @@ def search_body(params: SearchParams, *, page_size: int) -> dict:
 
 @dataclass
 class FilterChoices:
-    """The values the site and language filters offer, each with its number of pages."""
+    """The values the site and language filters offer, each with its number of stories."""
 
     sites: list[tuple[str, int]] = field(default_factory=list)
     langs: list[tuple[str, int]] = field(default_factory=list)
@@ -182,14 +182,15 @@ class FilterChoices:
 
 
 def filter_choices(es: Elasticsearch, settings: Settings, params: SearchParams) -> FilterChoices:
-    """Sites and languages of the pages matching the query and dates; a chosen value is always offered."""
+    """Sites and languages of the pages matching the query and dates, counted in stories (a story with versions
+    on two sites counts for each); a chosen value is always offered."""
     res = es.search(
         index=settings.index, **queries.search_facets(params.q, date_from=params.date_from, date_to=params.date_to)
     )
     aggs = res.get("aggregations") or {}
 
     def values(name: str, chosen: str | None) -> list[tuple[str, int]]:
-        found = [(str(b["key"]), int(b["doc_count"])) for b in (aggs.get(name) or {}).get("buckets", [])]
+        found = [(str(b["key"]), b["stories"]) for b in queries.story_buckets(aggs.get(name) or {})]
         if chosen and chosen not in {key for key, _ in found}:
             found.append((chosen, 0))
         return sorted(found, key=lambda item: item[0].lower())

@@ -5,7 +5,11 @@ The host has its own index template (fields newsfold does not know:
 query (a ``multi_match`` with a filter on ``section``). Adopting newsfold
 takes the lines marked ``# newsfold``: compose the component template,
 ingest each article after indexing it (as HTML or as text), and search
-through ``fold_search``.
+through ``fold_search``. Then the life of the index: a host field changed
+with a partial update (the fold fields stay), an article rewritten (index
+it, then ingest it again), an article deleted through ``delete_pages``
+(its story stays whole), a section facet that counts stories, and errors
+handled with one ``except NewsfoldError``.
 
     ELASTICSEARCH_URL=http://localhost:9200 python examples/host_search/app.py
 
@@ -19,18 +23,22 @@ import os
 import sys
 
 from newsfold.plugin import (
+    NewsfoldError,
     Page,
     Rejection,
     Settings,
     build_client,
     component_template,
+    delete_pages,
     fold_search,
     folded_hits,
     ingest,
     sign_page,
     sign_text,
     story_count,
+    unfolded_documents,
 )
+from newsfold.plugin.queries import story_buckets, with_story_counts
 
 INDEX = os.environ.get("HOST_INDEX", "hostnews-example")
 
@@ -142,9 +150,47 @@ def search(client, words: str, *, sections: list[str] | None = None) -> dict:
         },
         "size": 10,
         "_source": ["headline", "section", "author", "paywalled", "url"],
-        "aggs": {"sections": {"terms": {"field": "section"}}},
+        # newsfold: each section bucket counts stories as well as documents
+        "aggs": with_story_counts({"sections": {"terms": {"field": "section"}}}),
     }
-    return fold_search(client, body, index=INDEX, versions=3)  # newsfold
+    return fold_search(client, body, index=INDEX, versions=3, count_all=True)  # newsfold
+
+
+def update_and_delete(client, settings: Settings) -> dict:
+    """The index's life: change a host field, rewrite an article, delete one; what newsfold says of each."""
+    # a host field changes: a partial update keeps newsfold's fields (a full ``index`` request would drop them)
+    client.update(index=INDEX, id="daily-77", doc={"paywalled": False}, refresh="wait_for")
+    # an article is rewritten: index the new version, then ingest it again; it goes where its new text belongs
+    museum = {"headline": "Museum wing reopens", "text": "\n\n".join(MUSEUM), "section": "culture",
+              "author": "Coast desk", "paywalled": False, "url": "https://coast.example/port-work"}
+    client.index(index=INDEX, id="coast-5", document=museum, refresh="wait_for")  # drops its fold fields ...
+    lost = unfolded_documents(client=client, index=INDEX)["ids"]  # ... which this check names
+    rewritten = sign_text(museum["text"], title=museum["headline"], url=museum["url"], page_id="coast-5",
+                          settings=settings)  # newsfold
+    (again,) = ingest([rewritten], client=client, settings=settings, index=INDEX)  # newsfold
+    # the founding article of the harbour story is deleted: the other copies stay one story
+    deleted = delete_pages(["wire-1001"], client=client, settings=settings, index=INDEX)  # newsfold
+    client.indices.refresh(index=INDEX)
+    return {"unfolded_after_full_index": lost, "rewritten": again.as_dict(),
+            "deleted": [o.as_dict() for o in deleted]}
+
+
+def errors(client, settings: Settings) -> list[str]:
+    """Bad input is a clear error a host catches with one ``except``; a page newsfold cannot use is a Rejection."""
+    seen = []
+    for attempt in (
+        lambda: fold_search(client, {"query": {"match_all": {}}, "from": 9_999, "size": 10}, index=INDEX),
+        lambda: ingest(["not a signed page"], client=client, settings=settings, index=INDEX),
+        lambda: fold_search(client, {"query": {"match_all": {}}}, index=INDEX, versions=-1),
+    ):
+        try:
+            attempt()
+        except NewsfoldError as exc:  # newsfold: InputError, InputTypeError, IndexMismatchError, ServerError
+            seen.append(type(exc).__name__)
+    empty = sign_text("", page_id="empty-1", settings=settings)  # newsfold: not an error, a rejection
+    if isinstance(empty, Rejection):
+        seen.append(f"Rejection:{empty.reason}")
+    return seen
 
 
 def main() -> int:
@@ -162,12 +208,21 @@ def main() -> int:
             print(json.dumps({
                 "id": hit["_id"],
                 **hit["_source"],
-                "other_versions": story["other_versions"],
+                "other_versions": story["other_versions_matching"],
+                "other_versions_all": story["other_versions_all"],
                 "versions": [v["_id"] for v in story["versions"]],
             }, sort_keys=True))
-        sections = {b["key"]: b["doc_count"] for b in response["aggregations"]["sections"]["buckets"]}
+        buckets = story_buckets(response["aggregations"]["sections"])  # newsfold
+        sections = {b["key"]: b["documents"] for b in buckets}
+        section_stories = {b["key"]: b["stories"] for b in buckets}
+        life = update_and_delete(client, settings)
+        after = folded_hits(search(client, "harbour strike floods rain museum"))
+        life["stories_after"] = sorted(
+            [s["hit"]["_id"], *sorted(v["_id"] for v in s["versions"])] for s in after
+        )
         print(json.dumps({"stories": story_count(response), "documents": response["hits"]["total"]["value"],
-                          "sections": sections, "outcomes": outcomes}, sort_keys=True))
+                          "sections": sections, "section_stories": section_stories, "outcomes": outcomes,
+                          "life": life, "errors": errors(client, settings)}, sort_keys=True))
     finally:
         client.close()
     return 0
