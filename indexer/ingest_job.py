@@ -25,7 +25,7 @@ from newsfold.indexer.sources import count_hint, iter_source
 from newsfold.plugin.errors import NewsfoldError
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently
-from newsfold.state.job_records import Job
+from newsfold.state.job_records import OUTCOMES, Job
 from newsfold.state.jobs import JobStore
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ class JobError(NewsfoldError, RuntimeError):
 
 
 def counts_text(counts: dict, reasons: dict) -> str:
-    """``"3 new, 1 duplicate, 0 unchanged, 1 rejected (empty: 1)"``."""
-    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("new", "duplicate", "merged", "unchanged", "rejected"))
+    """``"3 new, 1 duplicate, 0 merged, 0 unchanged, 1 rejected (empty: 1)"``."""
+    text = ", ".join(f"{counts.get(k, 0)} {k}" for k in OUTCOMES)
     if reasons:
         text += " (" + ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])) + ")"
     return text

@@ -44,7 +44,7 @@ from newsfold.plugin.corrections import reapply_corrections
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.errors import NewsfoldError
 from newsfold.plugin.index import current_index, index_body, new_index_name
-from newsfold.state.job_records import Job
+from newsfold.state.job_records import OUTCOMES, Job
 from newsfold.state.jobs import JobStore
 from newsfold.state.locks import LockBusy, RedisLock
 
@@ -459,7 +459,7 @@ class Reindex:
             self.client.indices.delete(index=old)
         self._forget_plan(state)
         job = self.store.get(self.job_id)
-        summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in ("new", "duplicate", "merged", "unchanged", "rejected"))
+        summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in OUTCOMES)
         caught = self.store.state(self.job_id).get("caught_up") or "0"
         self.store.finish(
             self.job_id,
