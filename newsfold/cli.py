@@ -199,6 +199,36 @@ def cmd_init_index(args) -> int:
     return 0
 
 
+def cmd_unfolded(args) -> int:
+    """Name the documents that lost their fold fields (a full index request after ingest); rc 1 when any did."""
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.lifecycle import unfolded_documents
+
+    settings = load_settings(args)
+    index = args.index or settings.index
+    found = unfolded_documents(client=build_client(settings), index=index, size=args.show)
+    if args.json:
+        print(json.dumps({"index": index, **found}))
+    elif found["count"]:
+        print(f"{found['count']:,} document(s) of {index} have no fold fields and show alone in folded searches; "
+              "ingest them again (docs/embedding.md, Updates and deletes). Some of them:")  # fmt: skip
+        for page_id in found["ids"]:
+            print(f"  {page_id}")
+    else:
+        print(f"every document of {index} has its fold fields")
+    return 1 if found["count"] else 0
+
+
+def _show_count(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 1_000:
+        raise argparse.ArgumentTypeError(f"must be a whole number 0-1000, not {value!r}")
+    return n
+
+
 OUTSIDE_HELP = "read html paths that lead outside the page list's folder (refused by default)"
 
 
@@ -298,6 +328,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("init-index", help="create the index and alias if missing")
     p.set_defaults(func=cmd_init_index)
+
+    p = sub.add_parser("unfolded", help="name the documents without fold fields (rc 1 when there are any)")
+    p.add_argument("--index", help="the index or alias to check (default NEWSFOLD_INDEX)")
+    p.add_argument("--show", type=_show_count, default=20, help="how many ids to name (0-1000, default 20)")
+    p.add_argument("--json", action="store_true", help="print {index, count, ids} as JSON")
+    p.set_defaults(func=cmd_unfolded)
     return parser
 
 

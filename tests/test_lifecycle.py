@@ -207,3 +207,21 @@ def test_other_versions_are_counted_matching_and_in_the_whole_index(es, settings
     assert (plain["other_versions_matching"], plain["other_versions_all"]) == (2, None)
     with pytest.raises(TypeError, match="count_all"):
         fold_search(es, body, index=settings.index, count_all="yes")
+
+
+def test_the_unfolded_command_names_documents_that_lost_their_fold_fields(es, settings, monkeypatch, capsys):
+    import json
+
+    from newsfold.cli import main
+
+    monkeypatch.setenv("ELASTICSEARCH_URL", settings.elasticsearch_url)
+    monkeypatch.setenv("NEWSFOLD_INDEX", settings.index)
+    ingest(_copies(settings, "cu", 391, 2), client=es, settings=settings)
+    assert main(["unfolded"]) == 0
+    assert "every document" in capsys.readouterr().out
+    es.index(index=settings.index, id="cu0", document={"title": "replaced whole"}, refresh="wait_for")
+    assert main(["unfolded", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == {"index": settings.index, "count": 1, "ids": ["cu0"]}
+    with pytest.raises(SystemExit) as refused:
+        main(["unfolded", "--show", "5000"])
+    assert refused.value.code == 2 and "must be a whole number 0-1000" in capsys.readouterr().err
