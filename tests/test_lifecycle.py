@@ -13,6 +13,7 @@ import pytest
 from newsfold.plugin import delete_pages, ingest, queries, regroup_clusters, unfolded_documents
 from newsfold.plugin.batch import finish, prepare, reconcile, write
 from newsfold.plugin.store import current_labels
+from tests.backends import REAL_ES
 from tests.pages import signed_page, story
 
 
@@ -225,3 +226,25 @@ def test_the_unfolded_command_names_documents_that_lost_their_fold_fields(es, se
     with pytest.raises(SystemExit) as refused:
         main(["unfolded", "--show", "5000"])
     assert refused.value.code == 2 and "must be a whole number 0-1000" in capsys.readouterr().err
+
+
+def test_fold_search_versions_follow_the_query_post_filter_sort_and_highlight(es, settings):
+    """The versions come from one aggregation search; they must be what collapse inner hits would give."""
+    from newsfold.plugin import fold_search, folded_hits
+
+    ingest(_copies(settings, "vf", 383, 4), client=es, settings=settings)
+    es.indices.refresh(index=settings.index)
+    word = story(383)[0].split()[3].strip(".,").lower()
+    body = {
+        "query": {"match": {"body": word}},
+        "post_filter": {"bool": {"must_not": [{"term": {"site": "site2.test"}}]}},
+        "sort": [{"site": "desc"}],
+        "highlight": {"fields": {"body": {}}},
+        "_source": ["site"],
+    }
+    (only,) = folded_hits(fold_search(es, body, index=settings.index, versions=2))
+    assert only["hit"]["_source"]["site"] == "site3.test"  # the body's sort
+    assert [v["_source"]["site"] for v in only["versions"]] == ["site1.test", "site0.test"]  # no site2: post_filter
+    if REAL_ES:  # the stand-in's top_hits leaves highlight out (docs/compatibility.md)
+        assert all(word in " ".join(v["highlight"]["body"]).lower() for v in only["versions"])
+    assert only["other_versions_matching"] == 2
