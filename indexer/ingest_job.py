@@ -39,7 +39,7 @@ class JobError(NewsfoldError, RuntimeError):
 
 
 def counts_text(counts: dict, reasons: dict) -> str:
-    """``"3 new, 1 duplicate, 0 merged, 0 unchanged, 1 rejected (empty: 1)"``."""
+    """``"3 new, 1 duplicate, 0 merged, 0 updated, 0 unchanged, 1 rejected (empty: 1)"``."""
     text = ", ".join(f"{counts.get(k, 0)} {k}" for k in OUTCOMES)
     if reasons:
         text += " (" + ", ".join(f"{r}: {n}" for r, n in sorted(reasons.items(), key=lambda kv: -kv[1])) + ")"

@@ -72,6 +72,8 @@ class BatchState:
     content: bool = True  # also write the article fields (newsfold's own index); a host index keeps its own
     #: page id -> the committed stories its call merged into its own (outcome ``merged``)
     absorbed: dict[str, list[str]] = field(default_factory=dict)
+    #: page id -> the cluster of a page indexed before with other content (a re-ingest of a changed page)
+    previous: dict[str, str] = field(default_factory=dict)
     #: page id -> the copy its reconcile found when its story joined another one after the write
     joined: dict[str, Match] = field(default_factory=dict)
 
@@ -163,6 +165,8 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
                 state.outcomes[p.page_id] = Outcome(p.page_id, "unchanged", cluster_id=cluster_of(src))
                 state.unchanged.append(p)
             else:
+                if cluster_of(src):
+                    state.previous[p.page_id] = cluster_of(src)
                 state.pages.append(p)
     state.candidates = lookup(state.pages, client=client, settings=settings)
     batch_ids = [p.page_id for p in state.pages]
@@ -200,6 +204,8 @@ def name_new_stories(state: BatchState, *, client: Elasticsearch, settings: Sett
             free = founding.renamed(decision.founders[name], pages[decision.founders[name]].content_hash, 2)
         if free != name:
             decision.rename(name, free)
+        elif state.previous.get(decision.founders[name]) == name:
+            del decision.founders[name]  # a changed page keeps its own story: not a new one
 
 
 def must_link_edges(
@@ -337,6 +343,8 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
       page of the batch founded, or one a racing writer founded);
     - ``merged``: as ``duplicate``, and the call folded other stories into
       it; ``merged_clusters`` names them (they no longer exist);
+    - ``updated``: the page was indexed before with other content and is
+      still in the same story (edited, or re-extracted);
     - ``unchanged``: the same content was indexed already; an unchanged
       founder whose earlier delivery died before committing is committed now
       and reported ``new``.
@@ -365,9 +373,10 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
             continue
         match = (decision.best.get(p.page_id) if decision else None) or state.joined.get(p.page_id)
         merged = sorted(set(state.absorbed.get(p.page_id, [])) - {cluster})
+        kept = state.previous.get(p.page_id) == cluster
         state.outcomes[p.page_id] = Outcome(
             p.page_id,
-            "merged" if merged else "duplicate",
+            "merged" if merged else "updated" if kept else "duplicate",
             cluster_id=cluster,
             similarity=round(match.similarity, 4) if match else None,
             matched_id=match.page_id if match else None,

@@ -219,7 +219,7 @@ class Outcome:
     """What happened to one page."""
 
     page_id: str
-    status: str  # "new", "duplicate", "merged", "unchanged", "rejected" (or "deleted", "missing": delete_pages)
+    status: str  # new, duplicate, merged, updated, unchanged, rejected (deleted, missing: delete_pages)
     cluster_id: str | None = None
     similarity: float | None = None
     matched_id: str | None = None

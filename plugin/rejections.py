@@ -24,7 +24,7 @@ from newsfold.plugin.settings import Settings
 from newsfold.plugin.store import bulk_write
 
 #: outcomes of a page written now: an earlier rejection record of it is stale
-WRITTEN = ("new", "duplicate", "merged")
+WRITTEN = ("new", "duplicate", "merged", "updated")
 
 
 @lru_cache(maxsize=1)

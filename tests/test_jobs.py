@@ -34,7 +34,7 @@ def test_create_get_and_list_newest_first(store):
     time.sleep(0.01)
     second = store.create("reindex", params={"source": "text", "user": "ed"})
     assert (first.kind, first.status, first.total, first.done) == ("ingest", "queued", 10, 0)
-    assert first.counts == {"new": 0, "duplicate": 0, "merged": 0, "unchanged": 0, "rejected": 0}
+    assert first.counts == {"new": 0, "duplicate": 0, "merged": 0, "updated": 0, "unchanged": 0, "rejected": 0}
     assert store.get(second.id).params == {"source": "text", "user": "ed"}
     assert store.get("nope") is None
     total, jobs = store.list(offset=0, limit=1)
@@ -63,7 +63,7 @@ def test_record_counts_each_batch_once_and_keeps_retryable_failures(store):
     assert store.record(job.id, "0", outcomes, payloads=payloads) is False  # a redelivered batch
     got = store.get(job.id)
     assert got.done == 5
-    assert got.counts == {"new": 1, "duplicate": 1, "merged": 0, "unchanged": 0, "rejected": 3}
+    assert got.counts == {"new": 1, "duplicate": 1, "merged": 0, "updated": 0, "unchanged": 0, "rejected": 3}
     assert got.rejected == {"failed": 2, "too_short": 1}
     assert store.recorded(job.id) == {"0"} and store.is_recorded(job.id, "0")
     total, failures = store.failures(job.id)

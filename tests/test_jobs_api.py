@@ -79,7 +79,7 @@ def test_jobs_are_listed_newest_first_with_progress_and_failures(client, store):
     assert res.status_code == 200
     job = res.json
     assert (job["status"], job["total"], job["done"]) == ("running", 4, 3)
-    assert job["counts"] == {"new": 1, "duplicate": 0, "merged": 0, "unchanged": 0, "rejected": 2}
+    assert job["counts"] == {"new": 1, "duplicate": 0, "merged": 0, "updated": 0, "unchanged": 0, "rejected": 2}
     assert job["rejected"] == {"empty": 1, "failed": 1}
     assert job["rate"] is not None and "eta_seconds" in job
     assert job["failures"]["total"] == 2 and len(job["failures"]["items"]) == 1

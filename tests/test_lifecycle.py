@@ -46,6 +46,19 @@ def test_the_founder_rewritten_with_other_text_leaves_its_story_and_the_story_ke
     assert _stories(es, settings) == 2
 
 
+def test_a_changed_page_that_stays_in_its_story_is_updated_not_new(es, settings):
+    (alone,) = ingest(_copies(settings, "up", 305, 1), client=es, settings=settings)
+    assert (alone.status, alone.cluster_id) == ("new", "up0")
+    edited = signed_page(settings, "up0", "Story 305, corrected", story(305)[:-1], site="site0.test")
+    (again,) = ingest([edited], client=es, settings=settings)
+    assert (again.status, again.cluster_id) == ("updated", "up0")  # one story, reported new once
+    ingest(_copies(settings, "up", 305, 2, first=1), client=es, settings=settings)
+    copy_edit = signed_page(settings, "up1", "Story 305 on site 1, edited", story(305)[1:], site="site1.test")
+    (third,) = ingest([copy_edit], client=es, settings=settings)
+    assert (third.status, third.cluster_id) == ("updated", "up0")
+    assert _stories(es, settings) == 1
+
+
 def test_a_deleted_founder_leaves_its_story_whole_and_coming_back_joins_it(es, settings):
     ingest(_copies(settings, "d", 311, 3), client=es, settings=settings)
     outcomes = delete_pages(["d0", "nope"], client=es, settings=settings)

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 KINDS = ("ingest", "reindex")
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
 ACTIVE = ("queued", "running")
-OUTCOMES = ("new", "duplicate", "merged", "unchanged", "rejected")
+OUTCOMES = ("new", "duplicate", "merged", "updated", "unchanged", "rejected")
 #: rejection reasons a second attempt can cure (the server or the file was away); content
 #: reasons (empty, too_short, not_html, ...) give the same answer every time
 RETRYABLE_REASONS = frozenset({"failed", "index_failed", "unreadable", "internal_error", "timeout", "worker_crashed"})
