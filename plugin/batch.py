@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -40,7 +41,7 @@ from newsfold.plugin.document import (
 )
 from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type
 from newsfold.plugin.extract_result import Rejection
-from newsfold.plugin.index import check_meta_cached
+from newsfold.plugin.index import check_meta_cached, wait_until_active
 from newsfold.plugin.regroup import enforce_constraints, relabel
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import uses_stats
@@ -55,6 +56,8 @@ log = logging.getLogger(__name__)
 
 MAX_CANDIDATES = 50
 MAX_RECONCILE_ROUNDS = 10
+#: pauses (seconds) before asking again when a lookup finds no active shard (after waiting for the index's health)
+SHARD_WAITS = (0.2, 1.0, 3.0)
 
 
 @dataclass
@@ -105,13 +108,24 @@ def lookup(
                 exclude_cluster=own.get(p.page_id),
             )
         )
-    responses = client.msearch(searches=searches)["responses"]
+    for wait in (*SHARD_WAITS, None):
+        responses = client.msearch(searches=searches)["responses"]
+        if wait is None or not any(_no_shard(r) for r in responses):
+            break
+        # a primary not started yet (an index another process has just created) or moving: wait, then ask again
+        log.info("band lookup in %s found no active shard; waiting %.1f s", settings.index, wait)
+        wait_until_active(client, settings.index)
+        time.sleep(wait)
     out: dict[str, list[Candidate]] = {}
     for p, res in zip(pages, responses, strict=True):
         if "error" in res:
             raise ServerError(f"band lookup failed for {p.page_id}: {res['error']}")
         out[p.page_id] = [c for c in map(read_candidate, res["hits"]["hits"]) if c is not None]
     return out
+
+
+def _no_shard(response: dict) -> bool:
+    return "error" in response and "no_shard_available_action_exception" in str(response["error"])
 
 
 def verified_edges(
