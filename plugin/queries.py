@@ -64,6 +64,8 @@ def band_lookup(
 
 #: a sort clause that puts the page that founded its story (matched to no copy) before the copies, on a tie
 FOUNDER_FIRST = {"newsfold.matched_id": {"order": "asc", "missing": "_first", "unmapped_type": "keyword"}}
+#: an editor's representative first in a story's versions (missing counts as not chosen)
+REPRESENTATIVE_FIRST = {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}}
 #: the last tie-break of version lists: the normalised URL
 URL_ORDER = {"newsfold.url_key": {"order": "asc", "unmapped_type": "keyword"}}
 
@@ -306,7 +308,8 @@ def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
 
     Unlike collapse ``inner_hits`` (one extra search per group, and only the
     versions that match the query), this returns every version of each story
-    with the true cluster size as the bucket's ``doc_count``.
+    with the true cluster size as the bucket's ``doc_count``: an editor's
+    representative first, then the oldest.
     """
     return {
         "query": {"terms": {CLUSTER_ID: list(cluster_ids)}},
@@ -319,7 +322,7 @@ def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
                         "top_hits": {
                             "size": per_cluster,
                             "_source": VERSION_SOURCE,
-                            "sort": [{"ingested": "asc"}, FOUNDER_FIRST, URL_ORDER],
+                            "sort": [REPRESENTATIVE_FIRST, {"ingested": "asc"}, FOUNDER_FIRST, URL_ORDER],
                         }
                     }
                 },

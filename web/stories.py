@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
-from newsfold.plugin.document import cluster_of, flat, read_signature
+from newsfold.plugin.document import cluster_of, flat, fold_of, read_signature
 from newsfold.plugin.queries import parse_day, story_count
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
@@ -221,8 +221,24 @@ def run_search(
     versions = es.search(index=settings.index, **body)
     buckets = {b["key"]: b for b in versions["aggregations"]["clusters"]["buckets"]}
     references = read_references(versions, agg="clusters")
-    result.results = [story(hit, buckets.get(cluster_of(hit["_source"])), references) for hit in hits]
+    shown = [representative_or(hit, buckets.get(cluster_of(hit["_source"]))) for hit in hits]
+    result.results = [story(hit, buckets.get(cluster_of(hit["_source"])), references) for hit in shown]
     return result
+
+
+def representative_or(hit: dict, bucket: dict | None) -> dict:
+    """The version an editor made its story's representative, else the hit itself.
+
+    The search ranks stories by their best version (the representative's
+    score boost only nudges it); the representative is then shown in the
+    story's place, without highlights of its own.
+    """
+    if fold_of(hit["_source"]).get("representative"):
+        return hit
+    for version in (bucket or {}).get("versions", {}).get("hits", {}).get("hits", []):
+        if fold_of(version["_source"]).get("representative"):
+            return {**version, "highlight": {}}
+    return hit
 
 
 def decode_signature(source: Mapping) -> Signature | None:
