@@ -302,11 +302,12 @@ def _layout_kind(table) -> str | None:
     """What a table lays out: ``"frame"`` (a page or its columns), ``"bar"`` (a menu or a strip), or None (data).
 
     Signals that hold across sites and eras: a frame nests other tables, or
-    its cells hold blocks (paragraphs, lists, headings) or a paragraph's worth
-    of text. A bar has one row or one column, or is a grid of short cells
-    that are mostly links. A data table (results, prices) has rows and
-    columns of short cells, often a header row (``th``) or numeric columns,
-    and is kept.
+    has a cell holding a paragraph's worth of text, or (when it is not a
+    regular grid) cells holding blocks: paragraphs, lists, headings. A bar
+    has one row or one column, or is a grid of cells that are mostly links.
+    A data table (results, prices, a comparison) is a regular grid (rows of
+    the same number of cells), often with a header row (``th``) or numeric
+    columns, its cells short or wrapped in a paragraph, and is kept.
     """
     rows = [r for r in table.iter("tr") if _own(r, table)]
     if not rows:
@@ -314,29 +315,36 @@ def _layout_kind(table) -> str | None:
     if table.find(".//table") is not None:
         return "frame"
     cells = [c for r in rows for c in r if c.tag in ("td", "th")]
-    for cell in cells:
-        blocks = [b for b in cell.iter(_CELL_BLOCKS) if b is not cell]
-        if sum(b.tag == "p" for b in blocks) >= 2 or any(b.tag != "p" and _text_len(b) for b in blocks):
-            return "frame"
-        if len(" ".join(cell.text_content().split())) >= _PROSE_CELL_CHARS:
-            return "frame"
-    if len(rows) < 2 or max(sum(1 for c in r if c.tag in ("td", "th")) for r in rows) < 2:
-        return "bar"
+    if any(len(" ".join(c.text_content().split())) >= _PROSE_CELL_CHARS for c in cells):
+        return "frame"
     has_header = any(c.tag == "th" for c in rows[0]) or table.find("thead") is not None
     numeric = sum(1 for c in cells if _NUMBER.match(c.text_content() or ""))
     if has_header or numeric * 4 >= len(cells):
         return None
-    return "bar" if _link_density(table) >= 0.5 else None
+    if _link_density(table) >= 0.5:
+        return "bar"
+    widths = [sum(1 for c in r if c.tag in ("td", "th")) for r in rows]
+    if len(rows) < 2 or max(widths) < 2:
+        return "bar"
+    if len(rows) >= 3 and widths.count(max(set(widths), key=widths.count)) >= 0.8 * len(rows):
+        return None  # a regular grid
+    for cell in cells:
+        blocks = [b for b in cell.iter(_CELL_BLOCKS) if b is not cell]
+        if sum(b.tag == "p" for b in blocks) >= 2 or any(b.tag != "p" and _text_len(b) for b in blocks):
+            return "frame"
+    return None
 
 
 def _is_chrome_cell(cell, kind: str) -> bool:
-    """Whether a layout cell is chrome: a menu (mostly links) or, in a page frame, a short label (a place, a date)."""
+    """Whether a cell of a page frame is a label of the frame: a place, a date, a temperature, a separator.
+
+    Menus are left to trafilatura's link-density test and to
+    :func:`~newsfold.plugin.extract_blocks.trim_edges`: a cell of links can be a listing's content.
+    """
+    if kind != "frame":
+        return False
     text = " ".join(cell.text_content().split())
-    if not text:
-        return False  # spacer or picture: nothing to drop
-    if _link_density(cell) >= 0.5:
-        return True
-    return kind == "frame" and len(text) < _CHROME_CHARS and not _SENTENCE_END.search(text)
+    return bool(text) and len(text) < _CHROME_CHARS and not _SENTENCE_END.search(text) and cell.find(".//a") is None
 
 
 def unlayout_tables(tree) -> int:

@@ -169,7 +169,11 @@ _LONG = " ".join(story(42))
     ("name", "html", "kind"),
     [
         ("nested tables", "<table><tr><td><table><tr><td>a</td><td>b</td></tr></table></td></tr></table>", "frame"),
-        ("cell of paragraphs", "<table><tr><td><p>One.</p><p>Two.</p></td><td>x</td></tr></table>", "frame"),
+        (
+            "cell of paragraphs",
+            "<table><tr><td><p>One.</p><p>Two.</p></td><td>x</td></tr><tr><td colspan='2'>y</td></tr></table>",
+            "frame",
+        ),
         (
             "cell holding a list",
             "<table><tr><td><ul><li>a</li></ul></td><td>x</td></tr><tr><td>y</td></tr></table>",
