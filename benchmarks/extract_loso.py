@@ -31,7 +31,10 @@ from pathlib import Path
 from extract_bench import MAX_BYTES, load_pages
 
 from newsfold.evaluate import token_prf
+from newsfold.plugin import extract_cleanup
 from newsfold.plugin.extract import Rejection, decode_html, extract_article
+
+_FRAMES_ONLY_BASE: list = []  # the real _layout_kind, captured at import
 
 #: a held-out source losing this much mean F1 or more vetoes a rule
 TOLERANCE = 0.0005
@@ -43,6 +46,15 @@ def _identity_text(text, *args, **kwargs):
 
 def _no_cleanup(tree, *args, **kwargs):
     return 0
+
+
+def _frames_only(table):
+    kind = _FRAMES_ONLY_BASE[0](table)
+    return kind if kind == "frame" else None
+
+
+def _no_label_cells(cell, kind):
+    return False
 
 
 def _whole_title_key(title):
@@ -71,6 +83,18 @@ RULES: dict[str, tuple[list, dict[str, list]]] = {
     "unlayout_tables": (
         [("newsfold.plugin.extract", "unlayout_tables", _no_cleanup)],
         {"on": []},
+    ),
+    "unlayout_variants": (
+        [("newsfold.plugin.extract", "unlayout_tables", _no_cleanup)],
+        {
+            "frames and bars": [],
+            "frames only": [("newsfold.plugin.extract_cleanup", "_layout_kind", _frames_only)],
+            "no label cells dropped": [("newsfold.plugin.extract_cleanup", "_is_chrome_cell", _no_label_cells)],
+        },
+    ),
+    "recover_min_bytes": (
+        [],
+        {f"{n} bytes": [("newsfold.plugin.extract_blocks", "RECOVER_MIN_BYTES", n)] for n in (20, 40, 60, 80, 120)},
     ),
     "trim_edges": (
         [("newsfold.plugin.extract", "trim_edges", _identity_text)],
@@ -112,6 +136,9 @@ RULES: dict[str, tuple[list, dict[str, list]]] = {
         },
     ),
 }
+
+
+_FRAMES_ONLY_BASE.append(extract_cleanup._layout_kind)
 
 
 def _patched(setting: list):
