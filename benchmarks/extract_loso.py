@@ -92,10 +92,6 @@ RULES: dict[str, tuple[list, dict[str, list]]] = {
             "no label cells dropped": [("newsfold.plugin.extract_cleanup", "_is_chrome_cell", _no_label_cells)],
         },
     ),
-    "recover_min_bytes": (
-        [],
-        {f"{n} bytes": [("newsfold.plugin.extract_blocks", "RECOVER_MIN_BYTES", n)] for n in (20, 40, 60, 80, 120)},
-    ),
     "trim_edges": (
         [("newsfold.plugin.extract", "trim_edges", _identity_text)],
         {"on": []},

@@ -38,9 +38,6 @@ _PROSE_BYTES = 80
 _MIN_PROSE_SHARE = 0.25  # a fast result shorter than this share of the page's prose gets a second opinion
 _MAX_PROSE_MULTIPLE = 3  # ... and so does one this many times longer than the prose
 _CONTAINER_SHARE = 0.8  # the container holds this share of the kept text
-#: a dropped run shorter than this (UTF-8 bytes) is not added back: on news pages short dropped lines
-#: inside the container are names, dates, captions and teaser headlines far more often than article text
-RECOVER_MIN_BYTES = 0
 _ANCHOR_CHARS = 20  # kept runs shorter than this may match by accident: not used to place the container
 _MAX_LINK_SHARE = 0.5  # link-dense runs are menus and teasers
 # a teaser's cut-off lede, or a "Loading..." placeholder
@@ -245,8 +242,6 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
         else:
             continue  # outside the container
         if _TRUNCATED.search(run) or any(attrs(el) & _FURNITURE_WORDS for el in chain):
-            continue
-        if len(" ".join(run.split()).encode()) < RECOVER_MIN_BYTES:
             continue
         if owner.tag not in _CONTENT_TAGS and not _like_kept_sibling(chain, weight, attrs, kept_children):
             continue
