@@ -104,10 +104,6 @@ RULES: dict[str, tuple[list, dict[str, list]]] = {
         [("newsfold.plugin.extract", "recover_dropped_blocks", _no_recovery)],
         {"on": []},
     ),
-    "drop_layout_rows": (
-        [("newsfold.plugin.extract", "drop_layout_rows", _identity_text)],
-        {"on": []},
-    ),
     "drop_headline": (
         [("newsfold.plugin.extract", "drop_headline", _identity_text)],
         {"on": []},

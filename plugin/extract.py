@@ -15,7 +15,6 @@ import re
 
 from newsfold.plugin.extract_blocks import (
     drop_headline,
-    drop_layout_rows,
     needs_second_opinion,
     paragraph_block,
     prose_bytes,
@@ -79,17 +78,22 @@ def extract_article(
 
     Steps: decode; parse as a browser would show the page (markup after
     ``</html>`` joins the body; leniently when trafilatura's loader refuses the
-    markup); turn page-sized aside/header/footer wrappers into plain blocks
-    (:func:`unwrap_page_wrappers`); delete scripts, media, form controls,
-    navigation, asides and footers once (:func:`drop_furniture`: trafilatura
-    deletes them too, on each of its copies); remove teaser boxes and banners
-    (:func:`clean_tree`); trafilatura in its fast mode, and its full cascade
-    (readability, justext) only when the fast result covers little of the
-    page's prose or is mostly not prose (:func:`needs_second_opinion`); add
-    back the paragraphs, lists and tables it dropped inside the article's container
-    (:func:`recover_dropped_blocks`); drop a first line that only repeats the
-    headline (:func:`drop_headline`); around a CJK article in a layout table,
-    drop the table rows that hold no sentence (:func:`drop_layout_rows`).
+    markup; a damaged top repaired); turn page-sized aside/header/footer
+    wrappers into plain blocks (:func:`unwrap_page_wrappers`); delete scripts,
+    media, form controls, navigation, asides and footers once
+    (:func:`drop_furniture`: trafilatura deletes them too, on each of its
+    copies); turn layout tables into blocks and drop their frame labels, data
+    tables staying tables (:func:`unlayout_tables`); remove teaser boxes and
+    banners (:func:`clean_tree`); trafilatura in its fast mode, and its full
+    cascade (readability, justext) only when the fast result covers little of
+    the page's prose or is mostly not prose (:func:`needs_second_opinion`);
+    add back the paragraphs, lists and tables it dropped inside the article's
+    container (:func:`recover_dropped_blocks`); when all this yields nothing
+    or a scrap (under :data:`FALLBACK_TOKENS` tokens), the largest block of
+    paragraphs (:func:`paragraph_block`), then trafilatura's baseline; drop a
+    first line that only repeats the headline (:func:`drop_headline`) and the
+    menus, skip links, date bars and "most read" lists at the start and end
+    (:func:`trim_edges`).
 
     Args:
         data: raw page bytes in any encoding (gzip accepted), or decoded HTML.
@@ -150,7 +154,7 @@ def extract_article(
                     text, path = found, name
                 if not _too_little(text, prose):
                     break
-        text = trim_edges(drop_layout_rows(drop_headline(text, tree, title)), runs).strip() if text else ""
+        text = trim_edges(drop_headline(text, tree, title), runs).strip() if text else ""
     except Exception as exc:  # the per-page boundary: any parser failure is a rejection
         log.warning("extraction failed for %s: %s", url, exc)
         return Rejection("extraction_failed", f"{type(exc).__name__}: {exc}")

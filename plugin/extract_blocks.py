@@ -1,12 +1,10 @@
-"""The page's text blocks after trafilatura: the second-opinion test, the recovery pass, the headline line."""
+"""The page's text blocks after trafilatura: the doubt test, the recovery pass, the fallback, the edges."""
 
 from __future__ import annotations
 
 import re
 
 from lxml import etree
-
-from newsfold.plugin.text import cjk_sentences
 
 # trafilatura drops paragraphs inside the right container when a wrapper's class
 # looks like boilerplate to it ("widget", "embed", "meta", "button"...): whole
@@ -295,40 +293,6 @@ _TITLE_SEPARATOR = re.compile(r"\s+[|–—:·•-]\s+|\s+::\s+")
 def _title_keys(title: str) -> set[str]:
     """Match keys of the page title and of each part of it around a site-name separator."""
     return {key for part in (title, *_TITLE_SEPARATOR.split(title)) if (key := _match_key(part))}
-
-
-_TABLE_ROW = "|"  # trafilatura writes a table row as one line of cells: "| cell | cell |"
-
-
-def drop_layout_rows(text: str) -> str:
-    """Drop the rows of a layout table around a Chinese or Japanese article that hold no sentence.
-
-    Pages built with layout tables (much of the CJK web before CSS layout)
-    put the article in one table cell and the site's navigation, datelines,
-    link lists, comment counters and ads in the others, and trafilatura
-    keeps the whole table. When the line holding the most CJK prose
-    (sentences ending with a CJK stop) is a table row, the article sits in a
-    cell, and the other rows are kept only when they hold such a sentence: navigation, link lists,
-    captions and ads almost never do (An & Cheng). Text outside tables, and
-    every table when the article is not in one, is left alone.
-
-    Args:
-        text: the extracted text, one block per line.
-
-    Returns:
-        The text without those rows.
-    """
-    if _TABLE_ROW not in text:
-        return text
-    lines = text.split("\n")
-    prose = [sum(map(len, cjk_sentences(line))) for line in lines]
-    article = max(range(len(lines)), key=prose.__getitem__)
-    # the article's row must be CJK prose: most of its characters in such sentences
-    if not lines[article].lstrip().startswith(_TABLE_ROW) or prose[article] * 2 < len(lines[article]):
-        return text
-    return "\n".join(
-        line for line, n in zip(lines, prose, strict=True) if n or not line.lstrip().startswith(_TABLE_ROW)
-    )
 
 
 _EDGE_LINK_SHARE = 0.5  # an edge line this much covered by the page's link text is a menu or a teaser
