@@ -57,12 +57,6 @@ def _no_label_cells(cell, kind):
     return False
 
 
-def _whole_title_key(title):
-    from newsfold.plugin.extract_blocks import _match_key
-
-    return {_match_key(title)}
-
-
 def _no_recovery(tree, text, *, runs=None):
     return text
 
@@ -94,10 +88,6 @@ RULES: dict[str, tuple[list, dict[str, list]]] = {
     ),
     "trim_edges": (
         [("newsfold.plugin.extract", "trim_edges", _identity_text)],
-        {"on": []},
-    ),
-    "headline_title_parts": (
-        [("newsfold.plugin.extract_blocks", "_title_keys", _whole_title_key)],
         {"on": []},
     ),
     "recover_dropped_blocks": (

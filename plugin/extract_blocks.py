@@ -281,18 +281,9 @@ def drop_headline(text: str, tree, title: str) -> str:
     key = _match_key(first)
     if not sep or not key or not rest.strip():
         return text
-    if key in _title_keys(title) or any(key == _match_key(" ".join(h.itertext())) for h in tree.iter("h1")):
+    if key == _match_key(title) or any(key == _match_key(" ".join(h.itertext())) for h in tree.iter("h1")):
         return rest.lstrip("\n")
     return text
-
-
-# a site's name joined to the headline in <title>: "Headline | Site", "Site - Headline"
-_TITLE_SEPARATOR = re.compile(r"\s+[|–—:·•-]\s+|\s+::\s+")
-
-
-def _title_keys(title: str) -> set[str]:
-    """Match keys of the page title and of each part of it around a site-name separator."""
-    return {key for part in (title, *_TITLE_SEPARATOR.split(title)) if (key := _match_key(part))}
 
 
 _EDGE_LINK_SHARE = 0.5  # an edge line this much covered by the page's link text is a menu or a teaser
