@@ -143,6 +143,9 @@ def _web_codec(label: str) -> str | None:
         name = codecs.lookup(label).name
     except LookupError:
         return None
+    wider = _WIDER.get(name) or _WIDER.get(name.replace("_", "-"))  # an alias of a narrower encoding
+    if wider:
+        name = codecs.lookup(wider).name
     if name.startswith(("utf-16", "utf-32")):
         return "utf-8"
     return name if name in _WEB_CODECS or name.startswith(("iso8859-", "cp125")) else None

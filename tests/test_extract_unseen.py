@@ -13,7 +13,7 @@ from lxml import html as lxml_html
 from newsfold.plugin.extract import Article, Rejection, extract_article
 from newsfold.plugin.extract_blocks import text_runs, trim_edges
 from newsfold.plugin.extract_cleanup import _layout_kind, unlayout_tables
-from newsfold.plugin.extract_decode import decode_html, parse_html
+from newsfold.plugin.extract_decode import _web_codec, decode_html, parse_html
 from tests.pages import story
 
 
@@ -43,6 +43,19 @@ def test_a_damaged_xml_declaration_is_read_as_a_browser_reads_the_page(label):
     result = extract_article(html.encode("cp1252"))
     assert isinstance(result, Article), result
     assert paras[0] in result.text and "Café crème, naïve façade." in result.text
+
+
+def test_encoding_labels_are_read_as_browsers_read_them():
+    # aliases of a narrower encoding widen as the WHATWG standard says; Python-only codecs are no encoding
+    assert {label: _web_codec(label) for label in ("euc-cn", "GBK", "sjis", "latin1", "UTF-16LE", "koi8-r")} == {
+        "euc-cn": "gb18030",
+        "GBK": "gb18030",
+        "sjis": "cp932",
+        "latin1": "cp1252",
+        "UTF-16LE": "utf-8",
+        "koi8-r": "koi8-r",
+    }
+    assert [_web_codec(label) for label in ("undefined", "idna", "rot13", "cp037", "news")] == [None] * 5
 
 
 def test_an_unterminated_declaration_swallowing_the_html_tag_still_yields_the_page():
