@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 import time
 from collections import defaultdict
@@ -38,6 +39,9 @@ _FRAMES_ONLY_BASE: list = []  # the real _layout_kind, captured at import
 
 #: a held-out source losing this much mean F1 or more vetoes a rule
 TOLERANCE = 0.0005
+
+
+_NEVER = re.compile(r"(?!)")  # a pattern that matches nothing
 
 
 def _identity_text(text, *args, **kwargs):
@@ -63,6 +67,12 @@ def _no_recovery(tree, text, *, runs=None):
 
 #: rule -> (off setting, {label: on setting}); a setting is a list of (module, attribute, value)
 RULES: dict[str, tuple[list, dict[str, list]]] = {
+    # the parts of trim_edges, each switched off alone (a pattern that never matches)
+    "edges_links": ([("newsfold.plugin.extract_blocks", "_EDGE_LINK_SHARE", 2.0)], {"on": []}),
+    "edges_date_bars": ([("newsfold.plugin.extract_blocks", "_DATE_BAR", _NEVER)], {"on": []}),
+    "edges_skip_links": ([("newsfold.plugin.extract_blocks", "_SKIP_LINK", _NEVER)], {"on": []}),
+    "edges_copyright": ([("newsfold.plugin.extract_blocks", "_COPYRIGHT", _NEVER)], {"on": []}),
+    "edges_most_read": ([("newsfold.plugin.extract_blocks", "_MOST_READ", _NEVER)], {"on": []}),
     "fallback": (
         [("newsfold.plugin.extract", "_FALLBACKS", ())],
         {"paragraphs, baseline": []},
