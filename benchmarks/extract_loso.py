@@ -71,7 +71,6 @@ RULES: dict[str, tuple[list, dict[str, list]]] = {
     "edges_links": ([("newsfold.plugin.extract_blocks", "_EDGE_LINK_SHARE", 2.0)], {"on": []}),
     "edges_date_bars": ([("newsfold.plugin.extract_blocks", "_DATE_BAR", _NEVER)], {"on": []}),
     "edges_skip_links": ([("newsfold.plugin.extract_blocks", "_SKIP_LINK", _NEVER)], {"on": []}),
-    "edges_copyright": ([("newsfold.plugin.extract_blocks", "_COPYRIGHT", _NEVER)], {"on": []}),
     "edges_most_read": ([("newsfold.plugin.extract_blocks", "_MOST_READ", _NEVER)], {"on": []}),
     "fallback": (
         [("newsfold.plugin.extract", "_FALLBACKS", ())],

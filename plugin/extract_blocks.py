@@ -306,7 +306,6 @@ _DATE_BAR = re.compile(
 )
 _DATE_BAR_WORDS = 8  # a date bar is a date and a few labels, not a sentence that mentions a date
 _ENDS_SENTENCE = re.compile(r"[.!?。！？]['\"’”」』)]*$")
-_COPYRIGHT = re.compile(r"^\s*(©|\(c\)|copyright\b|all rights reserved)", re.I)
 
 
 def trim_edges(text: str, runs: list[list]) -> str:
@@ -315,7 +314,7 @@ def trim_edges(text: str, runs: list[list]) -> str:
     Generic rules, no site's words: at either end, a short line mostly made
     of the page's link text (:data:`_EDGE_LINK_SHARE`) is a menu or a teaser;
     a line that is only a date, a time or a temperature is a date or weather
-    bar; a skip link opens no article; a copyright line closes none. At the
+    bar; a skip link opens no article. At the
     end, a "Most read"-style heading and the short lines after it go
     together. Trimming stops at the first line that is none of these, and
     never empties the text.
@@ -342,7 +341,7 @@ def trim_edges(text: str, runs: list[list]) -> str:
             return True
         if len(flat) > _EDGE_LINE_CHARS:
             return False
-        if (at_start and _SKIP_LINK.match(flat)) or (not at_start and _COPYRIGHT.match(flat)):
+        if at_start and _SKIP_LINK.match(flat):
             return True
         if len(flat.split()) <= _DATE_BAR_WORDS and not _ENDS_SENTENCE.search(flat) and _DATE_BAR.match(flat):
             return True

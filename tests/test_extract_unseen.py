@@ -168,7 +168,7 @@ def test_a_table_layout_page_yields_the_article_without_its_frame_and_keeps_its_
     # each paragraph a line, after the headline (no <h1>, and <title> adds the site's name)
     assert [line for line in lines if not line.startswith("|")] == ["Harbour works begin", *paras]
     assert "| Smith | 12,345 | 45.2% |" in lines  # the data table keeps its rows
-    for chrome in ("Halifax", "Overcast", "Obituaries", "Most read", "Health news", "Copyright"):
+    for chrome in ("Halifax", "Overcast", "Obituaries", "Most read", "Health news"):
         assert chrome not in result.text
 
 
@@ -270,10 +270,6 @@ def test_weather_and_date_bars_at_either_end_are_dropped():
 def test_a_most_read_column_at_the_end_is_dropped():
     heads = [" ".join(story(50 + i)[0].split()[:8]) for i in range(4)]
     assert _edges([*_PARAS, "Most read", *heads]) == "\n".join(_PARAS)
-
-
-def test_a_copyright_line_never_ends_an_article():
-    assert _edges([*_PARAS, "© 2008 The Daily Example. All rights reserved."]) == "\n".join(_PARAS)
 
 
 def test_article_lines_at_the_edges_stay():
