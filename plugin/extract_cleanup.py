@@ -301,13 +301,13 @@ def _own(el, table) -> bool:
 def _layout_kind(table) -> str | None:
     """What a table lays out: ``"frame"`` (a page or its columns), ``"bar"`` (a menu or a strip), or None (data).
 
-    Signals that hold across sites and eras: a frame nests other tables, or
-    has a cell holding a paragraph's worth of text, or (when it is not a
-    regular grid) cells holding blocks: paragraphs, lists, headings. A bar
-    has one row or one column, or is a grid of cells that are mostly links.
-    A data table (results, prices, a comparison) is a regular grid (rows of
-    the same number of cells), often with a header row (``th``) or numeric
-    columns, its cells short or wrapped in a paragraph, and is kept.
+    Signals that hold across sites and eras, the first that applies
+    deciding: a table nesting tables, or with a cell holding a paragraph's
+    worth of text, is a frame; a header row (``th``) or numeric columns make
+    data (results, prices); mostly link text, one row or one column make a
+    bar; a regular grid (rows of the same number of cells: a comparison, a
+    recipe) is data; cells holding blocks (paragraphs, lists, headings) make
+    a frame; anything else is data.
     """
     rows = [r for r in table.iter("tr") if _own(r, table)]
     if not rows:
