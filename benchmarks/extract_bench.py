@@ -28,6 +28,11 @@ the dev set's source datasets and its transplants).
 such a file from an earlier run (another commit) and prints, per method, how
 many pages got better or worse (by :data:`CHANGE` or more) and the sum of the
 changes: what "N pages better, none worse" in docs/quality.md counts.
+
+After the table, one line counts the pages by the path that gave newsfold its
+text: trafilatura's fast mode, its full cascade (on doubt), the fallbacks
+(the largest block of paragraphs, trafilatura's baseline) or ``none`` (every
+method came back empty: a ``no_article`` rejection).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from benchlib import percentiles
 from trafilatura.utils import load_html
 
 from newsfold.evaluate import load_truth, token_prf
+from newsfold.plugin.extract import PATHS as PATHS_ORDER
 from newsfold.plugin.extract import Rejection, decode_html, extract_article
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -62,8 +68,12 @@ def _trafilatura_fast(html: str, url: str | None, lang: str | None) -> str | Non
     return trafilatura.extract(html, url=url, include_comments=False, fast=True)
 
 
+#: how often each of newsfold's extraction paths produced the text (``extract_article``'s ``counts``)
+PATHS: dict[str, int] = {}
+
+
 def _newsfold(html: str, url: str | None, lang: str | None) -> str | None:
-    art = extract_article(html, url=url, lang=lang, min_tokens=1, max_bytes=MAX_BYTES)
+    art = extract_article(html, url=url, lang=lang, min_tokens=1, max_bytes=MAX_BYTES, counts=PATHS)
     return None if isinstance(art, Rejection) else art.text
 
 
@@ -224,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     # one untimed call per method first: imports and caches warm up outside the figures
     for name in methods:
         METHODS[name][0]("<html><body><p>warm up</p></body></html>", None, None)
+    PATHS.clear()
     start = time.process_time()
     results = run(pages, methods, args.repeat)
     rows = summarise(pages, results)
@@ -232,6 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{time.process_time() - start:.1f} s CPU in all"
     )
     print(format_table(rows), end="")
+    if PATHS:
+        print(format_paths(PATHS, args.repeat), end="")
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     scores = per_page(results)
@@ -240,6 +253,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         print(compare(scores, args.compare), end="")
     return 0
+
+
+def format_paths(counts: dict[str, int], repeat: int) -> str:
+    """One line: pages whose newsfold text came from each extraction path (``none``: every method came back empty)."""
+    parts = [f"{name} {counts[name] // repeat}" for name in PATHS_ORDER if counts.get(name)]
+    return "newsfold paths (pages): " + ", ".join(parts) + "\n"
 
 
 def per_page(results: dict[str, dict[str, dict]]) -> list[dict]:

@@ -15,15 +15,18 @@ import re
 
 from newsfold.plugin.extract_blocks import (
     drop_headline,
-    drop_layout_rows,
     needs_second_opinion,
+    paragraph_block,
+    prose_bytes,
     recover_dropped_blocks,
     text_runs,
+    trim_edges,
 )
 from newsfold.plugin.extract_cleanup import (
     clean_tree,
     drop_furniture,
     page_words,
+    unlayout_tables,
     unwrap_page_wrappers,
 )
 from newsfold.plugin.extract_decode import decode_html, html_lang, parse_html
@@ -35,7 +38,30 @@ __all__ = ["REASONS", "Article", "Rejection", "decode_html", "extract_article"]
 
 log = logging.getLogger(__name__)
 
+#: the ways a text can be found, in the order they are tried: trafilatura's fast mode, its full
+#: cascade (readability, justext) when the fast result is doubtful, then the fallbacks
+PATHS = ("fast", "full", "paragraphs", "baseline", "none")
+#: a text below this share of the page's prose (or under ``min_tokens``) sends the page to the fallbacks
+FALLBACK_SHARE = 0.0
+#: ... and so does one of fewer tokens than this (a headline, a "Loading..." line)
+FALLBACK_TOKENS = 25
 _SAMPLE_CHARS = 2000  # characters tokenised to check the length and the script of an extracted text
+
+
+def _baseline(tree, runs) -> str:
+    import trafilatura
+
+    return trafilatura.baseline(tree)[1]
+
+
+_FALLBACKS = (("paragraphs", lambda tree, runs: paragraph_block(runs)), ("baseline", _baseline))
+
+
+def _too_little(text: str, prose: int) -> bool:
+    """Whether a text is empty, or under :data:`FALLBACK_TOKENS` tokens or :data:`FALLBACK_SHARE` of the prose."""
+    if not text or len(text.encode()) < FALLBACK_SHARE * prose:
+        return True
+    return len(text) < _SAMPLE_CHARS and len(tokenize(text)) < FALLBACK_TOKENS
 
 
 def extract_article(
@@ -46,22 +72,28 @@ def extract_article(
     min_tokens: int = 25,
     max_bytes: int = 10 * 1024 * 1024,
     cleanup: bool = True,
+    counts: dict[str, int] | None = None,
 ) -> Article | Rejection:
     """Extract the article (title and body text) from one page.
 
     Steps: decode; parse as a browser would show the page (markup after
     ``</html>`` joins the body; leniently when trafilatura's loader refuses the
-    markup); turn page-sized aside/header/footer wrappers into plain blocks
-    (:func:`unwrap_page_wrappers`); delete scripts, media, form controls,
-    navigation, asides and footers once (:func:`drop_furniture`: trafilatura
-    deletes them too, on each of its copies); remove teaser boxes and banners
-    (:func:`clean_tree`); trafilatura in its fast mode, and its full cascade
-    (readability, justext) only when the fast result covers little of the
-    page's prose or is mostly not prose (:func:`needs_second_opinion`); add
-    back the paragraphs, lists and tables it dropped inside the article's container
-    (:func:`recover_dropped_blocks`); drop a first line that only repeats the
-    headline (:func:`drop_headline`); around a CJK article in a layout table,
-    drop the table rows that hold no sentence (:func:`drop_layout_rows`).
+    markup; a damaged top repaired); turn page-sized aside/header/footer
+    wrappers into plain blocks (:func:`unwrap_page_wrappers`); delete scripts,
+    media, form controls, navigation, asides and footers once
+    (:func:`drop_furniture`: trafilatura deletes them too, on each of its
+    copies); turn layout tables into blocks and drop their frame labels, data
+    tables staying tables (:func:`unlayout_tables`); remove teaser boxes and
+    banners (:func:`clean_tree`); trafilatura in its fast mode, and its full
+    cascade (readability, justext) only when the fast result covers little of
+    the page's prose or is mostly not prose (:func:`needs_second_opinion`);
+    add back the paragraphs, lists and tables it dropped inside the article's
+    container (:func:`recover_dropped_blocks`); when all this yields nothing
+    or a scrap (under :data:`FALLBACK_TOKENS` tokens), the largest block of
+    paragraphs (:func:`paragraph_block`), then trafilatura's baseline; drop a
+    first line that only repeats the headline (:func:`drop_headline`) and the
+    menus, skip links, date bars and "most read" lists at the start and end
+    (:func:`trim_edges`).
 
     Args:
         data: raw page bytes in any encoding (gzip accepted), or decoded HTML.
@@ -70,6 +102,9 @@ def extract_article(
         min_tokens: fewer article tokens than this is a ``too_short`` rejection.
         max_bytes: larger pages are rejected as ``too_large``.
         cleanup: remove related-story boxes, teasers and banners first (:func:`clean_tree`).
+        counts: when given, the path that produced the text is counted here
+            (``fast``, ``full``, ``paragraphs``, ``baseline``, or ``none``
+            when every method came back empty; see :data:`PATHS`).
 
     Returns:
         An ``Article``, or a ``Rejection`` naming the reason. Never raises for
@@ -97,21 +132,36 @@ def extract_article(
         words = page_words(tree)  # unwrapping renames tags only: one count serves both passes
         unwrap_page_wrappers(tree, body_words=words)
         drop_furniture(tree)
+        unlayout_tables(tree)
         if cleanup:
             clean_tree(tree, body_words=words)
         runs = text_runs(tree)  # the page's text blocks: the second-opinion test and the recovery pass share them
+        prose = prose_bytes(runs)
         doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False, fast=True)
-        if needs_second_opinion((doc.text or "") if doc is not None else "", runs):
+        path = "fast"
+        if needs_second_opinion((doc.text or "") if doc is not None else "", prose):
             second = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
-            doc = second if second is not None else doc
-        if doc is not None and doc.text:
-            doc.text = drop_layout_rows(drop_headline(recover_dropped_blocks(tree, doc.text, runs=runs), tree, title))
+            if second is not None:
+                doc, path = second, "full"
+        text = (doc.text or "").strip() if doc is not None else ""
+        if text:
+            text = recover_dropped_blocks(tree, text, runs=runs)
+        if _too_little(text, prose):
+            # trafilatura found nothing, or a scrap of the page's prose: other methods get a say
+            for name, method in _FALLBACKS:
+                found = method(tree, runs).strip()
+                if len(found) > len(text):
+                    text, path = found, name
+                if not _too_little(text, prose):
+                    break
+        text = trim_edges(drop_headline(text, tree, title), runs).strip() if text else ""
     except Exception as exc:  # the per-page boundary: any parser failure is a rejection
         log.warning("extraction failed for %s: %s", url, exc)
         return Rejection("extraction_failed", f"{type(exc).__name__}: {exc}")
-    text = (getattr(doc, "text", None) or "").strip() if doc is not None else ""
+    if counts is not None:
+        counts[path if text else "none"] = counts.get(path if text else "none", 0) + 1
     if not text:
-        return Rejection("no_article", "no article text found in the page")
+        return Rejection("no_article", "no article text found in the page by any method")
     # the opening is enough to reach min_tokens and to tell CJK text; the whole text only when it is short
     tokens = tokenize(text[:_SAMPLE_CHARS])
     if len(tokens) < min_tokens and len(text) > _SAMPLE_CHARS:

@@ -1,12 +1,10 @@
-"""The page's text blocks after trafilatura: the second-opinion test, the recovery pass, the headline line."""
+"""The page's text blocks after trafilatura: the doubt test, the recovery pass, the fallback, the edges."""
 
 from __future__ import annotations
 
 import re
 
 from lxml import etree
-
-from newsfold.plugin.text import cjk_sentences
 
 # trafilatura drops paragraphs inside the right container when a wrapper's class
 # looks like boilerplate to it ("widget", "embed", "meta", "button"...): whole
@@ -118,24 +116,71 @@ class _Attrs:
         return words
 
 
-def needs_second_opinion(text: str, runs: list[list]) -> bool:
-    """Whether trafilatura's fast result is doubtful enough to pay for its full cascade.
-
-    The page's prose is the text of its blocks that read as paragraphs: long
-    runs (:data:`_PROSE_BYTES`) that are not mostly links. A result covering
-    less than a quarter of it has probably missed the article (trafilatura
-    settled on a teaser or a lede); one three times longer is mostly
-    not prose (lists of links, short lines, a whole-page dump). Only then do
-    readability and justext get a say, as in trafilatura's default mode;
-    elsewhere they rarely change the text and cost a third of the time.
-    """
+def prose_bytes(runs: list[list]) -> int:
+    """UTF-8 bytes of the page's prose: its text runs that read as paragraphs (long, not mostly links)."""
     prose = 0
     for _owner, nodes, link_chars in runs:
         run = " ".join(" ".join(nodes).split())
         if link_chars * 2 < len(run) and (size := len(run.encode())) >= _PROSE_BYTES:
             prose += size
+    return prose
+
+
+def needs_second_opinion(text: str, prose: int) -> bool:
+    """Whether trafilatura's fast result is doubtful enough to pay for its full cascade.
+
+    The page's prose (:func:`prose_bytes`) is the text of its blocks that
+    read as paragraphs: long runs (:data:`_PROSE_BYTES`) that are not mostly
+    links. A result covering less than a quarter of it has probably missed the
+    article (trafilatura settled on a teaser or a lede); one three times
+    longer is mostly not prose (lists of links, short lines, a whole-page
+    dump). Only then do readability and justext get a say, as in
+    trafilatura's default mode; elsewhere they rarely change the text and
+    cost a third of the time.
+    """
     size = len(text.encode())
     return size < prose * _MIN_PROSE_SHARE or size > prose * _MAX_PROSE_MULTIPLE
+
+
+def paragraph_block(runs: list[list]) -> str:
+    """The text of the page's largest block of paragraphs: the fallback when trafilatura finds (almost) nothing.
+
+    Each prose run (long, not mostly links) scores its owner's parent with its
+    size and the grandparent with half of it, as readability scores
+    candidates; the best-scored element's runs that are not mostly links are
+    its text, one per line. Cheap, and it needs no class names: it finds
+    an article that trafilatura's rules turned down (a container whose class
+    reads as boilerplate, text in table cells or bare ``div`` elements).
+
+    Args:
+        runs: the page's :func:`text_runs`.
+
+    Returns:
+        The block's text, or ``""`` when the page has no prose.
+    """
+    score: dict = {}
+    for owner, nodes, link_chars in runs:
+        run = " ".join(" ".join(nodes).split())
+        if link_chars * 2 >= len(run) or (size := len(run.encode())) < _PROSE_BYTES:
+            continue
+        parent = owner.getparent()
+        if parent is None:
+            parent = owner
+        score[parent] = score.get(parent, 0) + size
+        grandparent = parent.getparent()
+        if grandparent is not None:
+            score[grandparent] = score.get(grandparent, 0) + size / 2
+    if not score:
+        return ""
+    best = max(score, key=score.__getitem__)
+    lines = []
+    for owner, nodes, link_chars in runs:
+        if owner is not best and not any(el is best for el in owner.iterancestors()):
+            continue
+        run = " ".join(" ".join(nodes).split())
+        if run and link_chars * 2 < len(run):
+            lines.append(run)
+    return "\n".join(lines)
 
 
 def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -> str:
@@ -241,35 +286,86 @@ def drop_headline(text: str, tree, title: str) -> str:
     return text
 
 
-_TABLE_ROW = "|"  # trafilatura writes a table row as one line of cells: "| cell | cell |"
+_EDGE_LINK_SHARE = 0.5  # an edge line this much covered by the page's link text is a menu or a teaser
+_EDGE_LINE_CHARS = 120  # longer lines are prose whatever their links
+_SKIP_LINK = re.compile(
+    r"^\s*(skip|jump) to (the )?(main |page )?(content|navigation|article|menu|search)\b|^\s*zum inhalt springen|"
+    r"^\s*aller au contenu|^\s*(saltar|ir) al contenido|^\s*跳(到|至)(主要)?(内容|正文)",
+    re.I,
+)
+_MONTH_OR_DAY = (
+    r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun|"
+    r"janv|févr|mars|avr|mai|juin|juil|août|sept|déc|lun|mar|mer|jeu|ven|sam|dim|"
+    r"jän|mär|okt|dez|mo|di|mi|do|fr|sa|so"
+)
+# a line that is only a date, a time, a place and a temperature: a weather or date bar
+_DATE_BAR = re.compile(
+    r"^[\w\s,.:/|()·•-]*?(\b\d{1,4}\s*°\s*[CF]?\b|\b(" + _MONTH_OR_DAY + r")[a-zé]*\.?\s+\d{1,2}\b|"
+    r"\b\d{1,2}[./-]\d{1,2}[./-]\d{2,4}\b|\d{4}年\d{1,2}月\d{1,2}日)[\w\s,.:/|()°·•-]*$",
+    re.I,
+)
+_DATE_BAR_WORDS = 8  # a date bar is a date and a few labels, not a sentence that mentions a date
+_ENDS_SENTENCE = re.compile(r"[.!?。！？]['\"’”」』)]*$")
 
 
-def drop_layout_rows(text: str) -> str:
-    """Drop the rows of a layout table around a Chinese or Japanese article that hold no sentence.
+def trim_edges(text: str, runs: list[list]) -> str:
+    """Drop menus, skip links, date and weather bars and "most read" lists from the start and end of a text.
 
-    Pages built with layout tables (much of the CJK web before CSS layout)
-    put the article in one table cell and the site's navigation, datelines,
-    link lists, comment counters and ads in the others, and trafilatura
-    keeps the whole table. When the line holding the most CJK prose
-    (sentences ending with a CJK stop) is a table row, the article sits in a
-    cell, and the other rows are kept only when they hold such a sentence: navigation, link lists,
-    captions and ads almost never do (An & Cheng). Text outside tables, and
-    every table when the article is not in one, is left alone.
+    Generic rules, no site's words: at either end, a short line mostly made
+    of the page's link text (:data:`_EDGE_LINK_SHARE`) is a menu or a teaser;
+    a line that is only a date, a time or a temperature is a date or weather
+    bar; a skip link opens no article. At the
+    end, a "Most read"-style heading and the short lines after it go
+    together. Trimming stops at the first line that is none of these, and
+    never empties the text.
 
     Args:
         text: the extracted text, one block per line.
+        runs: the page's :func:`text_runs`, to tell link text.
 
     Returns:
-        The text without those rows.
+        The text without those lines.
     """
-    if _TABLE_ROW not in text:
-        return text
     lines = text.split("\n")
-    prose = [sum(map(len, cjk_sentences(line))) for line in lines]
-    article = max(range(len(lines)), key=prose.__getitem__)
-    # the article's row must be CJK prose: most of its characters in such sentences
-    if not lines[article].lstrip().startswith(_TABLE_ROW) or prose[article] * 2 < len(lines[article]):
+    if len(lines) < 2:
         return text
-    return "\n".join(
-        line for line, n in zip(lines, prose, strict=True) if n or not line.lstrip().startswith(_TABLE_ROW)
-    )
+    link_keys = set()
+    for _owner, nodes, link_chars in runs:
+        run = " ".join(nodes)
+        if link_chars * 2 >= len(run) and (key := _match_key(run)):
+            link_keys.add(key)
+
+    def chrome(line: str, at_start: bool) -> bool:
+        flat = " ".join(line.split()).strip("|-–—•· ")
+        if not flat:
+            return True
+        if len(flat) > _EDGE_LINE_CHARS:
+            return False
+        if at_start and _SKIP_LINK.match(flat):
+            return True
+        if len(flat.split()) <= _DATE_BAR_WORDS and not _ENDS_SENTENCE.search(flat) and _DATE_BAR.match(flat):
+            return True
+        key = _match_key(flat)
+        if not key:
+            return True
+        covered = sum(len(k) for k in link_keys if len(k) > 1 and k in key)
+        return covered >= _EDGE_LINK_SHARE * len(key)
+
+    start = 0
+    while start < len(lines) - 1 and chrome(lines[start], True):
+        start += 1
+    end = len(lines)
+    for n in range(max(start + 1, len(lines) - 15), len(lines)):  # a "Most read" box in the last lines
+        if _MOST_READ.match(lines[n]) and all(len(line) <= _EDGE_LINE_CHARS for line in lines[n + 1 :]):
+            end = n
+            break
+    while end > start + 1 and chrome(lines[end - 1], False):
+        end -= 1
+    return text if (start, end) == (0, len(lines)) else "\n".join(lines[start:end])
+
+
+_MOST_READ = re.compile(
+    r"^\s*(most (read|popular|viewed|shared|emailed|commented)|trending( now| stories)?|top stories|"
+    r"popular (now|stories)|meistgelesen|les plus lus|lo más leído|più letti|最热|热门(文章|新闻)|排行)\s*[:：]?\s*$",
+    re.I,
+)

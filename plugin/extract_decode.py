@@ -40,7 +40,14 @@ _WIDER = {
     "sjis": "cp932",
     "euc-kr": "cp949",
     "ks_c_5601-1987": "cp949",
+    "windows-874": "cp874",
+    "x-mac-cyrillic": "mac-cyrillic",
 }
+# Python names of the other encodings of the WHATWG encoding standard (ISO-8859-x and windows-125x by prefix)
+_WEB_CODECS = frozenset(
+    "utf-8 cp866 koi8-r koi8-u mac-roman mac-cyrillic cp874 tis-620 gbk gb18030 big5 big5hkscs euc_jp iso2022_jp "
+    "shift_jis cp932 euc_kr cp949".split()
+)
 
 
 def decode_html(data: bytes, *, max_bytes: int) -> str | Rejection:
@@ -66,8 +73,6 @@ def decode_html(data: bytes, *, max_bytes: int) -> str | Rejection:
         if data.startswith(magic):
             return Rejection("not_html", f"the bytes are {what}, not an HTML page")
     text = _decode(data)
-    if text is None:
-        return Rejection("undecodable", "no character encoding decodes the page")
     head = text[:200_000]
     if head.count("\x00") > 10 or head.count("\ufffd") > max(20, len(head) // 50):
         return Rejection("undecodable", "the page is binary or in an unknown encoding")
@@ -86,7 +91,7 @@ def _gunzip(data: bytes, max_bytes: int) -> bytes | None:
     return bytes(out)
 
 
-def _decode(data: bytes) -> str | None:
+def _decode(data: bytes) -> str:
     for bom, codec in (
         (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF16_LE, "utf-16"),
@@ -99,29 +104,51 @@ def _decode(data: bytes) -> str | None:
     except UnicodeDecodeError:
         pass
     head = data[:4096]
-    declared = _DECLARED.search(head) or _XML_DECL.search(head)
-    if declared:
-        label = declared.group(1).decode("ascii", "ignore").lower()
-        label = _WIDER.get(label, label)
+    for declared in (_DECLARED.search(head), _XML_DECL.search(head)):
+        codec = declared and _web_codec(declared.group(1).decode("ascii", "ignore"))
+        if not codec:
+            continue  # a label no browser knows (a damaged declaration): the next clue decides
         try:
-            return data.decode(label)
-        except LookupError:
-            pass
+            text = data.decode(codec)
         except UnicodeDecodeError:
             # a few broken bytes in a page of the declared charset: a statistical
             # guess over the rest is far more likely to be wrong than the declaration
-            text = data.decode(label, errors="replace")
-            if text.count("\ufffd") <= len(text) // 1000:
-                return text
+            text = data.decode(codec, errors="replace")
+            if text.count("\ufffd") > len(text) // 1000:
+                continue
+        if _TAG.search(text[:200_000]):
+            return text
     from charset_normalizer import from_bytes
 
     best = from_bytes(data[:200_000]).best()
-    if best is None:
-        return None
+    codec = best is not None and _web_codec(best.encoding)
+    if codec:
+        text = data.decode(codec, errors="replace")
+        if _TAG.search(text[:200_000]):
+            return text
+    # what a browser falls back to for a page it cannot tell: windows-1252 decodes every byte
+    return data.decode("cp1252", errors="replace")
+
+
+def _web_codec(label: str) -> str | None:
+    """The Python codec for an encoding label as a browser reads it, or None when browsers know no such encoding.
+
+    Python accepts labels no browser does (``undefined``, ``idna``, ``rot13``,
+    EBCDIC...), some of which raise or turn a page into noise; a declared
+    UTF-16 or UTF-32 in ASCII-compatible markup is UTF-8 to a browser.
+    """
+    label = label.strip().lower()
+    label = _WIDER.get(label, label)
     try:
-        return data.decode(best.encoding, errors="replace")
+        name = codecs.lookup(label).name
     except LookupError:
         return None
+    wider = _WIDER.get(name) or _WIDER.get(name.replace("_", "-"))  # an alias of a narrower encoding
+    if wider:
+        name = codecs.lookup(wider).name
+    if name.startswith(("utf-16", "utf-32")):
+        return "utf-8"
+    return name if name in _WEB_CODECS or name.startswith(("iso8859-", "cp125")) else None
 
 
 def html_lang(html: str) -> str | None:
@@ -145,11 +172,49 @@ def parse_html(html: str):
     byte translation, which costs a fraction of the regex pass.
 
     Markup trafilatura's loader refuses (no ``html`` near the start and a
-    single wrapper element) is parsed leniently by lxml.
+    single wrapper element) is parsed leniently by lxml. When neither yields
+    a body, the top of the page is repaired as a browser reads it
+    (:func:`_repair_cut_tags`: a tag cut off inside an attribute value, a
+    self-closed ``<html/>``) and parsed again.
 
     Returns:
         The lxml tree, or None when the markup is not HTML.
     """
+    tree = _parse(html)
+    if tree is None or not _has_body(tree):
+        repaired = _repair_cut_tags(html)
+        if repaired != html:
+            second = _parse(repaired)
+            tree = tree if second is None else second
+    return tree
+
+
+def _has_body(tree) -> bool:
+    body = tree.find("body")
+    return body is not None and (len(body) > 0 or bool((body.text or "").strip()))
+
+
+# a quoted attribute value that runs into the next tag: the tag was cut off there
+_CUT_VALUE = re.compile(r"""(=\s*(["'])(?:(?!\2)[^<>])*?)\s*(?=<(?:!--|[!/?]?[A-Za-z]))""")
+# libxml2 ends the document at a self-closed <html/>, <head/> or <body/>; browsers ignore the slash
+_SELF_CLOSED = re.compile(r"(<(?:html|head|body)\b[^<>]*?)\s*/>", re.I)
+
+
+def _repair_cut_tags(html: str) -> str:
+    """Close, near the top of the page, tags cut off in the middle of an attribute value.
+
+    A crawler's damaged copy (a truncated line, a bad splice) can leave
+    ``<html lang="en-`` followed by the next tag; the open quote then swallows
+    the markup after it, up to a stray quote, and a self-closing ``/>`` there
+    ends the document for libxml2, while a browser shows the page. The value
+    is closed where the next tag starts.
+    """
+    head, rest = html[:_HEAD_CHARS], html[_HEAD_CHARS:]
+    head = _SELF_CLOSED.sub(r"\1>", _CUT_VALUE.sub(r"\1\2>", head))
+    return head + rest
+
+
+def _parse(html: str):
     from lxml import html as lxml_html
     from trafilatura.utils import HTML_PARSER, is_dubious_html, repair_faulty_html
 

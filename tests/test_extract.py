@@ -8,7 +8,13 @@ from lxml import html as lxml_html
 from trafilatura.utils import load_html
 
 from newsfold.plugin.extract import Rejection, extract_article
-from newsfold.plugin.extract_blocks import drop_headline, needs_second_opinion, recover_dropped_blocks, text_runs
+from newsfold.plugin.extract_blocks import (
+    drop_headline,
+    needs_second_opinion,
+    prose_bytes,
+    recover_dropped_blocks,
+    text_runs,
+)
 from newsfold.plugin.extract_cleanup import clean_tree, drop_furniture, unwrap_page_wrappers
 from newsfold.plugin.extract_decode import decode_html, parse_html
 from newsfold.plugin.extract_meta import published_date
@@ -151,10 +157,11 @@ def test_second_opinion_only_when_the_fast_result_covers_little_of_the_prose_or_
     )
     tree = load_html(_page(f"<ul>{menu}</ul>{_paras(paras)}"))
     runs = text_runs(tree)
+    prose = prose_bytes(runs)
     article = "\n".join(paras)
-    assert not needs_second_opinion(article, runs)  # the whole article: no doubt
-    assert needs_second_opinion(paras[0][:60], runs)  # a lede only
-    assert needs_second_opinion(article * 4, runs)  # far more than the page's prose: not the article
+    assert not needs_second_opinion(article, prose)  # the whole article: no doubt
+    assert needs_second_opinion(paras[0][:60], prose)  # a lede only
+    assert needs_second_opinion(article * 4, prose)  # far more than the page's prose: not the article
     # the menu's link text (over four times the article) is not prose, or the article would look like under a quarter
     assert sum(r[2] for r in runs) > 4 * len(article)
 

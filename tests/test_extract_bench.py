@@ -60,6 +60,8 @@ def test_extract_bench_prints_every_method_overall_per_language_and_per_source(m
             pattern = rf"^{scope}\s+{group}\s+{method}\s+{pages}" + figures
             assert sum(bool(re.match(pattern, line)) for line in printed) == 1, (scope, group, method)
     assert rows[("overall", "all", "trafilatura default")]["vs_default"] == 1.0
+    paths = next(line for line in printed if line.startswith("newsfold paths (pages): "))
+    assert sum(int(n) for n in re.findall(r"\d+", paths)) == 4  # each page once, whatever the repeat
     # the pages are easy: a scoring that does not see the article shows up here
     assert rows[("overall", "all", "newsfold")]["f1"] > 0.95
     assert rows[("overall", "all", "lxml parse")]["cpu_ms_mean"] < rows[("overall", "all", "newsfold")]["cpu_ms_mean"]
