@@ -44,6 +44,7 @@ def _extract_one(payload: dict) -> dict:
                 min_tokens=1,
                 max_bytes=settings.max_page_bytes,
                 cleanup=settings.cleanup,
+                limits=settings.markup_limits,
             )
     except PageTimeout as exc:
         return {"id": payload["id"], "error": f"timeout: extraction {exc} (NEWSFOLD_PAGE_TIMEOUT)"}
