@@ -143,9 +143,7 @@ class CappedInflater:
 
 #: a comment, or a start or end tag with its attributes (a value quoted after ``=`` may hold ``>``; an unclosed
 #: quote or tag runs to the end of the page, as browsers read it); linear: the loop can only stop at ``>`` or the end
-_TAG = re.compile(
-    r"""<(?:!--|(/?)([A-Za-z][^\s/>]*)((?:[^>=]+|=\s*"[^"]*(?:"|\Z)|=\s*'[^']*(?:'|\Z)|=)*)(?:>|\Z))"""
-)
+_TAG = re.compile(r"""<(?:!--|(/?)([A-Za-z][^\s/>]*)((?:[^>=]+|=\s*"[^"]*(?:"|\Z)|=\s*'[^']*(?:'|\Z)|=)*)(?:>|\Z))""")
 #: an attribute: a name, then maybe ``=`` and a value (quotes count only right after ``=``, as in browsers)
 _ATTRIBUTE = re.compile(r"""[^\s/>=]+(?:\s*=\s*(?:"[^"]*"?|'[^']*'?|[^\s>]*))?""")
 #: elements never opened as a parent: void elements, and those whose end tag may be left out (the parser
@@ -162,10 +160,8 @@ _CHAR_REF = re.compile(r"&#(?:[xX]0*([0-9a-fA-F]{1,8})|0*([0-9]{1,10}));?")
 
 
 def _forbidden(code: int) -> bool:
-    return (code < 0x20 and code not in (0x09, 0x0A, 0x0D)) or 0xD800 <= code <= 0xDFFF or code in (
-        0xFFFE,
-        0xFFFF,
-    ) or code > 0x10FFFF
+    controls = code < 0x20 and code not in (0x09, 0x0A, 0x0D)
+    return controls or 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF) or code > 0x10FFFF
 
 
 def _drop_forbidden_ref(match: re.Match) -> str:
