@@ -56,30 +56,35 @@ class TooComplex(ValueError):
 # ------------------------------------------------------------------ bytes
 
 
-def inflate_capped(data: bytes, max_bytes: int, *, wbits: int = 16 + zlib.MAX_WBITS) -> bytes | None:
-    """``data`` inflated (gzip by default; every member), or None as soon as it passes ``max_bytes``.
+def inflate_capped(data: bytes, max_bytes: int, *, keep: bool = True) -> bytes | None:
+    """Gzip ``data`` inflated (every member), or None as soon as it passes ``max_bytes``.
 
     At most ``max_bytes`` plus one chunk is ever held, whatever the
-    compression ratio.
+    compression ratio; with ``keep=False`` nothing is kept (the size is
+    checked, ``b""`` returned when within the limit).
 
     Raises:
-        zlib.error: the data is not valid compressed data.
-        EOFError: the data ends inside a compressed stream.
+        zlib.error: the data is not valid gzip data.
+        EOFError: the data ends inside a gzip member.
     """
     out = bytearray()
+    total = 0
     rest = data
     while rest:
-        inflater = zlib.decompressobj(wbits)
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
         pending = rest
         while pending:
-            out += inflater.decompress(pending, INFLATE_CHUNK)
-            if len(out) > max_bytes:
+            piece = inflater.decompress(pending, INFLATE_CHUNK)
+            total += len(piece)
+            if total > max_bytes:
                 return None
+            if keep:
+                out += piece
             pending = inflater.unconsumed_tail
         if not inflater.eof:
-            raise EOFError("compressed data ends before its stream does")
+            raise EOFError("the gzip data ends inside a member")
         rest = inflater.unused_data
-        if wbits <= 0 or not rest.startswith(b"\x1f\x8b"):  # trailing padding after the last gzip member
+        if not rest.startswith(b"\x1f\x8b"):  # padding after the last member
             break
     return bytes(out)
 
@@ -96,6 +101,7 @@ class CappedInflater:
 
     def __init__(self, encoding: str, max_bytes: int) -> None:
         encoding = encoding.strip().lower()
+        self.encoding = encoding
         if encoding not in self.ENCODINGS:
             raise ValueError(f"encoding must be one of {', '.join(self.ENCODINGS)}, got {encoding!r}")
         # gzip or zlib header detected (32 + MAX_WBITS); raw deflate is tried when that fails on the first bytes
