@@ -116,7 +116,7 @@ def _lines(fh, limit: int) -> Iterator[tuple[int, bytes | None]]:
         n += 1
         if len(line) > limit and not line.endswith(b"\n"):
             while True:  # the rest of the long line, a bounded piece at a time
-                rest = fh.readline(1 << 20)
+                rest = fh.readline(1 << 16)
                 if not rest or rest.endswith(b"\n"):
                     break
             yield n, None
