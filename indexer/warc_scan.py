@@ -27,6 +27,9 @@ from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, CappedInflater
 
 GZIP_MAGIC = b"\x1f\x8b"
 _SCAN_CHUNK = 1 << 20
+#: the longest WARC or HTTP header line read: a longer one (a few KB of gzip can hold 500 MB of one line) is
+#: damage, reported and passed over, never a string of that size
+MAX_HEADER_LINE = 64 * 1024
 
 
 class _DamagedData(Exception):
@@ -34,7 +37,15 @@ class _DamagedData(Exception):
 
 
 class _StrictReader(DecompressingBufferedReader):
-    """warcio's reader, but corrupt gzip data inside a member raises instead of printing to stderr."""
+    """warcio's reader, but corrupt gzip data inside a member raises instead of printing to stderr, and a line
+    longer than :data:`MAX_HEADER_LINE` raises instead of being read whole (warcio reads headers by lines)."""
+
+    def readline(self, length=None):
+        cap = MAX_HEADER_LINE + 1
+        line = super().readline(cap if length is None or length < 0 else min(length, cap))
+        if len(line) > MAX_HEADER_LINE and not line.endswith(b"\n"):
+            raise _DamagedData(f"a header line longer than {MAX_HEADER_LINE} bytes")
+        return line
 
     def _decompress(self, data):
         if self.decompressor is not None and data and getattr(self, "num_block_read", 0) > 0:

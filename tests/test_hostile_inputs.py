@@ -266,3 +266,42 @@ def test_the_query_cap_counts_terms_and_operators_not_spaces():
         checked_query("(" * 20 + "a b" + ")" * 20)
     assert checked_query("covid-19 vaccine -football \"harbour strike\" +(a | b)")
     assert checked_query(" ".join(["word"] * 32))
+
+
+@pytest.mark.slow
+def test_ingest_of_a_bomb_warc_indexes_its_good_pages_and_rejects_the_bombs_at_the_source(
+    tmp_path, settings, redis_url, monkeypatch, es
+):
+    from newsfold.cli import main
+
+    warc = hostile.bomb_warc(tmp_path / "bombs.warc.gz", bombs=3, inflated=6 * LIMIT)
+    for name, value in (("ELASTICSEARCH_URL", settings.elasticsearch_url), ("REDIS_URL", redis_url),
+                        ("NEWSFOLD_INDEX", settings.index), ("NEWSFOLD_MAX_PAGE_BYTES", str(LIMIT))):  # fmt: skip
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "outcomes.jsonl"
+    assert main(["ingest", str(warc), "--out", str(out), "--quiet", "--workers", "1"]) == 0
+    outcomes = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(o["status"] for o in outcomes) == ["new", "new", "rejected", "rejected", "rejected"]
+    bombs = [o for o in outcomes if o["status"] == "rejected"]
+    # rejected by the coordinator as it read them (an origin in the file), not by a worker after the broker
+    assert all(o["reason"] == "too_large" and "#record" in o["origin"] for o in bombs)
+    es.indices.refresh(index=settings.index)
+    assert es.count(index=settings.index)["count"] == 2
+
+
+def test_a_header_line_inflating_to_megabytes_is_damage_passed_over(tmp_path):
+    import gzip as gz
+
+    good = hostile.bomb_warc(tmp_path / "good.warc.gz", bombs=0, good=1).read_bytes()
+    line = b"X-Filler: " + b"a" * (100 * MB) + b"\r\n"  # 100 KB of gzip
+    http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + line + b"\r\n<html><body>x</body></html>"
+    head = (b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://bomb.test/header\r\n"
+            b"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000001>\r\nWARC-Date: 2024-01-01T00:00:00Z\r\n"
+            b"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n" % len(http))  # fmt: skip
+    path = tmp_path / "header.warc.gz"
+    path.write_bytes(gz.compress(head + http + b"\r\n\r\n") + good)
+    records, peak = _peak(lambda: list(iter_warc(path, max_bytes=LIMIT)))
+    assert [r.url for r in records if not r.error] == ["https://good0.test/story"]
+    (damage,) = [r for r in records if r.error]
+    assert "header line longer than" in damage.error
+    assert peak < 64 * MB  # never the line: about three times what warcio inflates from one 16 KB block
