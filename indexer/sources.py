@@ -167,7 +167,9 @@ def _jsonl(path: Path, max_bytes: int, read_html: bool = True, allow_outside: bo
     with fh:
         for n, origin, row in _json_objects(fh, path.name, _line_limit(max_bytes)):
             if isinstance(row, tuple):
-                yield error_record(f"line {n} {row[1]}", origin, reason=row[0])
+                reason, problem = row
+                prefix = "" if reason == "unreadable" else f"{reason}: "  # as the other reasons' messages start
+                yield error_record(f"{prefix}line {n} {problem}", origin, reason=reason)
                 continue
             page_id = text_field(row.get("id")) or f"line-{n}"
             url = text_field(row.get("url"))

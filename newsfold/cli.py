@@ -58,7 +58,9 @@ def _extract_one(payload: dict) -> dict:
 def cmd_extract(args) -> int:
     from newsfold.indexer.sources import iter_jsonl
 
-    rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths))
+    max_bytes = load_settings(args).max_page_bytes  # a page list's line is read up to the page limit, no further
+    rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths,
+                           max_bytes=max_bytes))  # fmt: skip
     jobs = [r.path_payload() for r in rows if not r.error]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = iter(

@@ -199,6 +199,18 @@ def test_extract_goes_on_past_a_link_loop(tmp_path):
     assert rows[1]["error"].startswith("unreadable")
 
 
+def test_extract_refuses_a_page_list_line_over_the_limit(tmp_path):
+    path = hostile.long_line_jsonl(tmp_path, line_bytes=3 * LIMIT)
+    out = tmp_path / "out.jsonl"
+    env = {**__import__("os").environ, "NEWSFOLD_MAX_PAGE_BYTES": str(LIMIT)}
+    done = subprocess.run([sys.executable, "-m", "newsfold.cli", "extract", str(path), "--out", str(out), "--jobs", "1",
+                           "--quiet"], capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [("error" in r) for r in rows] == [False, True, False]
+    assert rows[1]["error"].startswith("too_large: line 2 is longer than")
+
+
 def test_folder_links_are_read_only_inside_the_folder_or_the_read_roots(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
