@@ -138,8 +138,9 @@ def hostile_pages(scale: float = 1.0) -> dict[str, str]:
         # the same attributes behind quoted '>' signs, which a naive tag scanner takes for the tag's end
         "attributes_quoted": page("Quoted", story(251), extra="<div " + " ".join(f'a{i}=">"' for i in range(n)) + ">"),
         # many elements each just over the attribute limit
-        "attributes_spread": page("Spread", story(252), extra=("<i " + " ".join(f"a{i}" for i in range(201)) + "></i>")
-                                  * max(1, n // 200)),  # fmt: skip
+        "attributes_spread": page(
+            "Spread", story(252), extra=("<i " + " ".join(f"a{i}" for i in range(201)) + "></i>") * max(1, n // 200)
+        ),  # fmt: skip
         "deep": page("Deep", story(253), extra="<div>" * max(300, n // 10)),
         "elements": page("Elements", story(254), extra="<b></b>" * max(200_001, n + 1)),
         "comment_tags": page("Commented", story(255), extra="<!--" + "<div>" * max(300, n // 10) + "-->"),

@@ -276,7 +276,7 @@ def test_the_query_cap_counts_terms_and_operators_not_spaces():
         checked_query("|".join(["the"] * 120))
     with pytest.raises(ValueError, match="at most 32"):
         checked_query("(" * 20 + "a b" + ")" * 20)
-    assert checked_query("covid-19 vaccine -football \"harbour strike\" +(a | b)")
+    assert checked_query('covid-19 vaccine -football "harbour strike" +(a | b)')
     assert checked_query(" ".join(["word"] * 32))
 
 

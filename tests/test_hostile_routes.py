@@ -49,7 +49,7 @@ LONE = '"a\\ud800b"'  # JSON text: an escape of a lone high surrogate (written w
         ("/api/pairs/not-duplicates", '{"page_a": "a", "page_b": @}', "page_b"),
         ("/api/clusters/c1/representative", '{"page_id": "p", "note": @}', "note"),
         ("/api/jobs/reindex", '{"source": @}', "source"),
-        ("/api/pages", '{@: 1}', "the name of field a\\ud800b"),
+        ("/api/pages", "{@: 1}", "the name of field a\\ud800b"),
     ],
 )
 def test_a_lone_surrogate_in_a_json_body_is_a_400_naming_the_field(app, path, body, field):
