@@ -63,11 +63,13 @@ def _check_page(page: int, size: int, limit: int) -> None:
 def newest(*, time_field: str = "published", filters: Sequence[dict] = ()) -> dict:
     """Search body: the page with the newest ``time_field`` (the windows count back from it).
 
-    A sorted search of one hit: on the stand-in ten times cheaper than a ``max`` aggregation.
+    A sorted search of one hit: on the stand-in ten times cheaper than a ``max`` aggregation. Only a
+    plausible time counts (:func:`plausible_times`): one page dated in the year 9999 must not empty every window.
     """
+    plausible = {"gte": EARLIEST_PLAUSIBLE.date().isoformat(), "lte": "now+1d"}
     return {
         "size": 1,
-        "query": {"bool": {"filter": [*filters, {"exists": {"field": time_field}}]}},
+        "query": {"bool": {"filter": [*filters, {"range": {time_field: plausible}}]}},
         "sort": [{time_field: {"order": "desc"}}],
         "_source": [time_field],
     }
@@ -89,7 +91,8 @@ def window_filter(window: str, *, anchor_ms: int | None, time_field: str = "publ
     span = WINDOWS[window]
     if span is None or anchor_ms is None:
         return []
-    return [{"range": {time_field: {"gte": anchor_ms - span, "format": "epoch_millis"}}}]
+    # up to the anchor: anything newer has an implausible date (see :func:`newest`)
+    return [{"range": {time_field: {"gte": anchor_ms - span, "lte": anchor_ms, "format": "epoch_millis"}}}]
 
 
 def _reference_sort(time_field: str) -> list[dict]:

@@ -93,3 +93,16 @@ def test_timeline_bins_are_bounded_however_far_apart_the_times():
     assert plausible_times(far, now=now) == [far[1]]
     tomorrow = int((now + dt.timedelta(hours=23)).timestamp() * 1000)
     assert plausible_times([tomorrow], now=now) == [tomorrow]
+
+
+def test_a_page_dated_in_the_far_future_does_not_empty_the_top_story_windows(app, es, settings):
+    from tests.story_corpus import ingest_story_corpus
+
+    ingest_story_corpus(es, settings)
+    future = sign_text("\n".join(story(331, 16)), title="From the future", url="https://f.test/x", page_id="future",
+                       site="f.test", published="9999-01-01", settings=settings)  # fmt: skip
+    ingest([future], client=es, settings=settings)
+    es.indices.refresh(index=settings.index)
+    body = app.test_client().get("/api/stories?window=24h").get_json()
+    assert body["newest"] == "2015-03-10T12:00:00Z"  # the window counts back from the newest believable date
+    assert [s["id"] for s in body["results"]][:3] == ["museum-a", "ferry-a", "single"]
