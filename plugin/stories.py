@@ -60,16 +60,22 @@ def _check_page(page: int, size: int, limit: int) -> None:
         raise InputError(f"page {page} of {size} is out of range (at most {limit:,} results)")
 
 
+#: publication times believed: from this day on, and up to a day after now (others count as undated)
+EARLIEST_PLAUSIBLE = dt.datetime(1990, 1, 1, tzinfo=dt.UTC)
+FUTURE_SLACK = dt.timedelta(days=1)
+#: the same as a range query
+_PLAUSIBLE = {"gte": EARLIEST_PLAUSIBLE.date().isoformat(), "lte": "now+1d"}
+
+
 def newest(*, time_field: str = "published", filters: Sequence[dict] = ()) -> dict:
     """Search body: the page with the newest ``time_field`` (the windows count back from it).
 
     A sorted search of one hit: on the stand-in ten times cheaper than a ``max`` aggregation. Only a
     plausible time counts (:func:`plausible_times`): one page dated in the year 9999 must not empty every window.
     """
-    plausible = {"gte": EARLIEST_PLAUSIBLE.date().isoformat(), "lte": "now+1d"}
     return {
         "size": 1,
-        "query": {"bool": {"filter": [*filters, {"range": {time_field: plausible}}]}},
+        "query": {"bool": {"filter": [*filters, {"range": {time_field: _PLAUSIBLE}}]}},
         "sort": [{time_field: {"order": "desc"}}],
         "_source": [time_field],
     }
@@ -251,7 +257,11 @@ def story(
         "track_total_hits": True,
         "aggs": {
             "reference": {"top_hits": {"size": 1, "sort": _reference_sort(time_field), "_source": source}},
-            "first": {"top_hits": {"size": 1, "sort": _time_sort(time_field, "asc"), "_source": source}},
+            # the earliest version with a believable date (one dated in the year 1 is no first publisher)
+            "first": {
+                "filter": {"range": {time_field: _PLAUSIBLE}},
+                "aggs": {"hit": {"top_hits": {"size": 1, "sort": _time_sort(time_field, "asc"), "_source": source}}},
+            },
             "sites": {"cardinality": {"field": SITE_FIELD}},
             "start": {"min": {"field": time_field}},
             "end": {"max": {"field": time_field}},
@@ -281,10 +291,6 @@ TIMELINE_INTERVALS = (
     ("365d", 31_536_000_000),
 )
 
-
-#: publication times a timeline believes: from this day on, and up to a day after now (others: undated)
-EARLIEST_PLAUSIBLE = dt.datetime(1990, 1, 1, tzinfo=dt.UTC)
-FUTURE_SLACK = dt.timedelta(days=1)
 
 
 def plausible_times(times_ms: Sequence[int], *, now: dt.datetime | None = None) -> list[int]:
@@ -359,7 +365,7 @@ def read_story(
     if not total:
         return None
     ref_hits = aggs["reference"]["hits"]["hits"]
-    first_hits = aggs["first"]["hits"]["hits"]
+    first_hits = aggs["first"]["hit"]["hits"]["hits"]
     reference = ref_hits[0] if ref_hits else None
     versions = [_version(h, reference) for h in hits.get("hits", [])]
     stamps = []

@@ -74,6 +74,7 @@ def test_a_story_with_dates_far_apart_has_a_bounded_timeline_and_a_note(app, es,
     assert len(data["timeline"]) <= 40 and sum(b["count"] for b in data["timeline"]) == 2
     assert (data["implausible_dates"], data["undated"]) == (2, 2)
     assert data["first_time"].startswith("2024-03-05") and data["latest_time"].startswith("2024-03-06")
+    assert data["first"]["id"] == "real"  # the first publisher has a believable date
     page = client.get(f"/stories/{cluster_id}")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
