@@ -30,6 +30,9 @@ _SCAN_CHUNK = 1 << 20
 #: the longest WARC or HTTP header line read: a longer one (a few KB of gzip can hold 500 MB of one line) is
 #: damage, reported and passed over, never a string of that size
 MAX_HEADER_LINE = 64 * 1024
+#: the most bytes of header lines read in a row (a record's WARC and HTTP headers): millions of short lines
+#: are damage too, not millions of parsed headers
+MAX_HEADER_BYTES = 1024 * 1024
 
 
 class _DamagedData(Exception):
@@ -38,14 +41,24 @@ class _DamagedData(Exception):
 
 class _StrictReader(DecompressingBufferedReader):
     """warcio's reader, but corrupt gzip data inside a member raises instead of printing to stderr, and a line
-    longer than :data:`MAX_HEADER_LINE` raises instead of being read whole (warcio reads headers by lines)."""
+    longer than :data:`MAX_HEADER_LINE`, or more than :data:`MAX_HEADER_BYTES` of lines in a row, raises instead of
+    being read whole (warcio reads headers by lines, bodies by blocks)."""
+
+    _header_bytes = 0  # read by lines since the last read of a body: one record's header block
 
     def readline(self, length=None):
         cap = MAX_HEADER_LINE + 1
         line = super().readline(cap if length is None or length < 0 else min(length, cap))
         if len(line) > MAX_HEADER_LINE and not line.endswith(b"\n"):
             raise _DamagedData(f"a header line longer than {MAX_HEADER_LINE} bytes")
+        self._header_bytes += len(line)
+        if self._header_bytes > MAX_HEADER_BYTES:
+            raise _DamagedData(f"a header block longer than {MAX_HEADER_BYTES} bytes")
         return line
+
+    def read(self, length=None):
+        self._header_bytes = 0
+        return super().read(length)
 
     def _decompress(self, data):
         if self.decompressor is not None and data and getattr(self, "num_block_read", 0) > 0:
