@@ -32,10 +32,11 @@ from pathlib import Path
 
 from warcio.warcwriter import WARCWriter
 
-from newsfold.indexer.records import MAX_HTML_BYTES, PageRecord, SourceStats
+from newsfold.indexer.records import PageFileError, PageRecord, SourceStats
 from newsfold.indexer.warc import page_from_item, page_record_bytes
 from newsfold.indexer.warc_scan import StrictWARCIterator, WarcItem, Window, read_payload, scan_warc
 from newsfold.plugin.errors import NewsfoldError
+from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 
 FILE_PREFIX = "pages-"
 FILE_SUFFIX = ".warc.gz"
@@ -173,7 +174,7 @@ def _resolve(ref: ArchiveRef, root: Path | str | None) -> Path:
     return Path(root) / path.name if root is not None else path
 
 
-def read_ref(ref: ArchiveRef, *, root: Path | str | None = None, max_bytes: int = MAX_HTML_BYTES) -> PageRecord:
+def read_ref(ref: ArchiveRef, *, root: Path | str | None = None, max_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> PageRecord:
     """Read exactly the one record ``ref`` points to (seek + ArchiveIterator over ``length`` bytes).
 
     The record's WARC digests are checked. ``root`` reads the file of that name
@@ -192,9 +193,10 @@ def read_ref(ref: ArchiveRef, *, root: Path | str | None = None, max_bytes: int 
                     raise ArchiveError(f"no WARC record at {where}")
                 if record.rec_type not in ("resource", "response"):
                     raise ArchiveError(f"{where} is a {record.rec_type} record, not a page")
-                html, problem = read_payload(record, max_bytes)
-                if problem:
-                    raise ArchiveError(f"{where}: {problem}")
+                try:
+                    html = read_payload(record, max_bytes)
+                except PageFileError as exc:
+                    raise ArchiveError(f"{where}: {exc.detail}") from None
                 it.read_to_end()
                 if getattr(record.raw_stream, "limit", 0) > 0:
                     raise ArchiveError(f"truncated WARC record at {where}")
@@ -230,7 +232,7 @@ def archive_files(root: Path | str) -> list[Path]:
 
 
 def iter_archive(
-    root: Path | str, *, stats: SourceStats | None = None, max_bytes: int = MAX_HTML_BYTES
+    root: Path | str, *, stats: SourceStats | None = None, max_bytes: int = DEFAULT_MAX_PAGE_BYTES
 ) -> Iterator[tuple[ArchiveRef, PageRecord]]:
     """Every archived page, file by file in write order and record by record, as ``(ref, record)``.
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from newsfold.indexer.archive import WarcArchive
 from newsfold.indexer.dispatch import in_flight_batches, run_batches
 from newsfold.indexer.records import PageRecord, SourceStats
+from newsfold.indexer.resources import read_roots
 from newsfold.indexer.sources import count_hint, iter_source
 from newsfold.plugin.errors import NewsfoldError
 from newsfold.plugin.settings import Settings
@@ -32,6 +33,10 @@ if TYPE_CHECKING:
     from celery import Celery
 
 Announce = Callable[[str], None]
+
+#: a batch is sent once its pages hold this many bytes, even short of the batch size: a task message stays
+#: far below what a Redis broker accepts, and the coordinator holds at most this much page data
+BATCH_BYTES = 32 * 1024 * 1024
 
 
 class JobError(NewsfoldError, RuntimeError):
@@ -111,6 +116,7 @@ def create_ingest(
         "index": index,
         "archive": str(Path(archive).resolve()) if archive else None,
         "batch_size": batch_size,
+        "batch_bytes": BATCH_BYTES,
         "user": getpass.getuser(),
     }
     total = sum(count_hint(Path(p)) or 0 for p in params["sources"]) or None
@@ -165,10 +171,11 @@ class IngestRun:
         if job.params.get("archive"):
             self._archive = WarcArchive(Path(job.params["archive"]))
         batch_size = int(job.params["batch_size"])
+        batch_bytes = job.params.get("batch_bytes")  # None in jobs made before it: their batches never had it
         try:
             run_batches(
                 self.app,
-                self._batches(batch_size),
+                self._batches(batch_size, int(batch_bytes) if batch_bytes else None),
                 index=self.index,
                 max_in_flight=in_flight_batches(batch_size),
                 collect=False,
@@ -193,18 +200,27 @@ class IngestRun:
             item["html_b64"] = base64.b64encode(rec.html or b"").decode("ascii")
         return item
 
-    def _batches(self, batch_size: int) -> Iterator[tuple[str, list[dict]]]:
+    def _batches(self, batch_size: int, batch_bytes: int | None = None) -> Iterator[tuple[str, list[dict]]]:
+        """Numbered batches of at most ``batch_size`` pages, each sent once its pages hold ``batch_bytes``.
+
+        Pages are read with the page limit checked at the source: a page over
+        ``NEWSFOLD_MAX_PAGE_BYTES`` (or inflating past it) is rejected here and
+        never travels through the broker.
+        """
         pending: list[PageRecord] = []
+        pending_bytes = 0
         number = 0
+        max_bytes, roots = self.settings.max_page_bytes, read_roots(self.settings)
         for s, source in enumerate(self.job.params["sources"]):
-            for rec in iter_source(Path(source), stats=self.stats):
+            for rec in iter_source(Path(source), stats=self.stats, max_bytes=max_bytes, roots=roots):
                 if rec.error:
                     self._reject(f"e{s}:{rec.origin}", rec)
                     continue
                 pending.append(rec)
-                if len(pending) >= batch_size:
+                pending_bytes += len(rec.html or b"")
+                if len(pending) >= batch_size or (batch_bytes is not None and pending_bytes >= batch_bytes):
                     yield from self._numbered(number, pending)
-                    number, pending = number + 1, []
+                    number, pending, pending_bytes = number + 1, [], 0
         if pending:
             yield from self._numbered(number, pending)
 

@@ -30,6 +30,7 @@ from newsfold.indexer.resources import (
 from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Outcome, Page, SignedPage
 from newsfold.plugin.extract import Rejection
+from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 from newsfold.plugin.rejections import record_rejections
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_page
@@ -39,7 +40,9 @@ log = logging.getLogger(__name__)
 
 
 
-def page_from_payload(payload: dict, *, max_bytes: int = 10 * 1024 * 1024, roots: list[str] | None = None) -> Page:
+def page_from_payload(
+    payload: dict, *, max_bytes: int = DEFAULT_MAX_PAGE_BYTES, roots: list[str] | None = None
+) -> Page:
     """A ``Page`` from a task payload: ``archive`` (a reference into the raw-page archive),
     ``html_path`` (a file), ``html_b64`` (raw bytes) or ``html`` (text).
 
@@ -50,7 +53,7 @@ def page_from_payload(payload: dict, *, max_bytes: int = 10 * 1024 * 1024, roots
     if payload.get("archive"):
         from newsfold.indexer.archive import ArchiveRef, read_ref
 
-        record = read_ref(ArchiveRef.from_dict(payload["archive"]))
+        record = read_ref(ArchiveRef.from_dict(payload["archive"]), max_bytes=max_bytes)
         html: bytes | str = record.html or b""
         meta = {key: value if key in payload else getattr(record, key) for key, value in meta.items()}
     elif payload.get("html_path"):

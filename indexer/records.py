@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import os
 import stat
+import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from newsfold.plugin.errors import NewsfoldError
-
-#: Memory guard: a page larger than this becomes an error record instead of being read.
-#: Deliberately above ``NEWSFOLD_MAX_PAGE_BYTES`` (10 MiB), so ordinary oversize pages
-#: still reach the extractor and are rejected there as ``too_large``.
-MAX_HTML_BYTES = 64 * 1024 * 1024
+from newsfold.plugin.page_limits import inflate_capped
 
 
 @dataclass
@@ -145,9 +142,30 @@ def published_field(fields: dict) -> str | None:
     return text_field(fields.get("published")) or text_field(fields.get("date"))
 
 
-def read_html(path: Path, max_bytes: int) -> tuple[bytes | None, str | None]:
-    """The file's raw bytes, or an error message."""
-    try:
-        return read_page_file(path, max_bytes=max_bytes), None
-    except PageFileError as exc:
-        return None, exc.detail
+def oversize(html: bytes, max_bytes: int) -> str | None:
+    """Why a page's bytes are over the page limit, or None: more than ``max_bytes``, or gzip bytes inflating
+    to more (inflated in a stream and stopped at the limit, so a bomb costs at most the limit).
+
+    Readers check this at the source, so no page over the limit is ever sent to a worker.
+    """
+    if len(html) > max_bytes:
+        return f"the page has {len(html)} bytes, more than the limit of {max_bytes}"
+    if html[:2] == b"\x1f\x8b":
+        try:
+            if inflate_capped(html, max_bytes, keep=False) is None:
+                return f"the page inflates to more than {max_bytes} bytes"
+        except (zlib.error, EOFError):
+            return None  # broken gzip: the extractor's ``undecodable``
+    return None
+
+
+def checked_size(records: Iterator[PageRecord], max_bytes: int) -> Iterator[PageRecord]:
+    """The records, a page over the limit (see :func:`oversize`) turned into a ``too_large`` error record."""
+    for record in records:
+        problem = None if record.error or record.html is None else oversize(record.html, max_bytes)
+        if problem:
+            yield error_record(
+                f"too_large: {problem}", record.origin, id=record.id, url=record.url, reason="too_large"
+            )
+        else:
+            yield record

@@ -20,31 +20,45 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from newsfold.indexer.records import (
-    MAX_HTML_BYTES,
+    PageFileError,
     PageRecord,
     SourceStats,
+    checked_size,
     counted,
     error_record,
     published_field,
-    read_html,
+    read_page_file,
     text_field,
 )
 from newsfold.indexer.warc import iter_warc
+from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 
 #: File names a directory walk treats as pages (compared case-insensitively).
 HTML_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
 #: Name of the optional per-directory metadata file (relative path -> fields).
 METADATA_FILE = "metadata.jsonl"
+#: bytes a JSONL line may hold besides a page: its metadata (a line is read up to the page limit plus this)
+LINE_METADATA_BYTES = 64 * 1024
 
 
 # --------------------------------------------------------------------------- JSONL
 
 
-def _file_record(path: Path, fields: dict, page_id: str | None, url: str | None, origin: str, max_bytes: int):
-    """A record for an HTML file and its metadata fields, or an error record when it cannot be read."""
-    html, problem = read_html(path, max_bytes)
-    if problem:
-        return error_record(problem, origin, id=page_id, url=url)
+def _file_record(
+    path: Path,
+    fields: dict,
+    page_id: str | None,
+    url: str | None,
+    origin: str,
+    max_bytes: int,
+    roots: list[str] | None = None,
+):
+    """A record for an HTML file and its metadata fields, or an error record (with its reason) when it cannot be
+    read: missing, a link loop, not a file, outside ``roots`` after following links, over the limit."""
+    try:
+        html = read_page_file(path, max_bytes=max_bytes, roots=roots)
+    except PageFileError as exc:
+        return error_record(exc.detail, origin, id=page_id, url=url, reason=exc.reason)
     return _page_record(fields, page_id, url, origin, html=html)
 
 
@@ -68,7 +82,7 @@ def iter_jsonl(
     path: Path | str,
     *,
     stats: SourceStats | None = None,
-    max_bytes: int = MAX_HTML_BYTES,
+    max_bytes: int = DEFAULT_MAX_PAGE_BYTES,
     read_html: bool = True,
     allow_outside: bool = False,
 ):
@@ -84,23 +98,62 @@ def iter_jsonl(
     An ``html`` path must stay inside the JSONL file's folder (``../`` and
     absolute paths elsewhere are an ``outside_folder`` error) unless
     ``allow_outside``; a line repeating an earlier line's id is a
-    ``duplicate_id`` error (the first line wins).
+    ``duplicate_id`` error (the first line wins). A path that cannot be
+    resolved (a link loop, a NUL byte) is an ``unreadable`` error; a line
+    longer than ``max_bytes`` plus :data:`LINE_METADATA_BYTES` is a
+    ``too_large`` error, read no further than that.
     """
-    return counted(_jsonl(Path(path), max_bytes, read_html, allow_outside), stats)
+    return counted(checked_size(_jsonl(Path(path), max_bytes, read_html, allow_outside), max_bytes), stats)
 
 
-def _json_objects(fh, name: str) -> Iterator[tuple[int, str, dict | str]]:
-    """``(line number, origin, object)`` per non-blank JSON line; a problem string instead of a bad line's object."""
-    for n, raw in enumerate(fh, 1):
+def _lines(fh, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """``(line number, line)`` of a binary file; None for a line longer than ``limit`` bytes (skipped unread)."""
+    n = 0
+    while True:
+        line = fh.readline(limit + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            while True:  # the rest of the long line, a bounded piece at a time
+                rest = fh.readline(1 << 16)
+                if not rest or rest.endswith(b"\n"):
+                    break
+            yield n, None
+            continue
+        yield n, line
+
+
+def _json_objects(fh, name: str, limit: int) -> Iterator[tuple[int, str, dict | tuple[str, str]]]:
+    """``(line number, origin, object)`` per non-blank JSON line; ``(reason, problem)`` for a bad line."""
+    for n, raw in _lines(fh, limit):
+        if raw is None:
+            yield n, f"{name}:{n}", ("too_large", f"is longer than {limit} bytes (the page limit plus its metadata)")
+            continue
         line = raw.decode("utf-8", errors="replace")
         if not line.strip():
             continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            yield n, f"{name}:{n}", f"is not valid JSON: {exc.msg}"
+            yield n, f"{name}:{n}", ("unreadable", f"is not valid JSON: {exc.msg}")
             continue
-        yield n, f"{name}:{n}", row if isinstance(row, dict) else "is not a JSON object"
+        except RecursionError:
+            yield n, f"{name}:{n}", ("unreadable", "is JSON nested too deeply to read")
+            continue
+        yield n, f"{name}:{n}", row if isinstance(row, dict) else ("unreadable", "is not a JSON object")
+
+
+def _line_limit(max_bytes: int) -> int:
+    return max_bytes + LINE_METADATA_BYTES
+
+
+def _inside(base: Path, relative: str) -> tuple[Path | None, str | None]:
+    """``base / relative`` with links followed, or why it cannot be (a link loop, a NUL byte)."""
+    try:
+        return (base / relative).resolve(), None
+    except (OSError, RuntimeError, ValueError) as exc:
+        return None, f"cannot resolve {relative[:200]!r}: {getattr(exc, 'strerror', None) or exc}"
 
 
 def _jsonl(path: Path, max_bytes: int, read_html: bool = True, allow_outside: bool = False) -> Iterator[PageRecord]:
@@ -112,9 +165,11 @@ def _jsonl(path: Path, max_bytes: int, read_html: bool = True, allow_outside: bo
     base = path.resolve().parent
     seen: dict[str, int] = {}
     with fh:
-        for n, origin, row in _json_objects(fh, path.name):
-            if isinstance(row, str):
-                yield error_record(f"line {n} {row}", origin)
+        for n, origin, row in _json_objects(fh, path.name, _line_limit(max_bytes)):
+            if isinstance(row, tuple):
+                reason, problem = row
+                prefix = "" if reason == "unreadable" else f"{reason}: "  # as the other reasons' messages start
+                yield error_record(f"{prefix}line {n} {problem}", origin, reason=reason)
                 continue
             page_id = text_field(row.get("id")) or f"line-{n}"
             url = text_field(row.get("url"))
@@ -128,7 +183,11 @@ def _jsonl(path: Path, max_bytes: int, read_html: bool = True, allow_outside: bo
                 yield error_record(message, origin, id=page_id, url=url, reason="duplicate_id")
                 continue
             seen[page_id] = n
-            if not allow_outside and not (base / html_path).resolve().is_relative_to(base):
+            resolved, problem = _inside(base, html_path)
+            if problem:
+                yield error_record(f"unreadable: line {n}: {problem}", origin, id=page_id, url=url)
+                continue
+            if not allow_outside and not resolved.is_relative_to(base):
                 message = (
                     f"outside_folder: line {n}: the html path {html_path[:200]!r} leads outside the page list's "
                     f"folder {base} (allow it with --allow-outside-paths)"
@@ -154,7 +213,11 @@ def _html_suffix(name: str) -> str | None:
 
 
 def _walk(folder: Path, rel: PurePosixPath) -> Iterator[tuple[Path, PurePosixPath]]:
-    """HTML files under ``folder`` in sorted path order; hidden entries and symlinked folders are skipped."""
+    """HTML files under ``folder`` in sorted path order; hidden entries and symlinked folders are skipped.
+
+    A link with a page's name is yielded whatever it points to (a loop, a folder, a file outside the
+    tree): reading it is refused with a reason rather than passing over it in silence.
+    """
     try:
         with os.scandir(folder) as scan:
             entries = sorted(scan, key=lambda e: e.name)
@@ -166,7 +229,7 @@ def _walk(folder: Path, rel: PurePosixPath) -> Iterator[tuple[Path, PurePosixPat
         try:
             if entry.is_dir(follow_symlinks=False):
                 yield from _walk(Path(entry.path), rel / entry.name)
-            elif entry.is_file() and _html_suffix(entry.name):
+            elif (entry.is_symlink() or entry.is_file()) and _html_suffix(entry.name):
                 yield Path(entry.path), rel / entry.name
         except OSError:
             continue
@@ -191,9 +254,9 @@ def _load_metadata(root: Path) -> tuple[dict[str, tuple[int, dict]], list[PageRe
     except OSError as exc:
         return mapping, [error_record(f"cannot read {meta_path}: {exc.strerror or exc}", METADATA_FILE)]
     with fh:
-        for n, origin, row in _json_objects(fh, METADATA_FILE):
-            if isinstance(row, str):
-                errors.append(error_record(f"{origin} {row}", origin))
+        for n, origin, row in _json_objects(fh, METADATA_FILE, _line_limit(0)):
+            if isinstance(row, tuple):
+                errors.append(error_record(f"{origin} {row[1]}", origin, reason=row[0]))
                 continue
             rel = _norm_rel(row.get("path") or row.get("file") or row.get("html"))
             if rel is None:
@@ -228,7 +291,13 @@ def _sidecar(path: Path, suffix: str) -> tuple[dict, str | None]:
     return {}, None
 
 
-def iter_directory(root: Path | str, *, stats: SourceStats | None = None, max_bytes: int = MAX_HTML_BYTES):
+def iter_directory(
+    root: Path | str,
+    *,
+    stats: SourceStats | None = None,
+    max_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+    roots: list[str] | None = None,
+):
     """Yield one record per ``.html``/``.htm``/``.xhtml``/``.html.gz`` file under ``root``, in sorted path order.
 
     Metadata (``id``, ``url``, ``site``, ``lang``, ``published``/``date``) comes
@@ -237,12 +306,15 @@ def iter_directory(root: Path | str, *, stats: SourceStats | None = None, max_by
     (``a/b.html.json`` or ``a/b.json``), the sidecar winning field by field. The
     id defaults to the relative path (``a/b.html``). Bad ``metadata.jsonl`` lines
     come first as error records; entries naming no page under the root come last.
-    Hidden files and folders and symlinked folders are skipped.
+    Hidden files and folders and symlinked folders are skipped. Every page
+    path is resolved (links followed) and read only inside ``root`` or one of
+    ``roots`` (``NEWSFOLD_READ_ROOTS``): a link leading elsewhere is an
+    ``outside_roots`` error, a link loop an ``unreadable`` one.
     """
-    return counted(_directory(Path(root), max_bytes), stats)
+    return counted(checked_size(_directory(Path(root), max_bytes, roots), max_bytes), stats)
 
 
-def _directory(root: Path, max_bytes: int) -> Iterator[PageRecord]:
+def _directory(root: Path, max_bytes: int, roots: list[str] | None = None) -> Iterator[PageRecord]:
     if not root.is_dir():
         yield error_record(f"{root} is not a directory", str(root))
         return
@@ -258,7 +330,7 @@ def _directory(root: Path, max_bytes: int) -> Iterator[PageRecord]:
         if problem:
             yield error_record(problem, rel_str, id=page_id, url=url)
             continue
-        yield _file_record(path, fields, page_id, url, rel_str, max_bytes)
+        yield _file_record(path, fields, page_id, url, rel_str, max_bytes, [str(root), *(roots or [])])
     for rel_str, (n, fields) in sorted(metadata.items(), key=lambda item: item[1][0]):
         yield error_record(
             f"{METADATA_FILE}:{n} names {rel_str}, which is not an HTML file under {root}",
@@ -285,15 +357,25 @@ def _kind(path: Path) -> str | None:
     return None
 
 
-def iter_source(path: Path | str, *, stats: SourceStats | None = None, max_bytes: int = MAX_HTML_BYTES):
+def iter_source(
+    path: Path | str,
+    *,
+    stats: SourceStats | None = None,
+    max_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+    roots: list[str] | None = None,
+):
     """Records of any supported input: a directory, a ``.jsonl`` file, or a ``.warc`` / ``.warc.gz`` file.
 
+    Sizes are checked here, at the source: a page over ``max_bytes``, or
+    gzip bytes inflating past it, is a ``too_large`` error record, so no page
+    over the limit ever reaches a worker. ``roots`` are the folders besides a
+    directory input that its links may lead into (``NEWSFOLD_READ_ROOTS``).
     A missing or unsupported input yields a single error record naming it.
     """
     path = Path(path)
     kind = _kind(path)
     if kind == "directory":
-        return iter_directory(path, stats=stats, max_bytes=max_bytes)
+        return iter_directory(path, stats=stats, max_bytes=max_bytes, roots=roots)
     if kind == "jsonl":
         return iter_jsonl(path, stats=stats, max_bytes=max_bytes)
     if kind == "warc":
@@ -305,6 +387,18 @@ def iter_source(path: Path | str, *, stats: SourceStats | None = None, max_bytes
     return counted(iter([error_record(message, str(path))]), stats)
 
 
+def _non_blank_lines(fh) -> int:
+    """Lines holding more than white space, read a bounded piece at a time (a line may be huge)."""
+    count, blank = 0, True
+    while chunk := fh.read(1 << 20):
+        for k, piece in enumerate(chunk.split(b"\n")):
+            if k:  # a line ended before this piece
+                count += not blank
+                blank = True
+            blank = blank and not piece.strip()
+    return count + (not blank)
+
+
 def count_hint(path: Path | str) -> int | None:
     """A cheap total for a progress bar: JSONL non-blank lines, HTML files of a directory; None for WARC/unknown."""
     path = Path(path)
@@ -312,7 +406,7 @@ def count_hint(path: Path | str) -> int | None:
     try:
         if kind == "jsonl":
             with path.open("rb") as fh:
-                return sum(1 for line in fh if line.strip())
+                return _non_blank_lines(fh)
         if kind == "directory":
             return sum(1 for _ in _walk(path, PurePosixPath()))
     except OSError:

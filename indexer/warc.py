@@ -18,8 +18,9 @@ from pathlib import Path
 
 from warcio.warcwriter import WARCWriter
 
-from newsfold.indexer.records import MAX_HTML_BYTES, PageRecord, SourceStats, counted, error_record
+from newsfold.indexer.records import PageRecord, SourceStats, checked_size, counted, error_record
 from newsfold.indexer.warc_scan import GZIP_MAGIC, WarcItem, scan_warc
+from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 
 #: WARC headers in which newsfold keeps page metadata (written by ``indexer.archive``,
 #: honoured by ``iter_warc`` so an archive can be ingested again as a source).
@@ -122,7 +123,7 @@ def page_from_item(item: WarcItem, origin: str) -> PageRecord:
         # a crawl record: the capture date; newsfold's own archive records keep "no date" as None
         published = _date_part(item.header("WARC-Date"))
     if item.error:
-        return error_record(item.error, origin, id=page_id, url=url)
+        return error_record(item.error, origin, id=page_id, url=url, reason=item.reason)
     return PageRecord(
         id=page_id,
         url=url,
@@ -134,19 +135,21 @@ def page_from_item(item: WarcItem, origin: str) -> PageRecord:
     )
 
 
-def iter_warc(path: Path | str, *, stats: SourceStats | None = None, max_bytes: int = MAX_HTML_BYTES):
+def iter_warc(path: Path | str, *, stats: SourceStats | None = None, max_bytes: int = DEFAULT_MAX_PAGE_BYTES):
     """Yield the HTML pages of a ``.warc`` / ``.warc.gz`` file, streamed record by record.
 
     Pages are ``response`` records with a 2xx HTTP status and an HTML content
     type (``text/html``, ``application/xhtml+xml``; a missing type is sniffed),
     and ``resource`` records with an HTML content type. ``html`` is the HTTP
-    payload as warcio decodes it (de-chunked, content-encoding removed); id is
+    payload, de-chunked and with its gzip or deflate content-encoding removed; id is
     the WARC-Record-ID's uuid, url the WARC-Target-URI, published the date part
     of WARC-Date (newsfold's own ``WARC-Newsfold-*`` headers win when present).
     Other records are skipped and counted in ``stats.skipped``. Damage yields
-    one error record and reading resumes at the next readable record.
+    one error record and reading resumes at the next readable record. A
+    body is inflated with a hard cap (``warc_scan.read_payload``): a page
+    over ``max_bytes``, or inflating past it, is a ``too_large`` error record.
     """
-    return counted(_warc(Path(path), stats, max_bytes), stats)
+    return counted(checked_size(_warc(Path(path), stats, max_bytes), max_bytes), stats)
 
 
 def _warc(path: Path, stats: SourceStats | None, max_bytes: int) -> Iterator[PageRecord]:

@@ -18,14 +18,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from warcio.archiveiterator import WARCIterator
-from warcio.bufferedreaders import DecompressingBufferedReader
+from warcio.bufferedreaders import ChunkedDataReader, DecompressingBufferedReader
 from warcio.limitreader import LimitReader
 from warcio.utils import BUFF_SIZE
 
-from newsfold.indexer.records import MAX_HTML_BYTES
+from newsfold.indexer.records import PageFileError
+from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, CappedInflater
 
 GZIP_MAGIC = b"\x1f\x8b"
 _SCAN_CHUNK = 1 << 20
+#: the longest WARC or HTTP header line read: a longer one (a few KB of gzip can hold 500 MB of one line) is
+#: damage, reported and passed over, never a string of that size
+MAX_HEADER_LINE = 64 * 1024
+#: the most bytes of header lines read in a row (a record's WARC and HTTP headers): millions of short lines
+#: are damage too, not millions of parsed headers
+MAX_HEADER_BYTES = 1024 * 1024
 
 
 class _DamagedData(Exception):
@@ -33,7 +40,25 @@ class _DamagedData(Exception):
 
 
 class _StrictReader(DecompressingBufferedReader):
-    """warcio's reader, but corrupt gzip data inside a member raises instead of printing to stderr."""
+    """warcio's reader, but corrupt gzip data inside a member raises instead of printing to stderr, and a line
+    longer than :data:`MAX_HEADER_LINE`, or more than :data:`MAX_HEADER_BYTES` of lines in a row, raises instead of
+    being read whole (warcio reads headers by lines, bodies by blocks)."""
+
+    _header_bytes = 0  # read by lines since the last read of a body: one record's header block
+
+    def readline(self, length=None):
+        cap = MAX_HEADER_LINE + 1
+        line = super().readline(cap if length is None or length < 0 else min(length, cap))
+        if len(line) > MAX_HEADER_LINE and not line.endswith(b"\n"):
+            raise _DamagedData(f"a header line longer than {MAX_HEADER_LINE} bytes")
+        self._header_bytes += len(line)
+        if self._header_bytes > MAX_HEADER_BYTES:
+            raise _DamagedData(f"a header block longer than {MAX_HEADER_BYTES} bytes")
+        return line
+
+    def read(self, length=None):
+        self._header_bytes = 0
+        return super().read(length)
 
     def _decompress(self, data):
         if self.decompressor is not None and data and getattr(self, "num_block_read", 0) > 0:
@@ -116,6 +141,7 @@ class WarcItem:
     content_type: str | None = None  # WARC Content-Type
     payload: bytes | None = None
     error: str | None = None
+    reason: str = "unreadable"  # the rejection reason of ``error`` when it is not damage (``too_large``)
     damage: bool = False  # the error is damage to the file (not just an oversize page)
     uncompressed: bool = False  # offsets count uncompressed bytes (a whole-file gzip read as one stream)
 
@@ -151,24 +177,52 @@ def _damage_message(fh, offset: int, compressed: bool, exc: BaseException) -> st
     return f"{prefix} WARC record at byte {offset}: {_describe(exc)}"
 
 
-def _read_stream(stream, max_bytes: int) -> tuple[bytes | None, str | None]:
+def _read_stream(stream, max_bytes: int, inflater: CappedInflater | None = None) -> bytes:
+    """At most ``max_bytes`` of ``stream`` (inflated through ``inflater`` when given).
+
+    Raises:
+        PageFileError: ``too_large`` past ``max_bytes``, ``undecodable`` for corrupt compressed data.
+    """
     chunks: list[bytes] = []
     total = 0
     while True:
-        chunk = stream.read(min(BUFF_SIZE, max_bytes + 1 - total))
+        chunk = stream.read(BUFF_SIZE if inflater is not None else min(BUFF_SIZE, max_bytes + 1 - total))
         if not chunk:
-            return b"".join(chunks), None
+            return b"".join(chunks)
+        if inflater is not None:
+            try:
+                chunk = inflater.feed(chunk)
+            except OverflowError:
+                raise PageFileError("too_large", f"page inflates to more than {max_bytes} bytes") from None
+            except zlib.error as exc:
+                raise PageFileError("undecodable", f"corrupt {inflater.encoding} data in the body ({exc})") from None
         chunks.append(chunk)
         total += len(chunk)
         if total > max_bytes:
-            return None, f"page is larger than {max_bytes} bytes"
+            raise PageFileError("too_large", f"page is larger than {max_bytes} bytes")
 
 
-def read_payload(record, max_bytes: int = MAX_HTML_BYTES) -> tuple[bytes | None, str | None]:
-    """A warcio record's payload: HTTP body (de-chunked, content-decoded) for responses, raw block otherwise."""
-    has_http = record.rec_type in ("response", "revisit") and record.http_headers is not None
-    stream = record.content_stream() if has_http else record.raw_stream
-    return _read_stream(stream, max_bytes)
+def read_payload(record, max_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> bytes:
+    """A warcio record's payload: HTTP body (de-chunked, content-decoded) for responses, raw block otherwise.
+
+    The body is inflated here, never by warcio, with a hard cap: a record
+    whose ``Content-Encoding`` inflates past ``max_bytes`` is refused after
+    ``max_bytes`` plus one chunk, whatever its compression ratio. Encodings
+    other than gzip and deflate are kept as they are (the extractor refuses
+    what it cannot read).
+
+    Raises:
+        PageFileError: ``too_large`` or ``undecodable`` (see :func:`_read_stream`).
+    """
+    if record.rec_type not in ("response", "revisit") or record.http_headers is None:
+        return _read_stream(record.raw_stream, max_bytes)
+    headers = record.http_headers
+    stream = record.raw_stream
+    if (headers.get_header("Transfer-Encoding") or "").strip().lower() == "chunked":
+        stream = ChunkedDataReader(stream)  # de-chunking only: no decompressor
+    encoding = (headers.get_header("Content-Encoding") or "").strip().lower()
+    inflater = CappedInflater(encoding, max_bytes) if encoding in CappedInflater.ENCODINGS else None
+    return _read_stream(stream, max_bytes, inflater)
 
 
 def _header_problem(record) -> str | None:
@@ -207,7 +261,7 @@ def scan_warc(
     path: Path | str,
     want: Callable[[object], bool],
     *,
-    max_bytes: int = MAX_HTML_BYTES,
+    max_bytes: int = DEFAULT_MAX_PAGE_BYTES,
 ) -> Iterator[WarcItem]:
     """Every record of a WARC file in order, never raising.
 
@@ -319,7 +373,10 @@ def _take(it, record, number: int, want, max_bytes: int, offset: int) -> WarcIte
         it.read_to_end()
         return item
     if want(record):
-        item.payload, item.error = read_payload(record, max_bytes)
+        try:
+            item.payload = read_payload(record, max_bytes)
+        except PageFileError as exc:  # the page is refused, the file goes on
+            item.error, item.reason = exc.detail, exc.reason
     errors_before = it.err_count
     it.read_to_end()
     item.length = it.member_info[1] if it.member_info else 0

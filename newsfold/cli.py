@@ -44,6 +44,7 @@ def _extract_one(payload: dict) -> dict:
                 min_tokens=1,
                 max_bytes=settings.max_page_bytes,
                 cleanup=settings.cleanup,
+                limits=settings.markup_limits,
             )
     except PageTimeout as exc:
         return {"id": payload["id"], "error": f"timeout: extraction {exc} (NEWSFOLD_PAGE_TIMEOUT)"}
@@ -57,7 +58,9 @@ def _extract_one(payload: dict) -> dict:
 def cmd_extract(args) -> int:
     from newsfold.indexer.sources import iter_jsonl
 
-    rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths))
+    max_bytes = load_settings(args).max_page_bytes  # a page list's line is read up to the page limit, no further
+    rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths,
+                           max_bytes=max_bytes))  # fmt: skip
     jobs = [r.path_payload() for r in rows if not r.error]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = iter(

@@ -75,7 +75,8 @@ def cmd_cluster(args) -> int:
 
     settings = load_settings(args)
     index = args.index or f"newsfold-cluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
-    rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths))
+    rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths,
+                           max_bytes=settings.max_page_bytes))  # fmt: skip
     payloads = [r.path_payload() for r in rows if not r.error]
     settings = settings.replace(read_roots=_read_roots(settings, Path(args.pages), payloads))
     started = time.perf_counter()

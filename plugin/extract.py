@@ -32,6 +32,7 @@ from newsfold.plugin.extract_cleanup import (
 from newsfold.plugin.extract_decode import decode_html, html_lang, parse_html
 from newsfold.plugin.extract_meta import page_title, published_date
 from newsfold.plugin.extract_result import REASONS, Article, Rejection
+from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits, TooComplex, guard_markup
 from newsfold.plugin.text import cjk_share, tokenize
 
 __all__ = ["REASONS", "Article", "Rejection", "decode_html", "extract_article"]
@@ -70,9 +71,10 @@ def extract_article(
     url: str | None = None,
     lang: str | None = None,
     min_tokens: int = 25,
-    max_bytes: int = 10 * 1024 * 1024,
+    max_bytes: int = DEFAULT_MAX_PAGE_BYTES,
     cleanup: bool = True,
     counts: dict[str, int] | None = None,
+    limits: MarkupLimits | None = None,
 ) -> Article | Rejection:
     """Extract the article (title and body text) from one page.
 
@@ -105,6 +107,8 @@ def extract_article(
         counts: when given, the path that produced the text is counted here
             (``fast``, ``full``, ``paragraphs``, ``baseline``, or ``none``
             when every method came back empty; see :data:`PATHS`).
+        limits: how complex the markup may be (default ``MarkupLimits()``); a page over them is a
+            ``too_complex`` rejection, checked before parsing (see ``plugin.page_limits``).
 
     Returns:
         An ``Article``, or a ``Rejection`` naming the reason. Never raises for
@@ -120,6 +124,10 @@ def extract_article(
         html = decode_html(data, max_bytes=max_bytes)
         if isinstance(html, Rejection):
             return html
+    try:
+        html = guard_markup(html, limits or MarkupLimits())
+    except TooComplex as exc:
+        return Rejection("too_complex", str(exc))
     try:
         import trafilatura
 

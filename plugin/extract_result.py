@@ -8,6 +8,7 @@ from dataclasses import dataclass
 REASONS = (
     "empty",
     "too_large",
+    "too_complex",
     "not_html",
     "undecodable",
     "no_article",

@@ -28,6 +28,9 @@ SEARCH_TIMEOUT = "2s"
 REPRESENTATIVE_BOOST = 2.0  # added to the relevance score of an editor-chosen representative
 SORTS = ("relevance", "date")
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+#: what the term cap counts: each word, each ``|``, ``(`` and ``)``, and a ``+`` or ``-`` that starts a word
+#: (``the|the|the`` is three terms and two operators, however few its spaces)
+_QUERY_PARTS = re.compile(r"""[|()]|(?:^|(?<=[\s(|]))[+-]|[^\s|()"+-][^\s|()"]*""")
 
 
 # ------------------------------------------------------------------ lookups (ingest, corrections)
@@ -166,14 +169,19 @@ def checked_query(q: str | None) -> str:
     """A public query string, stripped and checked against the limits.
 
     Raises:
-        ValueError: more than ``MAX_QUERY_CHARS`` characters or ``MAX_QUERY_TERMS`` words (the message says which).
+        ValueError: more than ``MAX_QUERY_CHARS`` characters, or more than ``MAX_QUERY_TERMS`` words and
+            operators together (the message says which).
     """
     q = (q or "").strip()
     if len(q) > MAX_QUERY_CHARS:
         raise InputError(f"the query has {len(q):,} characters; the limit is {MAX_QUERY_CHARS}")
-    words = len(q.split())
-    if words > MAX_QUERY_TERMS:
-        raise InputError(f"the query has {words} words; ask with at most {MAX_QUERY_TERMS} words")
+    parts = _QUERY_PARTS.findall(q)
+    if len(parts) > MAX_QUERY_TERMS:
+        operators = sum(part in "|()+-" for part in parts)
+        raise InputError(
+            f"the query has {len(parts) - operators} words and {operators} operators; ask with at most "
+            f"{MAX_QUERY_TERMS} words and operators (| ( ) + -) together"
+        )
     return q
 
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 from newsfold.plugin.errors import InputError
+from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits
 
 HASH_SCHEME = "affine32"  # datasketch >= 2.0 scheme; recorded in the index _meta
 SIGNATURE_VERSION = 1  # bump when shingling or signing changes meaning
@@ -89,7 +90,10 @@ class Settings:
     # ingest
     archive_dir: str | None = None
     batch_size: int = 100
-    max_page_bytes: int = 10 * 1024 * 1024
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES  # raw bytes, and bytes after inflating (plugin.page_limits)
+    max_attributes: int = MarkupLimits.max_attributes  # on one element, checked before parsing
+    max_depth: int = MarkupLimits.max_depth  # elements open inside each other
+    max_elements: int = MarkupLimits.max_elements
     page_timeout: float = 60.0
     task_retries: int = 5
     read_roots: str | None = None  # folders (os.pathsep-separated) workers may read page files from
@@ -132,6 +136,9 @@ class Settings:
             "stats_min_stories",
             "batch_size",
             "shards",
+            "max_attributes",
+            "max_depth",
+            "max_elements",
         ):
             if getattr(self, name) < 1:
                 raise InputError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -183,6 +190,11 @@ class Settings:
     def replace(self, **changes) -> Settings:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+    @property
+    def markup_limits(self) -> MarkupLimits:
+        """How complex a page's markup may be (checked before it is parsed)."""
+        return MarkupLimits(self.max_attributes, self.max_depth, self.max_elements)
 
     def signature_meta(self) -> dict:
         """The parameters that make two signatures comparable."""

@@ -66,6 +66,7 @@ def sign_page(
         min_tokens=settings.min_tokens,
         max_bytes=settings.max_page_bytes,
         cleanup=settings.cleanup,
+        limits=settings.markup_limits,
     )
     if isinstance(article, Rejection):
         return article

@@ -60,14 +60,22 @@ def _check_page(page: int, size: int, limit: int) -> None:
         raise InputError(f"page {page} of {size} is out of range (at most {limit:,} results)")
 
 
+#: publication times believed: from this day on, and up to a day after now (others count as undated)
+EARLIEST_PLAUSIBLE = dt.datetime(1990, 1, 1, tzinfo=dt.UTC)
+FUTURE_SLACK = dt.timedelta(days=1)
+#: the same as a range query
+_PLAUSIBLE = {"gte": EARLIEST_PLAUSIBLE.date().isoformat(), "lte": "now+1d"}
+
+
 def newest(*, time_field: str = "published", filters: Sequence[dict] = ()) -> dict:
     """Search body: the page with the newest ``time_field`` (the windows count back from it).
 
-    A sorted search of one hit: on the stand-in ten times cheaper than a ``max`` aggregation.
+    A sorted search of one hit: on the stand-in ten times cheaper than a ``max`` aggregation. Only a
+    plausible time counts (:func:`plausible_times`): one page dated in the year 9999 must not empty every window.
     """
     return {
         "size": 1,
-        "query": {"bool": {"filter": [*filters, {"exists": {"field": time_field}}]}},
+        "query": {"bool": {"filter": [*filters, {"range": {time_field: _PLAUSIBLE}}]}},
         "sort": [{time_field: {"order": "desc"}}],
         "_source": [time_field],
     }
@@ -89,7 +97,8 @@ def window_filter(window: str, *, anchor_ms: int | None, time_field: str = "publ
     span = WINDOWS[window]
     if span is None or anchor_ms is None:
         return []
-    return [{"range": {time_field: {"gte": anchor_ms - span, "format": "epoch_millis"}}}]
+    # up to the anchor: anything newer has an implausible date (see :func:`newest`)
+    return [{"range": {time_field: {"gte": anchor_ms - span, "lte": anchor_ms, "format": "epoch_millis"}}}]
 
 
 def _reference_sort(time_field: str) -> list[dict]:
@@ -169,10 +178,13 @@ def top_stories(
 
 
 def iso_millis(value) -> str | None:
-    """An epoch-millisecond aggregation value as an ISO 8601 UTC time."""
+    """An epoch-millisecond aggregation value as an ISO 8601 UTC time (None outside the years 1 to 9999)."""
     if value is None:
         return None
-    return dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC).isoformat().replace("+00:00", "Z")
+    try:
+        return dt.datetime.fromtimestamp(value / 1000, tz=dt.UTC).isoformat().replace("+00:00", "Z")
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def page_buckets(response: Mapping, *, page: int, size: int) -> list[dict]:
@@ -245,7 +257,11 @@ def story(
         "track_total_hits": True,
         "aggs": {
             "reference": {"top_hits": {"size": 1, "sort": _reference_sort(time_field), "_source": source}},
-            "first": {"top_hits": {"size": 1, "sort": _time_sort(time_field, "asc"), "_source": source}},
+            # the earliest version with a believable date (one dated in the year 1 is no first publisher)
+            "first": {
+                "filter": {"range": {time_field: _PLAUSIBLE}},
+                "aggs": {"hit": {"top_hits": {"size": 1, "sort": _time_sort(time_field, "asc"), "_source": source}}},
+            },
             "sites": {"cardinality": {"field": SITE_FIELD}},
             "start": {"min": {"field": time_field}},
             "end": {"max": {"field": time_field}},
@@ -276,8 +292,18 @@ TIMELINE_INTERVALS = (
 )
 
 
+
+def plausible_times(times_ms: Sequence[int], *, now: dt.datetime | None = None) -> list[int]:
+    """The times (epoch ms) a timeline shows: none before 1990 nor more than a day in the future."""
+    now = now or dt.datetime.now(dt.UTC)
+    low = int(EARLIEST_PLAUSIBLE.timestamp() * 1000)
+    high = int((now + FUTURE_SLACK).timestamp() * 1000)
+    return [t for t in times_ms if low <= t <= high]
+
+
 def timeline_bins(times_ms: Sequence[int], *, max_bins: int = TIMELINE_BUCKETS) -> tuple[str | None, list[dict]]:
-    """Versions per interval: the shortest interval of :data:`TIMELINE_INTERVALS` giving at most ``max_bins`` bins.
+    """Versions per interval: the shortest interval of :data:`TIMELINE_INTERVALS` giving at most ``max_bins`` bins,
+    or, for times further apart, whole years widened until they do (never more than ``max_bins`` bins).
 
     Returns:
         ``(interval name, [{"start": ISO time, "count": n}, ...])``, contiguous and oldest first
@@ -286,8 +312,12 @@ def timeline_bins(times_ms: Sequence[int], *, max_bins: int = TIMELINE_BUCKETS) 
     if not times_ms:
         return None, []
     start, end = min(times_ms), max(times_ms)
-    name, length = next(((n, ms) for n, ms in TIMELINE_INTERVALS if (end - start) // ms + 1 <= max_bins),
-                        TIMELINE_INTERVALS[-1])  # fmt: skip
+    found = next(((n, ms) for n, ms in TIMELINE_INTERVALS if (end - start) // ms + 1 <= max_bins), None)
+    if found is None:
+        year = TIMELINE_INTERVALS[-1][1]
+        years = -(-(end - start) // (year * max(1, max_bins - 1)))  # one spare bin: the first starts on a boundary
+        found = (f"{years * 365}d", years * year)
+    name, length = found
     first = start - start % length
     counts = [0] * int((end - first) // length + 1)
     for t in times_ms:
@@ -312,9 +342,19 @@ def _version(hit: Mapping, reference: Mapping | None) -> dict:
 
 
 def read_story(
-    response: Mapping, times: Mapping | None = None, *, page: int = 1, size: int = 20, time_field: str = "published"
+    response: Mapping,
+    times: Mapping | None = None,
+    *,
+    page: int = 1,
+    size: int = 20,
+    time_field: str = "published",
+    now: dt.datetime | None = None,
 ) -> dict | None:
     """A :func:`story` response (and its :func:`story_times` one) as ``{cluster_id, pages, sites, reference, ...}``.
+
+    Dates before 1990 or more than a day after ``now`` (default: the clock) are
+    not believed: the timeline leaves them out and counts them as undated
+    (``implausible_dates`` says how many).
 
     Returns:
         None when no page has the cluster id.
@@ -325,7 +365,7 @@ def read_story(
     if not total:
         return None
     ref_hits = aggs["reference"]["hits"]["hits"]
-    first_hits = aggs["first"]["hits"]["hits"]
+    first_hits = aggs["first"]["hit"]["hits"]["hits"]
     reference = ref_hits[0] if ref_hits else None
     versions = [_version(h, reference) for h in hits.get("hits", [])]
     stamps = []
@@ -333,14 +373,20 @@ def read_story(
         when = _epoch_millis((hit.get("_source") or {}).get(time_field))
         if when is not None:
             stamps.append(when)
-    interval, bins = timeline_bins(stamps)
+    believed = plausible_times(stamps, now=now)
+    interval, bins = timeline_bins(believed)
+    implausible = len(stamps) - len(believed)
+    span = [aggs["start"].get("value"), aggs["end"].get("value")]
+    if implausible:  # the story's first and latest times from the believed ones only
+        span = [min(believed), max(believed)] if believed else [None, None]
     return {
         "cluster_id": (fold_of(reference.get("_source")).get("cluster_id") if reference else None),
         "pages": total,
         "sites": int(aggs["sites"]["value"] or 0),
-        "first_time": iso_millis(aggs["start"].get("value")),
-        "latest_time": iso_millis(aggs["end"].get("value")),
-        "undated": total - int(aggs["dated"]["value"] or 0),
+        "first_time": iso_millis(span[0]),
+        "latest_time": iso_millis(span[1]),
+        "undated": total - int(aggs["dated"]["value"] or 0) + implausible,
+        "implausible_dates": implausible,
         "reference": _version(reference, reference) if reference else None,
         "first": _version(first_hits[0], reference) if first_hits else None,
         "versions": versions,

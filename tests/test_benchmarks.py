@@ -171,3 +171,16 @@ def test_containment_bench_compares_both_estimates_with_exact_containment(monkey
     assert summary["accepted"]["duplicate"] == {"pairs": 1, "exact": 1, "estimate": 1, "from_jaccard": 1}
     assert summary["accepted"]["different"]["estimate"] == 0
     assert "maximum likelihood" in capsys.readouterr().out
+
+
+def test_hostile_bench_prints_every_hostile_inputs_memory_and_outcome(monkeypatch, tmp_path, capsys):
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    import hostile_bench
+
+    out = tmp_path / "hostile.json"
+    assert hostile_bench.main(["--scale", "0.02", "--no-ingest", "--json", str(out)]) == 0
+    inputs = json.loads(out.read_text())["inputs"]
+    assert inputs["bomb WARC (8 x gzip)"]["outcomes"] == {"page": 2, "too_large": 8}
+    assert inputs["page: attributes"]["outcomes"] == {"too_complex": 1}
+    assert all(got["peak_rss_mb"] > 0 and got["wall_s"] >= 0 for got in inputs.values())
+    assert "peak RSS" in capsys.readouterr().out

@@ -104,7 +104,7 @@ def _detail_or_404(cluster_id: str, *, evidence: bool = True):
     return found
 
 
-@bp.get("/clusters/<cluster_id>")
+@bp.get("/clusters/<path:cluster_id>")
 def cluster(cluster_id: str):
     """One cluster: members with scores and evidence, heat map, weakest pairs and the correction forms."""
     detail = _detail_or_404(cluster_id)
@@ -128,7 +128,7 @@ def cluster(cluster_id: str):
     )
 
 
-@bp.get("/clusters/<cluster_id>/compare")
+@bp.get("/clusters/<path:cluster_id>/compare")
 def compare(cluster_id: str):
     """``?a=&b=``: two members side by side with their word differences; the least similar pair by default."""
     detail = _detail_or_404(cluster_id, evidence=False)
@@ -169,19 +169,19 @@ def _correct(kind: str, cluster_id: str, fields: dict):
     return _back_to(cluster_id)
 
 
-@bp.post("/clusters/<cluster_id>/split")
+@bp.post("/clusters/<path:cluster_id>/split")
 def split(cluster_id: str):
     """Split one page out of the cluster into a story of its own."""
     return _correct("split", cluster_id, {"page_id": request.form.get("page_id")})
 
 
-@bp.post("/clusters/<cluster_id>/merge")
+@bp.post("/clusters/<path:cluster_id>/merge")
 def merge(cluster_id: str):
     """Merge another cluster (by id) with this one."""
     return _correct("merge", cluster_id, {"other_cluster_id": request.form.get("other_cluster_id")})
 
 
-@bp.post("/clusters/<cluster_id>/not-duplicates")
+@bp.post("/clusters/<path:cluster_id>/not-duplicates")
 def not_duplicates(cluster_id: str):
     """Mark two members as not copies of each other."""
     return _correct(
@@ -189,7 +189,7 @@ def not_duplicates(cluster_id: str):
     )
 
 
-@bp.post("/clusters/<cluster_id>/representative")
+@bp.post("/clusters/<path:cluster_id>/representative")
 def representative(cluster_id: str):
     """Make a member the representative of its cluster."""
     return _correct("representative", cluster_id, {"page_id": request.form.get("page_id")})

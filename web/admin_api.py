@@ -43,10 +43,10 @@ def _body() -> dict:
 #: each correction's route and the fields its JSON body takes; anything else is refused so a misspelt field
 #: is not ignored
 CORRECTIONS = {
-    "split": ("/clusters/<cluster_id>/split", ("page_id", "note")),
-    "merge": ("/clusters/<cluster_id>/merge", ("other_cluster_id", "note")),
+    "split": ("/clusters/<path:cluster_id>/split", ("page_id", "note")),
+    "merge": ("/clusters/<path:cluster_id>/merge", ("other_cluster_id", "note")),
     "not_duplicates": ("/pairs/not-duplicates", ("page_a", "page_b", "note")),
-    "representative": ("/clusters/<cluster_id>/representative", ("page_id", "note")),
+    "representative": ("/clusters/<path:cluster_id>/representative", ("page_id", "note")),
 }
 
 

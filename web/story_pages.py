@@ -36,6 +36,9 @@ api_bp = Blueprint("stories_api", __name__)
 #: versions a story page lists at once
 RELEVANCE = SEARCH_SORTS[0]  # the search's own default order (best match)
 VERSIONS_PAGE = 20
+#: the arguments of a story list (search and top stories) a feed passes on to its page's address; any other
+#: one is dropped (as keywords of ``url_for``, ``_external`` or ``_method`` would steer it)
+LIST_ARGS = ("q", "site", "lang", "from", "to", "sort", "page", "window")
 
 
 def is_top_request(args) -> bool:
@@ -147,7 +150,7 @@ def feed():
     """``/feed?<the arguments of />``: the same list as the page, as an Atom 1.0 feed (one entry per story)."""
     settings, page_size = get_settings(), get_web_settings().page_size
     es = get_es()
-    page_url = url_for("search.index", _external=True, **request.args)
+    page_url = url_for("search.index", _external=True, **{k: v for k, v in request.args.items() if k in LIST_ARGS})
     try:
         if is_top_request(request.args):
             chars = len(request.query_string)

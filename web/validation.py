@@ -29,11 +29,51 @@ def json_body(*, required: bool = True):
             raise BadBody("the body must be JSON (Content-Type: application/json); it is empty")
         return None
     try:
-        return json.loads(data)
+        payload = json.loads(data)
     except RecursionError:
         raise BadBody("the body must be JSON nested less deeply; this JSON is too deep to read") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadBody(f"the body must be JSON (Content-Type: application/json): {str(exc)[:120]}") from None
+    field = lone_surrogate_field(payload)
+    if field is not None:
+        raise BadBody(
+            f"{field} holds a lone surrogate (a \\ud800-\\udfff escape without its pair), which is not text; "
+            "send valid UTF-8 or escape pairs"
+        )
+    return payload
+
+
+def _printable_name(name: str) -> str:
+    return name[:80].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def lone_surrogate_field(value) -> str | None:
+    """The first field of a parsed JSON value (``pages[0].html``, ``note``) holding a lone surrogate, or None.
+
+    JSON's ``\\ud800`` escapes decode to such a character, which no text encoding can write back: found
+    at the door, it is a 400 naming the field rather than an error deep inside.
+    """
+    stack: list[tuple[object, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return where or "the body"
+        elif isinstance(item, dict):
+            children = []
+            for key, child in item.items():
+                name = f"{where}.{_printable_name(key)}" if where else _printable_name(key)
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"the name of field {name}"
+                children.append((child, name))
+            stack.extend(reversed(children))
+        elif isinstance(item, list):
+            stack.extend(reversed([(child, f"{where}[{i}]") for i, child in enumerate(item)]))
+    return None
 
 
 def whole_number(value: str | None, name: str, *, default: int, low: int, high: int) -> int:
