@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import multiprocessing
 import os
 import signal
 import sys
@@ -62,7 +63,8 @@ def cmd_extract(args) -> int:
     rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths,
                            max_bytes=max_bytes))  # fmt: skip
     jobs = [r.path_payload() for r in rows if not r.error]
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+    # forked from a fork server, never from this process, whose other threads may hold a lock at the fork
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=multiprocessing.get_context("forkserver")) as pool:
         results = iter(
             tqdm(
                 pool.map(_extract_one, jobs, chunksize=4),
