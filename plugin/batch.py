@@ -41,6 +41,7 @@ from newsfold.plugin.document import (
 from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type
 from newsfold.plugin.extract_result import Rejection
 from newsfold.plugin.index import check_meta_cached
+from newsfold.plugin.provenance import refresh_origins
 from newsfold.plugin.regroup import enforce_constraints, relabel
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import uses_stats
@@ -388,6 +389,7 @@ def ingest(
     reconcile(state, client=client, settings=settings)
     enforce_constraints([p.page_id for p in state.pages], client=client, settings=settings)
     outcomes = finish(state, client=client, settings=settings)
+    refresh_origins([o.cluster_id for o in outcomes if o.cluster_id], client=client, settings=settings)
     if stats is not None and uses_stats(settings):
         new = {o.page_id for o in outcomes if o.status == "new"}
         for p in state.pages:

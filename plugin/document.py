@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from newsfold.plugin.cluster import NO_SIGNALS, SiteSignals
+from newsfold.plugin.headlines import lede, title_affixes
 from newsfold.plugin.signature import Signature
 
 if TYPE_CHECKING:
@@ -51,9 +52,17 @@ FOLD_FIELDS: dict[str, dict] = {
     "representative": {"type": "boolean"},
     "folded": {"type": "date"},
     "passages": {"type": "object", "enabled": False},
+    # provenance (plugin.provenance): the agency this page credits, and its story's origin, written on every
+    # page of the story (the wire when versions credit one, else the site of its earliest version)
+    "wire": {"type": "keyword", "ignore_above": 256},
+    "origin_wire": {"type": "keyword", "ignore_above": 256},
+    "origin_site": {"type": "keyword"},
+    "origin_id": {"type": "keyword"},
 }
+#: the story-level provenance fields (kept by ``plugin.provenance.refresh_origins``, never by a page's own write)
+ORIGIN_FIELDS = ("origin_wire", "origin_site", "origin_id")
 #: the article fields of newsfold's own index (a host index keeps its own)
-CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested")
+CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested", "title_affixes", "lede", "image")
 
 
 def path(name: str) -> str:
@@ -67,8 +76,9 @@ CLUSTER_ID = path("cluster_id")
 LOOKUP_SOURCE = [path(f) for f in ("cluster_id", "signature", "shingle_count", "token_count", "cjk_features",
                                    "site_key", "title_key", "url_key", "day")]
 #: what a search result shows of a version (newsfold's own index)
-VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested",
-                  *(path(f) for f in ("cluster_id", "signature", "shingle_count", "passages", "representative"))]
+VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "lede", "image",
+                  *(path(f) for f in ("cluster_id", "signature", "shingle_count", "passages", "representative",
+                                      "wire", "origin_wire", "origin_site", "origin_id"))]
 #: what the unchanged check reads
 UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
 
@@ -157,6 +167,7 @@ class SignedPage:
             "representative": True if representative else None,
             "folded": folded,
             "passages": self.passages,
+            "wire": self.article.wire,
         }}
 
     def own_document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
@@ -176,6 +187,9 @@ class SignedPage:
             # a date the page states wins over one given from outside (often a crawl date)
             "published": self.article.published or self.published,
             "ingested": ingested,
+            "title_affixes": title_affixes(self.article.title) or None,
+            "lede": lede(self.article.text),
+            "image": self.article.image,
         }
 
 

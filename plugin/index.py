@@ -32,10 +32,11 @@ if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
 #: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
-FOLD_LAYOUT = 3
-#: older layouts the current one only adds fold fields to (3 added ``passages``): an index recording one is
+FOLD_LAYOUT = 4
+#: older layouts the current one only adds fold fields to (3 added ``passages``, 4 the provenance fields
+#: ``wire`` and ``origin_*``): an index recording one is
 #: brought up to date in place (an additive ``put_mapping``) the first time newsfold checks it, never refused
-ADDITIVE_FROM = (2,)
+ADDITIVE_FROM = (2, 3)
 _META_CACHE_SECONDS = 60.0
 _checked: dict[tuple[int, str], float] = {}
 
