@@ -1,0 +1,72 @@
+"""What a reader sees of a result: clean headlines, a snippet, the picture and the provenance.
+
+Every list of the web and the API (search, top stories, a story's page, the
+feeds) goes through here: one aggregation learns the affixes of the sites on
+the page (``plugin.headlines.site_affixes``), then each version gets its
+``headline`` (``title`` is kept as it is), and each story its headline (the
+origin's, else the most common), ``snippet``, ``image``, ``wire`` and ``origin``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+
+from elasticsearch import ApiError, Elasticsearch, TransportError
+
+from newsfold.plugin.document import fold_of
+from newsfold.plugin.headlines import clean_headline, read_site_affixes, site_affixes, snippet, story_headline
+from newsfold.plugin.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def learn_affixes(es: Elasticsearch, settings: Settings, sites: Iterable[str | None]) -> dict[str, list[str]]:
+    """The learned title affixes of some sites (one aggregation); empty when it fails (headlines stay whole)."""
+    wanted = sorted({s for s in sites if s})
+    if not wanted:
+        return {}
+    try:
+        return read_site_affixes(es.search(index=settings.index, body=site_affixes(wanted)))
+    except (ApiError, TransportError) as exc:
+        log.warning("could not learn the sites' title affixes: %s", exc)
+        return {}
+
+
+def headline(item: Mapping, affixes: Mapping[str, list[str]]) -> str | None:
+    """The headline of a version (a dict with ``title`` and ``site``)."""
+    title = item.get("title")
+    if not title:
+        return None
+    site = item.get("site")
+    return clean_headline(title, site=site, affixes=affixes.get(site or "", ()))
+
+
+def origin_of(source: Mapping | None) -> dict | None:
+    """A story's stored origin ``{"wire", "site", "id"}`` from one of its pages' ``_source``, or None."""
+    fold = fold_of(source)
+    if not fold.get("origin_id"):
+        return None
+    return {"wire": fold.get("origin_wire"), "site": fold.get("origin_site"), "id": fold.get("origin_id")}
+
+
+def dress_story(story: dict, versions: list[dict], affixes: Mapping[str, list[str]], *, highlights=None) -> dict:
+    """Give a story (a dict) and its versions their headlines, and the story its snippet.
+
+    ``versions`` are every version at hand, the story's own shown one included; each
+    needs ``id``, ``title``, ``site`` and, for the snippet, ``lede``.
+    """
+    for v in versions:
+        v["headline"] = headline(v, affixes)
+    origin = story.get("origin") or {}
+    story["headline"] = story_headline(versions, origin_id=origin.get("id")) or story.get("headline")
+    by_id = {v.get("id"): v for v in versions}
+    lede_of = (by_id.get(origin.get("id")) or story).get("lede") or story.get("lede")
+    story["snippet"] = snippet(highlights, lede_of)
+    return story
+
+
+def image_of(source: Mapping | None) -> str | None:
+    """A stored picture address, only when it is an absolute http(s) URL."""
+    value = (source or {}).get("image")
+    return value if isinstance(value, str) and value.startswith(("https://", "http://")) else None
