@@ -92,7 +92,9 @@ def _host_words(site: str | None) -> str:
     return re.sub(r"[^a-z0-9]", "", name)
 
 
-def _spells_host(part: str, host: str) -> bool:
+def _spells_host(part: str, host: str, site: str | None = None) -> bool:
+    if site and _norm(part).removeprefix("www.") == site.casefold().removeprefix("www."):
+        return True
     letters = re.sub(r"[^a-z0-9]", "", _norm(part))
     return len(host) >= 4 and bool(letters) and (letters == host or (len(letters) >= 4 and letters in host)
                                                  or (host in letters and len(letters) <= len(host) + 8))
@@ -130,7 +132,7 @@ def clean_headline(title: str | None, *, site: str | None = None, affixes: Itera
         for k in range(min(_DEPTH, end - start - 1), 0, -1):
             # a learned affix goes whatever its length; a part spelling the host only when shorter than the rest
             if "p:" + joined(start, start + k) in learned or (
-                k == 1 and _spells_host(parts[start][1], host) and rest(start, start + 1) < rest(start + 1, end)
+                k == 1 and _spells_host(parts[start][1], host, site) and rest(start, start + 1) < rest(start + 1, end)
             ):
                 start += k
                 changed = True
@@ -139,7 +141,7 @@ def clean_headline(title: str | None, *, site: str | None = None, affixes: Itera
             break
         for k in range(min(_DEPTH, end - start - 1), 0, -1):
             if "s:" + joined(end - k, end) in learned or (
-                k == 1 and _spells_host(parts[end - 1][1], host) and rest(end - 1, end) < rest(start, end - 1)
+                k == 1 and _spells_host(parts[end - 1][1], host, site) and rest(end - 1, end) < rest(start, end - 1)
             ):
                 end -= k
                 changed = True

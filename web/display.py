@@ -9,7 +9,9 @@ origin's, else the most common), ``snippet``, ``image``, ``wire`` and ``origin``
 
 from __future__ import annotations
 
+import html
 import logging
+import re
 from collections.abc import Iterable, Mapping
 
 from elasticsearch import ApiError, Elasticsearch, TransportError
@@ -64,6 +66,32 @@ def dress_story(story: dict, versions: list[dict], affixes: Mapping[str, list[st
     lede_of = (by_id.get(origin.get("id")) or story).get("lede") or story.get("lede")
     story["snippet"] = snippet(highlights, lede_of)
     return story
+
+
+_MARKED = re.compile(r"<mark>(.*?)</mark>", re.S)
+
+
+def headline_highlight(headline: str | None, title_highlight: str | None) -> str | None:
+    """The headline with the words the engine marked in the raw title marked too (HTML-escaped, ``<mark>`` tags).
+
+    None when the title had no match or no marked word is in the headline.
+    """
+    if not headline or not title_highlight:
+        return None
+    words = {html.unescape(w).strip() for w in _MARKED.findall(title_highlight)} - {""}
+    if not words:
+        return None
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.I)
+    out, last = [], 0
+    for m in pattern.finditer(headline):
+        out += [
+            html.escape(headline[last : m.start()], quote=False),
+            f"<mark>{html.escape(m.group(0), quote=False)}</mark>",
+        ]
+        last = m.end()
+    if not last:
+        return None
+    return "".join(out) + html.escape(headline[last:], quote=False)
 
 
 def image_of(source: Mapping | None) -> str | None:

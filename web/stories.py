@@ -21,7 +21,7 @@ from newsfold.plugin.queries import parse_day, story_count
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
 from newsfold.plugin.stories import read_references, relation_of, with_references
-from newsfold.web.display import dress_story, image_of, learn_affixes, origin_of
+from newsfold.web.display import dress_story, headline_highlight, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
@@ -135,7 +135,7 @@ class SearchParams:
     def as_json(self) -> dict:
         """The search as the API reports it (the text query is ``query``)."""
         args = self.args()
-        return {"query": args.pop("q"), **args}
+        return {"query": args.pop("q"), **args, "originals": self.originals, "nowire": self.nowire}
 
 
 @dataclass
@@ -271,6 +271,7 @@ def run_search(
     for found, hit in zip(result.results, hits, strict=True):
         shown = {**found, "lede": hit["_source"].get("lede")}
         dress_story(found, [shown, *found["versions"]], affixes, highlights=found["highlight"])
+        found["headline_highlight"] = headline_highlight(found["headline"], found["title_highlight"])
         for version in found["versions"]:
             version.pop("lede", None)
     return result
