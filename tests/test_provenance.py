@@ -277,3 +277,18 @@ def test_feed_entries_have_headline_and_snippet(client, corpus):
     assert len(feed.entries) == 2  # the first page
     assert all(" headline" in e.title and " - a.test" not in e.title for e in feed.entries)
     assert all(e.summary.endswith("from a.test)") and len(e.summary) > 60 for e in feed.entries)
+
+
+def test_syndication_figures_per_site(client, corpus):
+    body = client.get("/api/syndication?window=all").get_json()
+    rows = {r["site"]: r for r in body["sites"]}
+    a, b = rows["a.test"], rows["b.test"]
+    # a.test: four stories of its own, and the AFP story it ran (a copy, crediting the wire)
+    assert (a["pages"], a["copies"], a["own_stories"], a["carried_stories"]) == (5, 1, 4, 1)
+    assert a["copy_share"] == pytest.approx(0.2) and a["wires"] == [{"wire": "AFP", "pages": 1, "share": 0.2}]
+    # b.test: two of its own; a copy of a.test's story and the wire story, which it ran first but uncredited
+    assert (b["pages"], b["copies"], b["own_stories"], b["carried_stories"]) == (4, 2, 2, 2)
+    assert b["wires"] == []
+    assert client.get("/api/syndication?window=1y").status_code == 400
+    assert client.get("/api/syndication?window=24h").get_json()["window"] == "24h"
+

@@ -19,6 +19,7 @@ from flask import (
 )
 
 from newsfold.plugin import admin_queries as queries
+from newsfold.plugin.stories import WINDOW_NAMES
 from newsfold.web import stats as admin_stats
 from newsfold.web.auth import current_user
 from newsfold.web.charts import heatmap
@@ -208,8 +209,15 @@ def corrections():
 # ---------------------------------------------------------------- statistics
 @bp.get("/stats")
 def stats():
-    """Charts: duplicate share, cluster sizes, similarity distributions, ingest rate, rejections."""
-    return render_template("admin/stats.html", stats=admin_stats.load_stats(get_es(), get_settings()))
+    """Charts: duplicate share, cluster sizes, similarity distributions, ingest rate, rejections, syndication."""
+    window = (request.args.get("window") or "all").strip()
+    if window not in WINDOW_NAMES:
+        abort(400, description=f"window must be one of {', '.join(WINDOW_NAMES)}, got {window[:40]!r}")
+    es, settings = get_es(), get_settings()
+    figures = admin_stats.syndication(es, settings, window=window)
+    charts = admin_stats.syndication_charts(figures)
+    return render_template("admin/stats.html", stats=admin_stats.load_stats(es, settings), syndication=figures,
+                           syndication_charts=charts, windows=WINDOW_NAMES)  # fmt: skip
 
 
 # ---------------------------------------------------------------- jobs
