@@ -123,6 +123,6 @@ def extract_article(
     lang = lang or html_lang(html) or getattr(doc, "language", None)
     if not lang and cjk_share(tokens) >= 0.5:
         lang = "ja" if re.search("[\u3040-\u30ff]", text) else "zh"
-    credit = wire_credit(signals, text)
+    credit = wire_credit(signals, text, url=url)
     return Article(title=title, text=text, lang=lang, published=published, image=signals.image,
                    wire=credit[0] if credit else None, wire_by=credit[1] if credit else None)  # fmt: skip

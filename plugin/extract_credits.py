@@ -89,7 +89,13 @@ _BYLINE_CHARS = 120
 _META_NAMES = {"author", "article:author", "dc.creator", "dc.contributor", "dc.source", "dcterms.creator",
                "byl", "sailthru.author", "parsely-author", "source", "original-source", "syndication-source",
                "twitter:creator", "cxenseparse:author", "og:article:author"}  # fmt: skip
-_BYLINE_CLASS = re.compile(r"byline|author|credit|source|laiyuan|(?:^|[-_ ])from(?:$|[-_ ])", re.I)
+_BYLINE_CLASS = re.compile(r"byline|author|source|laiyuan|(?:^|[-_ ])from(?:$|[-_ ])", re.I)
+#: marks of a picture's credit ("Bloomberg | Getty Images" under a photo credits the photo, not the text)
+_PICTURE = re.compile(r"photo|image|img|picture|caption|figure|media|gallery|video|getty|illustration|图片|摄影", re.I)
+#: names a dateline or byline uses for the site's own people, not an agency
+_NOT_AGENCIES = {"staff", "staff reports", "staff report", "staff writer", "staff writers", "wire reports",
+                 "wire services", "agencies", "news desk", "newsdesk", "web desk", "editorial", "the editors",
+                 "editors", "reporters", "contributor", "contributors"}  # fmt: skip
 _JSONLD_KEYS = ("author", "creator", "publisher", "sourceOrganization", "provider")
 _MAX_JSONLD_CHARS = 200_000
 _MAX_URL_CHARS = 2048
@@ -106,7 +112,7 @@ class PageSignals:
 def agency(name: str) -> str | None:
     """The canonical agency a whole credit names (``"The Associated Press"`` -> ``"AP"``), or None."""
     text = " ".join(str(name).split()).strip(" .:-–—()[]（）【】")
-    if not text or len(text) > 60:
+    if not text or len(text) > 60 or text.casefold() in _NOT_AGENCIES:
         return None
     known = _ALIASES.get(text.casefold())
     if known:
@@ -224,9 +230,9 @@ def page_signals(tree, *, url: str | None = None) -> PageSignals:
         if not isinstance(el.tag, str):
             continue
         marks = " ".join(filter(None, (el.get("class"), el.get("id"), el.get("itemprop"), el.get("rel"))))
-        if marks and _BYLINE_CLASS.search(marks):
+        if marks and _BYLINE_CLASS.search(marks) and not _PICTURE.search(marks) and not _in_figure(el):
             text = " ".join("".join(el.itertext()).split())
-            if text and len(text) <= _BYLINE_CHARS:
+            if text and len(text) <= _BYLINE_CHARS and not _PICTURE.search(text):
                 out.credits.append(("byline", text))
     for xpath in ("//article//figure//img", "//figure//img", "//article//img"):
         for img in tree.xpath(xpath)[:3]:
@@ -237,7 +243,18 @@ def page_signals(tree, *, url: str | None = None) -> PageSignals:
     return out
 
 
-def text_credit(text: str) -> tuple[str, str] | None:
+def _in_figure(el) -> bool:
+    return any(a.tag in ("figure", "figcaption", "picture") for a in el.iterancestors() if isinstance(a.tag, str))
+
+
+def _own_name(name: str, site: str | None) -> bool:
+    """Whether a credited name is the site's own ("HawaiiNewsNow" on hawaiinewsnow.com)."""
+    letters = re.sub(r"[^a-z0-9]", "", name.casefold())
+    host = re.sub(r"[^a-z0-9]", "", (site or "").casefold())
+    return len(letters) >= 3 and letters in host
+
+
+def text_credit(text: str, *, site: str | None = None) -> tuple[str, str] | None:
     """``(agency, where)`` credited by a text's dateline or its short first or last lines, or None."""
     lines = [" ".join(line.split()) for line in (text or "").split("\n") if line.strip()]
     if not lines:
@@ -246,7 +263,9 @@ def text_credit(text: str) -> tuple[str, str] | None:
     if m:
         place, name = m.group(1).strip(), " ".join(m.group(2).split())
         found = agency(name)
-        if found or (place.upper() == place and len(place) >= 3 and _DATELINE_NAME.match(name)):
+        generic = (place.upper() == place and len(place) >= 3 and _DATELINE_NAME.match(name)
+                   and name.casefold() not in _NOT_AGENCIES and not _own_name(name, site))  # fmt: skip
+        if found or generic:
             return (found or name, "dateline")
     m = _DATELINE_ZH.match(lines[0][:200])
     if m:
@@ -262,13 +281,17 @@ def text_credit(text: str) -> tuple[str, str] | None:
     return None
 
 
-def wire_credit(signals: PageSignals | None, text: str) -> tuple[str, str] | None:
-    """``(agency, where)``: the news agency a page credits, from its text first, then its metadata and bylines."""
-    found = text_credit(text)
+def wire_credit(signals: PageSignals | None, text: str, *, url: str | None = None) -> tuple[str, str] | None:
+    """``(agency, where)``: the news agency a page credits, from its text first, then its metadata and bylines.
+
+    An agency-shaped name that is the site's own (from ``url``'s host) is no credit.
+    """
+    site = urlsplit(url).hostname if url and "//" in url else None
+    found = text_credit(text, site=site)
     if found:
         return found
     for where, value in (signals.credits if signals else []):
         name = credited(value)
-        if name:
+        if name and (name in AGENCIES or not _own_name(name, site)):
             return (name, where)
     return None

@@ -185,6 +185,22 @@ def read_site_affixes(
     return out
 
 
+def learn_from_titles(
+    titles: Iterable[tuple[str | None, str | None]], *, share: float = AFFIX_SHARE, min_pages: int = MIN_AFFIX_PAGES
+) -> dict[str, list[str]]:
+    """``site -> affixes`` learned from ``(site, title)`` pairs in memory, by the rule of :func:`read_site_affixes`
+    (for a collection that is not in an index: a benchmark, a host's own titles)."""
+    pages: Counter[str] = Counter()
+    seen: dict[str, Counter[str]] = {}
+    for site, title in titles:
+        if not site:
+            continue
+        pages[site] += 1
+        seen.setdefault(site, Counter()).update(set(title_affixes(title)))
+    return {site: found for site, counts in seen.items()
+            if (found := [a for a, n in counts.most_common() if n >= max(min_pages, share * pages[site])])}  # fmt: skip
+
+
 def story_headline(versions: Iterable[Mapping], *, origin_id: str | None = None) -> str | None:
     """A story's headline: its origin version's ``headline`` when among ``versions``, else the most common one.
 

@@ -111,3 +111,11 @@ def test_affixes_are_learned_from_a_sites_own_pages(es, settings):
     cleaned = [clean_headline(t, site="gazette.test", affixes=learned["gazette.test"]) for t in titles]
     assert cleaned == ["Ferry strike ends", "Museum reopens", "Council budget: the latest", "Harbour Gazette",
                        "Storm warning issued", "New bridge opens"]  # fmt: skip
+
+
+def test_learning_from_titles_in_memory_follows_the_same_rule():
+    from newsfold.plugin.headlines import learn_from_titles
+
+    titles = [("a.test", f"Story {n} - A News") for n in range(4)] + [("a.test", "Other | x"), ("b.test", "B - Two")]
+    assert learn_from_titles(titles) == {"a.test": ["s:- a news"]}  # 4 of 5 pages; b.test has one page
+    assert learn_from_titles([(None, "x - y")]) == {}

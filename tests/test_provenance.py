@@ -85,6 +85,12 @@ def test_wire_credits_in_chinese():
         # a dateline-like opening naming no agency
         ([f"Mr Smith (left) - {BODY[0]}", *BODY[1:]], {}),
         ([f"LONDON (left) - {BODY[0]}", *BODY[1:]], {}),
+        ([f"GREENVILLE (Staff) — {BODY[0]}", *BODY[1:]], {}),
+        ([f"HONOLULU, Hawaii (NewsExample) - {BODY[0]}", *BODY[1:]], {}),  # the site's own name (news.example)
+        # a picture's credit
+        (BODY, {"byline": "<figure><img src='/a.jpg'><span class='author'>Reuters</span></figure>"}),
+        (BODY, {"byline": "<p class='image-credit byline'>Bloomberg | Getty Images</p>"}),
+        (BODY, {"byline": "<p class='byline'>Photo: Damian Dovarganes, AP</p>"}),
         # the site's own name as publisher, a person as author
         (BODY, {"head": jsonld({"@type": "NewsArticle", "author": {"name": "Jane Doe"},
                                 "publisher": {"name": "Riverside Post"}})}),
