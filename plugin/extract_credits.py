@@ -32,7 +32,7 @@ from urllib.parse import urljoin, urlsplit
 #: canonical agency -> the names it is credited under (matched case-insensitively, as a whole credit)
 AGENCIES: dict[str, tuple[str, ...]] = {
     "AP": ("AP", "Associated Press", "The Associated Press", "AP News", "美联社", "美聯社"),
-    "Reuters": ("Reuters", "Thomson Reuters", "路透社", "路透"),
+    "Reuters": ("Reuters", "路透社", "路透"),
     "AFP": ("AFP", "Agence France-Presse", "Agence France Presse", "法新社"),
     "PA": ("PA", "PA Media", "PA Wire", "Press Association", "PA Ready"),
     "dpa": ("dpa", "Deutsche Presse-Agentur"),
@@ -83,6 +83,13 @@ _CREDIT_LINES = (
     re.compile(r"^(?:copyright|©|\(c\))\s*(?:\d{4}\s*)?(?:the\s+)?(.{2,40}?)[.,]?(?:\s*all rights reserved\.?)?$",
                re.I),  # fmt: skip
 )
+#: a known agency closing the text's last paragraphs ("… into the US. PTI", "… on Tuesday. (AFP)")
+_TRAILING = re.compile(r"(?:[.!?\"”’]\s+|\s[-–—]\s*)[(\[]?([A-Za-z][A-Za-z.\- ]{1,30}?)[)\]]?\.?$")
+#: known names long enough to be read inside a byline without separators ("Tom Davies Associated Press Published …")
+_LONG_ALIASES = re.compile("|".join(
+    (rf"\b{re.escape(a)}\b" if a.isascii() else re.escape(a))
+    for a in sorted(_ALIASES, key=len, reverse=True) if (" " in a and len(a) >= 8) or (not a.isascii() and len(a) >= 3)
+), re.I)  # fmt: skip
 _CREDIT_LINE_CHARS = 160
 _LINES_CHECKED = 3
 _BYLINE_CHARS = 120
@@ -278,6 +285,10 @@ def text_credit(text: str, *, site: str | None = None) -> tuple[str, str] | None
             found = credited(m.group(1)) if m else None
             if found:
                 return (found, "credit line")
+    for line in lines[-_LINES_CHECKED:]:
+        m = _TRAILING.search(line[-60:])
+        if m and m.group(1).strip() and _ALIASES.get(m.group(1).strip().casefold()):
+            return (_ALIASES[m.group(1).strip().casefold()], "credit line")
     return None
 
 
@@ -290,8 +301,13 @@ def wire_credit(signals: PageSignals | None, text: str, *, url: str | None = Non
     found = text_credit(text, site=site)
     if found:
         return found
-    for where, value in (signals.credits if signals else []):
+    credits = signals.credits if signals else []
+    for where, value in credits:
         name = credited(value)
         if name and (name in AGENCIES or not _own_name(name, site)):
             return (name, where)
+    for where, value in credits:  # a known agency's full name inside a byline, without separators
+        m = _LONG_ALIASES.search(value) if where in ("byline", "meta") or "author" in where else None
+        if m and len(value) <= _BYLINE_CHARS:
+            return (_ALIASES[m.group(0).casefold()], where)
     return None

@@ -53,6 +53,8 @@ def jsonld(obj) -> str:
         ([*BODY, "This is an abridged version of a Northwind Wire report."], {}, "Northwind Wire", "credit line"),
         ([*BODY, "— Reuters"], {}, "Reuters", "credit line"),
         ([*BODY, "Copyright 2025 The Associated Press. All rights reserved."], {}, "AP", "credit line"),
+        ([*BODY[:-1], f"{BODY[-1]} PTI"], {}, "PTI", "credit line"),
+        (BODY, {"byline": "<p class='byline'>Tom Davies Associated Press Published 11:34 PM</p>"}, "AP", "byline"),
     ],
 )  # fmt: skip
 def test_wire_credits_in_english(paras, kwargs, wire, where):
@@ -82,6 +84,8 @@ def test_wire_credits_in_chinese():
         ([*BODY, "According to Xinhua, the plan was approved."], {}),
         ([*BODY, "A view of the harbour (AP Photo/Jane Doe)"], {}),
         ([*BODY, "Photo: Reuters"], {}),
+        ([*BODY[:-1], f"{BODY[-1]} according to the Associated Press."], {}),
+        (BODY, {"byline": "<p class='byline'>Thomson Reuters Tax & Accounting</p>"}),
         # a dateline-like opening naming no agency
         ([f"Mr Smith (left) - {BODY[0]}", *BODY[1:]], {}),
         ([f"LONDON (left) - {BODY[0]}", *BODY[1:]], {}),
