@@ -99,6 +99,7 @@ _META_NAMES = {"author", "article:author", "dc.creator", "dc.contributor", "dc.s
 _BYLINE_CLASS = re.compile(r"byline|author|source|laiyuan|(?:^|[-_ ])from(?:$|[-_ ])", re.I)
 #: marks of a picture's credit ("Bloomberg | Getty Images" under a photo credits the photo, not the text)
 _PICTURE = re.compile(r"photo|image|img|picture|caption|figure|media|gallery|video|getty|illustration|图片|摄影", re.I)
+_PICTURE_TEXT = re.compile(r"\bphoto|\bimages?\b|getty|illustration|图片|摄影|图/", re.I)
 #: names a dateline or byline uses for the site's own people, not an agency
 _NOT_AGENCIES = {"staff", "staff reports", "staff report", "staff writer", "staff writers", "wire reports",
                  "wire services", "agencies", "news desk", "newsdesk", "web desk", "editorial", "the editors",
@@ -239,7 +240,7 @@ def page_signals(tree, *, url: str | None = None) -> PageSignals:
         marks = " ".join(filter(None, (el.get("class"), el.get("id"), el.get("itemprop"), el.get("rel"))))
         if marks and _BYLINE_CLASS.search(marks) and not _PICTURE.search(marks) and not _in_figure(el):
             text = " ".join("".join(el.itertext()).split())
-            if text and len(text) <= _BYLINE_CHARS and not _PICTURE.search(text):
+            if text and len(text) <= _BYLINE_CHARS and not _PICTURE_TEXT.search(text):
                 out.credits.append(("byline", text))
     for xpath in ("//article//figure//img", "//figure//img", "//article//img"):
         for img in tree.xpath(xpath)[:3]:
@@ -251,7 +252,14 @@ def page_signals(tree, *, url: str | None = None) -> PageSignals:
 
 
 def _in_figure(el) -> bool:
-    return any(a.tag in ("figure", "figcaption", "picture") for a in el.iterancestors() if isinstance(a.tag, str))
+    """Whether an element sits in a figure, a picture or a caption (up to four levels up)."""
+    for n, up in enumerate(el.iterancestors()):
+        if n >= 4 or not isinstance(up.tag, str):
+            break
+        marks = " ".join(filter(None, (up.get("class"), up.get("id"))))
+        if up.tag in ("figure", "figcaption", "picture") or (marks and _PICTURE.search(marks)):
+            return True
+    return False
 
 
 def _own_name(name: str, site: str | None) -> bool:

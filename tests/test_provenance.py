@@ -44,6 +44,7 @@ def jsonld(obj) -> str:
         ([f"WASHINGTON, March 3 (AP) — {BODY[0]}", *BODY[1:]], {}, "AP", "dateline"),
         ([f"HARBOURTON, March 3 (Northwind Wire) — {BODY[0]}", *BODY[1:]], {}, "Northwind Wire", "dateline"),
         (BODY, {"byline": "<p class='byline'>By Jane Doe, Associated Press</p>"}, "AP", "byline"),
+        (BODY, {"byline": "<p class='byline'>By Cormac Wainwright, PA Media</p>"}, "PA", "byline"),
         (BODY, {"head": jsonld({"@type": "NewsArticle", "author": {"@type": "Organization",
                                                                     "name": "Agence France-Presse"}})},
          "AFP", "json-ld author"),
@@ -95,6 +96,8 @@ def test_wire_credits_in_chinese():
         (BODY, {"byline": "<figure><img src='/a.jpg'><span class='author'>Reuters</span></figure>"}),
         (BODY, {"byline": "<p class='image-credit byline'>Bloomberg | Getty Images</p>"}),
         (BODY, {"byline": "<p class='byline'>Photo: Damian Dovarganes, AP</p>"}),
+        (BODY, {"byline": "<span class='caption-source'><span class='caption'>The logo.</span>"
+                          "<span class='source'><span>Reuters</span></span></span>"}),
         # the site's own name as publisher, a person as author
         (BODY, {"head": jsonld({"@type": "NewsArticle", "author": {"name": "Jane Doe"},
                                 "publisher": {"name": "Riverside Post"}})}),
