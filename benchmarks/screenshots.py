@@ -109,6 +109,33 @@ def capture(driver, path: Path, *, full: bool = True) -> None:
     path.write_bytes(base64.b64decode(shot["data"]))
 
 
+#: draws a stand-in for each thumbnail: this machine is offline, so the news sites' pictures cannot load; the
+#: stand-in is a data: URL (allowed by the content security policy), its colours derived from the picture's URL
+_STAND_IN_PICTURES = """
+for (const img of document.querySelectorAll('img.thumb')) {
+  let h = 0;
+  for (const c of img.src) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  const canvas = document.createElement('canvas');
+  canvas.width = 224; canvas.height = 144;
+  const g = canvas.getContext('2d');
+  const sky = g.createLinearGradient(0, 0, 0, 144);
+  sky.addColorStop(0, `hsl(${h % 360}, 55%, 72%)`); sky.addColorStop(1, `hsl(${(h >> 8) % 360}, 45%, 88%)`);
+  g.fillStyle = sky; g.fillRect(0, 0, 224, 144);
+  g.fillStyle = `hsl(${(h >> 4) % 360}, 35%, 38%)`;
+  g.beginPath(); g.moveTo(0, 110); g.lineTo(60, 70 + h % 20); g.lineTo(120, 100); g.lineTo(180, 60 + (h >> 3) % 25);
+  g.lineTo(224, 95); g.lineTo(224, 144); g.lineTo(0, 144); g.fill();
+  img.loading = 'eager';
+  img.src = canvas.toDataURL('image/png');
+}
+"""
+
+
+def stand_in_pictures(driver) -> None:
+    """Replace each thumbnail by a drawn stand-in (see :data:`_STAND_IN_PICTURES`) and wait until they are drawn."""
+    driver.execute_script(_STAND_IN_PICTURES)
+    driver.execute_script("return Promise.all([...document.images].map(i => i.decode().catch(() => null)))")
+
+
 def largest_cluster(driver, base_url: str) -> str:
     """The id of the first (largest) cluster of the admin list."""
     from selenium.webdriver.common.by import By
@@ -143,6 +170,15 @@ def story_with_additions(base_url: str) -> tuple[str, str | None]:
     return clusters[0], None
 
 
+def originals_site(base_url: str) -> str:
+    """The site with the most stories of its own (the originals filter's screenshot)."""
+    import urllib.request
+
+    with urllib.request.urlopen(base_url + "/api/syndication?window=all", timeout=30) as res:
+        rows = json.loads(res.read())["sites"]
+    return max(rows, key=lambda r: (r["own_stories"], r["site"]))["site"]
+
+
 def take_screenshots(base_url: str, out: Path) -> list[Path]:
     """Visit the main pages at each width and save one PNG per page and width."""
     saved: list[Path] = []
@@ -154,11 +190,13 @@ def take_screenshots(base_url: str, out: Path) -> list[Path]:
             def shot(name: str, url: str | None = None, *, full: bool = True, width_name=width_name) -> None:
                 if url is not None:
                     driver.get(base_url + url)
+                stand_in_pictures(driver)
                 path = out / f"{name}-{width_name}.png"
                 capture(driver, path, full=full)
                 saved.append(path)
 
             shot("top-stories", "/?window=all")
+            shot("originals", f"/?window=all&site={originals_site(base_url)}&originals=1")
             cluster, adding = story_with_additions(base_url)
             shot("story", f"/stories/{cluster}")
             if adding:
