@@ -72,6 +72,7 @@ def no_display():
     with (mock.patch("newsfold.web.stories.learn_affixes", lambda *a: {}),
           mock.patch("newsfold.web.top_stories.learn_affixes", lambda *a: {}),
           mock.patch("newsfold.web.stories.dress_story", plain),
+          mock.patch("newsfold.web.stories.headline_highlight", lambda *a: None),
           mock.patch("newsfold.web.top_stories.dress_story", plain),
           mock.patch("newsfold.web.top_stories._origin_versions", lambda es, settings, refs: {})):  # fmt: skip
         yield

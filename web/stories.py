@@ -271,7 +271,7 @@ def run_search(
     for found, hit in zip(result.results, hits, strict=True):
         shown = {**found, "lede": hit["_source"].get("lede")}
         dress_story(found, [shown, *found["versions"]], affixes, highlights=found["highlight"])
-        found["headline_highlight"] = headline_highlight(found["headline"], found["title_highlight"])
+        found["headline_highlight"] = headline_highlight(found.get("headline"), found["title_highlight"])
         for version in found["versions"]:
             version.pop("lede", None)
     return result
