@@ -305,3 +305,14 @@ def test_syndication_figures_per_site(client, corpus):
     assert client.get("/api/syndication?window=1y").status_code == 400
     assert client.get("/api/syndication?window=24h").get_json()["window"] == "24h"
 
+
+
+def test_corrections_decide_the_origin_again(es, settings, corpus):
+    from newsfold.plugin.corrections import merge_clusters, split_page
+
+    split_page("a-own0", user="editor", client=es, settings=settings)  # the origin leaves its story
+    found = _origins(es, settings)
+    assert found["b-copy0"] == ("b.test", None, "b-copy0") and found["a-own0"] == ("a.test", None, "a-own0")
+    merge_clusters(corpus["b-own0"], corpus["a-wire"], user="editor", client=es, settings=settings)
+    found = _origins(es, settings)
+    assert found["b-own0"] == found["a-wire"] == (None, "AFP", "a-wire")  # a wire credit wins over the earliest
