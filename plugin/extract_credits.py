@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urljoin, urlsplit
 
+from lxml import etree
+
 #: canonical agency -> the names it is credited under (matched case-insensitively, as a whole credit)
 AGENCIES: dict[str, tuple[str, ...]] = {
     "AP": ("AP", "Associated Press", "The Associated Press", "AP News", "美联社", "美聯社"),
@@ -96,7 +98,12 @@ _BYLINE_CHARS = 120
 _META_NAMES = {"author", "article:author", "dc.creator", "dc.contributor", "dc.source", "dcterms.creator",
                "byl", "sailthru.author", "parsely-author", "source", "original-source", "syndication-source",
                "twitter:creator", "cxenseparse:author", "og:article:author"}  # fmt: skip
-_BYLINE_CLASS = re.compile(r"byline|author|source|laiyuan|(?:^|[-_ ])from(?:$|[-_ ])", re.I)
+_BYLINE_CLASS = re.compile(r"byline|author|source|laiyuan", re.I)
+#: the attributes that may mark a byline, found by the XPath engine (a walk of every element in Python costs more)
+_WORDS = " or ".join(f"contains(., '{w}')" for w in ("byline", "Byline", "author", "Author", "source", "Source",
+                                                      "laiyuan"))  # fmt: skip
+_BYLINE_MARKS = etree.XPath(f"//@class[{_WORDS}] | //@id[{_WORDS}] | //@itemprop[. = 'author'] | //@rel[. = 'author']")
+_FIGURE_IMAGES = etree.XPath("(//figure//img | //article//img)[position() <= 8]")
 #: marks of a picture's credit ("Bloomberg | Getty Images" under a photo credits the photo, not the text)
 _PICTURE = re.compile(r"photo|image|img|picture|caption|figure|media|gallery|video|getty|illustration|图片|摄影", re.I)
 _PICTURE_TEXT = re.compile(r"\bphoto|\bimages?\b|getty|illustration|图片|摄影|图/", re.I)
@@ -234,19 +241,17 @@ def page_signals(tree, *, url: str | None = None) -> PageSignals:
             for key in _JSONLD_KEYS:
                 for name in _jsonld_names(obj.get(key)):
                     out.credits.append((f"json-ld {key}", name))
-    for el in tree.iter():
-        if not isinstance(el.tag, str):
-            continue
+    for el in dict.fromkeys(mark.getparent() for mark in _BYLINE_MARKS(tree)):
         marks = " ".join(filter(None, (el.get("class"), el.get("id"), el.get("itemprop"), el.get("rel"))))
         if marks and _BYLINE_CLASS.search(marks) and not _PICTURE.search(marks) and not _in_figure(el):
             text = " ".join("".join(el.itertext()).split())
             if text and len(text) <= _BYLINE_CHARS and not _PICTURE_TEXT.search(text):
                 out.credits.append(("byline", text))
-    for xpath in ("//article//figure//img", "//figure//img", "//article//img"):
-        for img in tree.xpath(xpath)[:3]:
-            if img.get("width") in ("0", "1") or img.get("height") in ("0", "1"):
-                continue
-            images.append(img.get("src") or img.get("data-src"))
+    found = _FIGURE_IMAGES(tree)  # in document order: a figure's picture first, then the article's
+    for img in sorted(found, key=lambda i: not any(a.tag == "figure" for a in i.iterancestors()))[:4]:
+        if img.get("width") in ("0", "1") or img.get("height") in ("0", "1"):
+            continue
+        images.append(img.get("src") or img.get("data-src"))
     out.image = next((u for u in (absolute_image(i, url) for i in images) if u), None)
     return out
 
