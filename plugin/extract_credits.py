@@ -93,6 +93,7 @@ _LONG_ALIASES = re.compile("|".join(
     for a in sorted(_ALIASES, key=len, reverse=True) if (" " in a and len(a) >= 8) or (not a.isascii() and len(a) >= 3)
 ), re.I)  # fmt: skip
 _CREDIT_LINE_CHARS = 160
+_MAX_CREDITS = 40  # distinct credits weighed at most (bylines repeat; a page listing hundreds is a listing)
 _LINES_CHECKED = 3
 _BYLINE_CHARS = 120
 _META_NAMES = {"author", "article:author", "dc.creator", "dc.contributor", "dc.source", "dcterms.creator",
@@ -100,8 +101,7 @@ _META_NAMES = {"author", "article:author", "dc.creator", "dc.contributor", "dc.s
                "twitter:creator", "cxenseparse:author", "og:article:author"}  # fmt: skip
 _BYLINE_CLASS = re.compile(r"byline|author|source|laiyuan", re.I)
 #: the attributes that may mark a byline, found by the XPath engine (a walk of every element in Python costs more)
-_WORDS = " or ".join(f"contains(., '{w}')" for w in ("byline", "Byline", "author", "Author", "source", "Source",
-                                                      "laiyuan"))  # fmt: skip
+_WORDS = " or ".join(f"contains(., '{w}')" for w in ("yline", "uthor", "ource"))  # byline, Author, source...
 _BYLINE_MARKS = etree.XPath(f"//@class[{_WORDS}] | //@id[{_WORDS}] | //@itemprop[. = 'author'] | //@rel[. = 'author']")
 _FIGURE_IMAGES = etree.XPath("(//figure//img | //article//img)[position() <= 8]")
 #: marks of a picture's credit ("Bloomberg | Getty Images" under a photo credits the photo, not the text)
@@ -247,12 +247,16 @@ def page_signals(tree, *, url: str | None = None) -> PageSignals:
             text = " ".join("".join(el.itertext()).split())
             if text and len(text) <= _BYLINE_CHARS and not _PICTURE_TEXT.search(text):
                 out.credits.append(("byline", text))
-    found = _FIGURE_IMAGES(tree)  # in document order: a figure's picture first, then the article's
-    for img in sorted(found, key=lambda i: not any(a.tag == "figure" for a in i.iterancestors()))[:4]:
-        if img.get("width") in ("0", "1") or img.get("height") in ("0", "1"):
-            continue
-        images.append(img.get("src") or img.get("data-src"))
     out.image = next((u for u in (absolute_image(i, url) for i in images) if u), None)
+    if out.image is None:  # no picture in the metadata: the article's first figure
+        found = _FIGURE_IMAGES(tree)  # in document order: a figure's picture first, then the article's
+        for img in sorted(found, key=lambda i: not any(a.tag == "figure" for a in i.iterancestors()))[:4]:
+            if img.get("width") in ("0", "1") or img.get("height") in ("0", "1"):
+                continue
+            out.image = absolute_image(img.get("src") or img.get("data-src"), url)
+            if out.image:
+                break
+    out.credits = list(dict.fromkeys(out.credits))[:_MAX_CREDITS]
     return out
 
 
@@ -276,7 +280,13 @@ def _own_name(name: str, site: str | None) -> bool:
 
 def text_credit(text: str, *, site: str | None = None) -> tuple[str, str] | None:
     """``(agency, where)`` credited by a text's dateline or its short first or last lines, or None."""
-    lines = [" ".join(line.split()) for line in (text or "").split("\n") if line.strip()]
+    text = (text or "").strip()
+    if not text:
+        return None
+    # only the first and the last lines matter: a long text is not split whole
+    head, tail = text[:2000].split("\n"), text[-2000:].split("\n") if len(text) > 2000 else []
+    lines = [" ".join(line.split()) for line in (head if not tail else head[:_LINES_CHECKED] + tail[1:])
+             if line.strip()]  # fmt: skip
     if not lines:
         return None
     m = _DATELINE.match(lines[0][:200])
