@@ -389,7 +389,11 @@ def ingest(
     reconcile(state, client=client, settings=settings)
     enforce_constraints([p.page_id for p in state.pages], client=client, settings=settings)
     outcomes = finish(state, client=client, settings=settings)
-    refresh_origins([o.cluster_id for o in outcomes if o.cluster_id], client=client, settings=settings)
+    written: dict[str, list[str]] = {}
+    for o in outcomes:
+        if o.cluster_id:
+            written.setdefault(o.cluster_id, []).append(o.page_id)
+    refresh_origins(list(written), new_pages=written, client=client, settings=settings)
     if stats is not None and uses_stats(settings):
         new = {o.page_id for o in outcomes if o.status == "new"}
         for p in state.pages:

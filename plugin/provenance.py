@@ -62,25 +62,51 @@ def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -
             "earliest": {"top_hits": top},
             "wires": {"terms": {"field": WIRE, "size": 5, "order": [{"_count": "desc"}, {"_key": "asc"}]}},
             "credited": {"filter": {"exists": {"field": WIRE}}, "aggs": {"earliest": {"top_hits": top}}},
+            # what the story's pages hold now: the most common stored origin, and how many hold none
+            "stored": {"terms": {"field": ORIGIN_ID, "size": 2}},
+            "stored_wires": {"terms": {"field": ORIGIN_WIRE, "size": 2}},
+            "unset": {"filter": {"bool": {"must_not": [{"exists": {"field": ORIGIN_ID}}]}}},
         }}},
     }  # fmt: skip
 
 
 def read_origins(response: Mapping) -> dict[str, dict]:
     """``cluster id -> {"origin_wire", "origin_site", "origin_id"}`` of an :func:`origins_body` response."""
-    out: dict[str, dict] = {}
+    return {c: o for c, (o, _) in _read(response).items()}
+
+
+def _read(response: Mapping) -> dict[str, tuple[dict, tuple[int, int, bool]]]:
+    """Each story's origin, and ``(pages, pages without an origin, whether every other page holds this one)``."""
+    out: dict[str, tuple[dict, tuple[int, int, bool]]] = {}
     for bucket in ((response.get("aggregations") or {}).get("stories") or {}).get("buckets", []):
-        wires = bucket.get("wires", {}).get("buckets", [])
-        if wires:
-            hits = bucket["credited"]["earliest"]["hits"]["hits"]
-            out[bucket["key"]] = {"origin_wire": str(wires[0]["key"]), "origin_site": None,
-                                  "origin_id": hits[0]["_id"] if hits else None}  # fmt: skip
+        origin = _origin(bucket)
+        if origin is None:
             continue
-        hits = bucket["earliest"]["hits"]["hits"]
-        if hits:
-            site = fold_of(hits[0].get("_source")).get("site_key")
-            out[bucket["key"]] = {"origin_wire": None, "origin_site": site, "origin_id": hits[0]["_id"]}
+        pages = int(bucket["doc_count"])
+        unset = int(bucket.get("unset", {}).get("doc_count", pages))
+        stored = bucket.get("stored", {}).get("buckets", [])
+        wires = bucket.get("stored_wires", {}).get("buckets", [])
+        held = pages - unset
+        agree = (not held or (len(stored) == 1 and stored[0]["key"] == origin["origin_id"]
+                 and int(stored[0]["doc_count"]) == held
+                 and (([w["key"] for w in wires] == [origin["origin_wire"]] and int(wires[0]["doc_count"]) == held)
+                      if origin["origin_wire"] else not wires)))  # fmt: skip
+        out[bucket["key"]] = (origin, (pages, unset, agree))
     return out
+
+
+def _origin(bucket: Mapping) -> dict | None:
+    """A story's origin from its bucket: the most credited wire (its earliest crediting page), else the earliest."""
+    wires = bucket.get("wires", {}).get("buckets", [])
+    if wires:
+        hits = bucket["credited"]["earliest"]["hits"]["hits"]
+        return {"origin_wire": str(wires[0]["key"]), "origin_site": None,
+                "origin_id": hits[0]["_id"] if hits else None}  # fmt: skip
+    hits = bucket["earliest"]["hits"]["hits"]
+    if not hits:
+        return None
+    site = fold_of(hits[0].get("_source")).get("site_key")
+    return {"origin_wire": None, "origin_site": site, "origin_id": hits[0]["_id"]}
 
 
 def _same(field: str, value) -> dict:
@@ -102,6 +128,7 @@ def stale_body(origins: Mapping[str, Mapping]) -> dict:
 def refresh_origins(
     cluster_ids: Sequence[str],
     *,
+    new_pages: Mapping[str, Sequence[str]] | None = None,
     client: Elasticsearch,
     settings: Settings,
     index: str | None = None,
@@ -112,6 +139,8 @@ def refresh_origins(
 
     Args:
         cluster_ids: the stories to bring up to date (at most :data:`MAX_STORIES` per request; more are chunked).
+        new_pages: per story, the pages just written (they hold no origin yet). When a story's origin is
+            the one its other pages hold and only these lack it, they are updated without a search.
         client: an Elasticsearch client.
         settings: newsfold's settings (``index`` defaults to ``settings.index``).
         index: the index or alias.
@@ -128,11 +157,17 @@ def refresh_origins(
     updated = 0
     for start in range(0, len(ids), MAX_STORIES):
         chunk = ids[start : start + MAX_STORIES]
-        origins = read_origins(client.search(index=index, body=origins_body(chunk, time_field=time_field)))
-        if not origins:
-            continue
-        stale = client.search(index=index, body=stale_body(origins))["hits"]["hits"]
-        actions = []
+        found = _read(client.search(index=index, body=origins_body(chunk, time_field=time_field)))
+        actions, search = [], {}
+        for cluster, (origin, (_pages, unset, agree)) in found.items():
+            mine = list((new_pages or {}).get(cluster, ()))
+            if agree and unset <= len(mine):  # only the new pages lack the origin the others hold
+                actions += [{"_op_type": "update", "_index": index, "_id": pid, "doc": {FOLD: dict(origin)}}
+                            for pid in mine]  # fmt: skip
+            elif not agree or unset:
+                search[cluster] = origin
+        stale = client.search(index=index, body=stale_body(search))["hits"]["hits"] if search else []
+        origins = search
         for hit in stale:
             origin = origins.get(fold_of(hit.get("_source")).get("cluster_id"))
             if origin is not None:

@@ -316,3 +316,12 @@ def test_corrections_decide_the_origin_again(es, settings, corpus):
     merge_clusters(corpus["b-own0"], corpus["a-wire"], user="editor", client=es, settings=settings)
     found = _origins(es, settings)
     assert found["b-own0"] == found["a-wire"] == (None, "AFP", "a-wire")  # a wire credit wins over the earliest
+
+
+def test_a_versions_page_and_api_show_its_headline(client, corpus):
+    body = client.get(f"/api/stories/{quote(corpus['a-own0'])}/versions/b-copy0").get_json()
+    assert (body["title"], body["headline"]) == ("b-copy0 headline - b.test", "b-copy0 headline")
+    page = client.get(f"/stories/{quote(corpus['a-own0'])}/versions/b-copy0").get_data(as_text=True)
+    assert 'data-testid="version-title">b-copy0 headline<' in page
+    members = client.get(f"/api/clusters/{quote(corpus['a-own0'])}").get_json()["members"]
+    assert {m["headline"] for m in members} == {"a-own0 headline", "b-copy0 headline"}

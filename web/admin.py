@@ -31,6 +31,7 @@ from newsfold.web.clusters import (
     load_comparison,
 )
 from newsfold.web.corrections import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.display import headline_filter
 from newsfold.web.formatting import page_count, page_links
 from newsfold.web.jobs import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.resources import get_es, get_job_store, get_settings
@@ -111,7 +112,8 @@ def cluster(cluster_id: str):
     detail = _detail_or_404(cluster_id)
     shown = detail.members[: _config("ADMIN_HEATMAP")]
     matrix = [row[: len(shown)] for row in detail.matrix[: len(shown)]]
-    labels = [f"{m.get('site') or '?'}: {m.get('title') or '(untitled)'}" for m in shown]
+    labels = [f"{m.get('site') or '?'}: {headline_filter(m.get('title'), m.get('site')) or '(untitled)'}"
+              for m in shown]  # fmt: skip
 
     def cell_href(i: int, j: int) -> str:
         return url_for("admin.compare", cluster_id=cluster_id, a=shown[i]["id"], b=shown[j]["id"])

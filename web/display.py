@@ -93,6 +93,15 @@ def headline(item: Mapping, affixes: Mapping[str, list[str]]) -> str | None:
     return clean_headline(title, site=site, affixes=affixes.get(site or "", ()))
 
 
+def headline_filter(title: str | None, site: str | None = None) -> str:
+    """``{{ title | headline(site) }}``: a title as its headline in a template (the site's affixes come from the
+    app's cache, learned on first use)."""
+    if not title:
+        return title or ""
+    affixes = learn_affixes(get_resources().es, get_resources().settings, [site]) if site else {}
+    return headline({"title": title, "site": site}, affixes) or title
+
+
 def origin_of(source: Mapping | None) -> dict | None:
     """A story's stored origin ``{"wire", "site", "id"}`` from one of its pages' ``_source``, or None."""
     fold = fold_of(source)

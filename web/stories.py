@@ -21,7 +21,7 @@ from newsfold.plugin.queries import parse_day, story_count
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
 from newsfold.plugin.stories import read_references, relation_of, with_references
-from newsfold.web.display import dress_story, headline_highlight, image_of, learn_affixes, origin_of
+from newsfold.web.display import dress_story, headline, headline_highlight, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
@@ -342,6 +342,7 @@ def load_cluster(es: Elasticsearch, settings: Settings, cluster_id: str, *, limi
     if not hits:
         return None
     size = int(res["hits"]["total"]["value"])
+    affixes = learn_affixes(es, settings, [(hit["_source"] or {}).get("site") for hit in hits])
     members = []
     for hit in hits:
         src = flat(hit["_source"])
@@ -349,6 +350,7 @@ def load_cluster(es: Elasticsearch, settings: Settings, cluster_id: str, *, limi
             {
                 "id": hit["_id"],
                 **{k: src.get(k) for k in PUBLIC_FIELDS},
+                "headline": headline(src, affixes),
                 "ingested": src.get("ingested"),
                 "similarity": src.get("similarity"),
                 "matched_id": src.get("matched_id"),

@@ -21,7 +21,7 @@ from newsfold.plugin.novelty import Passage, marked_passages
 from newsfold.plugin.queries import MAX_WINDOW
 from newsfold.plugin.settings import Settings
 from newsfold.web import validation
-from newsfold.web.display import dress_story, image_of, learn_affixes, origin_of
+from newsfold.web.display import dress_story, headline, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count
 from newsfold.web.stories import MAX_ARGS_CHARS, provenance_filters, provenance_flags
 
@@ -303,6 +303,7 @@ def version_passages(
     relation = queries.relation_of({"_id": page_id, "_source": source}, refs)
     version = {"id": page_id, **_public(source), "relation": relation,
                "reference_id": reference["_id"] if reference else None}  # fmt: skip
+    version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))
     compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
     ref_passages = fold_of(reference.get("_source")).get("passages") if compared else None
     return version, marked_passages(source.get("body") or "", ref_passages)

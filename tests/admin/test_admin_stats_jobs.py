@@ -146,3 +146,10 @@ def test_stats_page_shows_syndication_per_site(client, corpus):
     assert re.findall(r'class="num">([^<]+)<', rows["two.test"]) == ["1", "1", "100%", "0", "1"]
     assert "one.test: 1 own stories" in svgs["chart-own-stories"]
     assert client.get("/admin/stats?window=nope").status_code == 400
+
+
+def test_admin_pages_show_headlines_without_the_site_name(client, corpus):
+    html = html_of(client.get(f"/admin/clusters/{corpus['a']}"))
+    assert "Zephyrton budget approved" in html and "approved | three.test" not in html
+    listing = html_of(client.get("/admin/clusters"))
+    assert "| three.test" not in listing
