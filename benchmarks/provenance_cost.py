@@ -98,7 +98,7 @@ def extraction_cpu(pages: list[dict], rounds: int = 2) -> dict:
     spent = {"with": 0.0, "without": 0.0}
     for _ in range(rounds):
         for n, r in enumerate(pages):
-            for variant in (("with", "without") if n % 2 else ("without", "with")):
+            for variant in ("with", "without") if n % 2 else ("without", "with"):
                 ctx = no_extraction_provenance() if variant == "without" else contextlib.nullcontext()
                 with ctx:
                     start = time.process_time()
@@ -119,7 +119,7 @@ def worker_cpu(live: Settings, pages: list[dict], batch: int = 20) -> tuple[dict
         ensure_index(client, settings)
     cpu, wall = {"with": 0.0, "without": 0.0}, {"with": 0.0, "without": 0.0}
     for n, start in enumerate(range(0, len(pages), batch)):
-        for variant in (("with", "without") if n % 2 else ("without", "with")):
+        for variant in ("with", "without") if n % 2 else ("without", "with"):
             settings = indices[variant]
             ctx = no_provenance() if variant == "without" else contextlib.nullcontext()
             with ctx:
@@ -158,7 +158,7 @@ def request_p50(live: Settings, sample_dir: Path, requests: int, word: str) -> d
         for _ in range(5):  # warm-up
             web.get(url)
         for n in range(requests):
-            for variant in (("with", "without") if n % 2 else ("without", "with")):
+            for variant in ("with", "without") if n % 2 else ("without", "with"):
                 ctx = no_display() if variant == "without" else contextlib.nullcontext()
                 with ctx:
                     start = time.perf_counter()

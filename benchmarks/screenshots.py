@@ -37,6 +37,7 @@ from newsfold.plugin.rejections import record_rejections  # noqa: E402
 from newsfold.plugin.settings import Settings  # noqa: E402
 from newsfold.plugin.signing import sign_page  # noqa: E402
 from newsfold.samples import generate  # noqa: E402
+from newsfold.samples.provenance import generate_provenance  # noqa: E402
 from newsfold.state import build_redis  # noqa: E402
 from newsfold.state.jobs import JobStore  # noqa: E402
 from tests.browser.live import (  # noqa: E402
@@ -64,6 +65,12 @@ def ingest_sample_corpus(settings: Settings, *, stories: int, seed: int) -> dict
     with tempfile.TemporaryDirectory(prefix="newsfold-shots-") as tmp:
         pages_file = generate(Path(tmp), seed=seed, stories=stories)
         rows = [json.loads(line) for line in pages_file.read_text(encoding="utf-8").splitlines()]
+        # the sample corpus credits its wire on every story: the labelled provenance set adds stories of the
+        # sites' own (uncredited copies) and other agencies, so the originals filter has something to show
+        extra = generate_provenance(Path(tmp) / "provenance", seed=seed, stories=24)
+        for line in extra.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            rows.append({**row, "html": f"provenance/{row['html']}"})
         params = {"sources": ["sample corpus"], "index": settings.index, "archive": None, "batch_size": BATCH,
                   "user": getpass.getuser()}  # fmt: skip
         job = store.create("ingest", params=params, total=len(rows))

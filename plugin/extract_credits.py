@@ -76,14 +76,20 @@ _BYLINE_ZH = re.compile(r"^\s*([\u4e00-\u9fff]{2,8}社)(?:记者|記者|电|電)
 #: short credit lines at the start or end of a text: the credited name is group 1
 _CREDIT_LINES = (
     re.compile(r"^[(\[（【]?\s*[-–—]*\s*(.{2,40}?)\s*[)\]）】]?\s*\.?$"),  # a line that is only a name
-    re.compile(r"^[(\[（【]?\s*(?:source|sources|credit|来源|來源|稿源|消息来源)\s*[:：]\s*(.{2,40}?)\s*[)\]）】]?\s*\.?$",
-               re.I),  # fmt: skip
+    re.compile(
+        r"^[(\[（【]?\s*(?:source|sources|credit|来源|來源|稿源|消息来源)\s*[:：]\s*(.{2,40}?)\s*[)\]）】]?\s*\.?$",
+        re.I,
+    ),  # fmt: skip
     re.compile(r"^(?:additional|with|including)?\s*reporting (?:by|from)\s+(?:the\s+)?(.{2,40}?)\.?$", re.I),
-    re.compile(r"^this (?:is an? (?:abridged|edited|shortened|condensed) version of an?|story was (?:first|originally) "
-               r"(?:published|reported) by|article (?:first|originally) appeared (?:on|in))\s+(?:the\s+)?(.{2,40}?)"
-               r"(?:\s+(?:report|story|article))?\.?$", re.I),  # fmt: skip
-    re.compile(r"^(?:copyright|©|\(c\))\s*(?:\d{4}\s*)?(?:the\s+)?(.{2,40}?)[.,]?(?:\s*all rights reserved\.?)?$",
-               re.I),  # fmt: skip
+    re.compile(
+        r"^this (?:is an? (?:abridged|edited|shortened|condensed) version of an?|story was (?:first|originally) "
+        r"(?:published|reported) by|article (?:first|originally) appeared (?:on|in))\s+(?:the\s+)?(.{2,40}?)"
+        r"(?:\s+(?:report|story|article))?\.?$",
+        re.I,
+    ),  # fmt: skip
+    re.compile(
+        r"^(?:copyright|©|\(c\))\s*(?:\d{4}\s*)?(?:the\s+)?(.{2,40}?)[.,]?(?:\s*all rights reserved\.?)?$", re.I
+    ),  # fmt: skip
 )
 #: a known agency closing the text's last paragraphs ("… into the US. PTI", "… on Tuesday. (AFP)")
 _TRAILING = re.compile(r"(?:[.!?\"”’]\s+|\s[-–—]\s*)[(\[]?([A-Za-z][A-Za-z.\- ]{1,30}?)[)\]]?\.?$")

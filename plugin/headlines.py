@@ -96,8 +96,15 @@ def _spells_host(part: str, host: str, site: str | None = None) -> bool:
     if site and _norm(part).removeprefix("www.") == site.casefold().removeprefix("www."):
         return True
     letters = re.sub(r"[^a-z0-9]", "", _norm(part))
-    return len(host) >= 4 and bool(letters) and (letters == host or (len(letters) >= 4 and letters in host)
-                                                 or (host in letters and len(letters) <= len(host) + 8))
+    return (
+        len(host) >= 4
+        and bool(letters)
+        and (
+            letters == host
+            or (len(letters) >= 4 and letters in host)
+            or (host in letters and len(letters) <= len(host) + 8)
+        )
+    )
 
 
 def clean_headline(title: str | None, *, site: str | None = None, affixes: Iterable[str] = ()) -> str:

@@ -252,8 +252,11 @@ def test_bad_provenance_flags_are_400(client, path, query):
 
 
 def test_results_carry_headline_snippet_image_wire_and_origin(client, corpus):
-    results = [r for page in (1, 2) for r in
-               client.get(f"/api/stories?window=all&site=a.test&originals=1&page={page}").get_json()["results"]]
+    results = [
+        r
+        for page in (1, 2)
+        for r in client.get(f"/api/stories?window=all&site=a.test&originals=1&page={page}").get_json()["results"]
+    ]
     first = next(r for r in results if r["cluster_id"] == corpus["a-own0"])
     assert first["title"] == "a-own0 headline - a.test" and first["headline"] == "a-own0 headline"
     assert first["image"] == "https://img.example/0.jpg" and first["wire"] is None
@@ -304,7 +307,6 @@ def test_syndication_figures_per_site(client, corpus):
     assert b["wires"] == []
     assert client.get("/api/syndication?window=1y").status_code == 400
     assert client.get("/api/syndication?window=24h").get_json()["window"] == "24h"
-
 
 
 def test_corrections_decide_the_origin_again(es, settings, corpus):

@@ -70,7 +70,9 @@ def _credit(style: str, agency: str, paras: list[str], story, rng: Random) -> tu
     reporter = story.ctx.get("reporter") or "Jane Doe"
     if style == "dateline":
         if zh:
-            paras[0] = f"{agency}{story.ctx.get('place', '临江')}{story.published.month}月{story.published.day}日电（记者{reporter}）{paras[0]}"  # noqa: E501
+            paras[0] = (
+                f"{agency}{story.ctx.get('place', '临江')}{story.published.month}月{story.published.day}日电（记者{reporter}）{paras[0]}"  # noqa: E501
+            )
         else:
             place = story.ctx.get("place", "London").upper()
             paras[0] = f"{place}, {story.published:%B} {story.published.day} ({agency}) — {paras[0]}"
