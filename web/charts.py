@@ -164,7 +164,7 @@ def stacked_bar_chart(
     x = label_w
     for s, name in enumerate(series):  # the legend
         colour = SERIES_COLOURS[s % len(SERIES_COLOURS)]
-        body.append(f"<rect{_attrs(x=x, y=6, width=12, height=12, fill=colour)}/>"
+        body.append(f"<rect{_attrs(x=x, y=6, width=12, height=12, class_=f'nf-series-{s}', fill=colour)}/>"
                     + _text(x + 16, 16, name, class_="nf-label"))  # fmt: skip
         x += 24 + FONT * 0.6 * len(name)
     for k, (label, values) in enumerate(items):
@@ -173,7 +173,8 @@ def stacked_bar_chart(
         x = label_w
         for s, value in enumerate(values):
             length = plot_w * max(0.0, value) / top_value if top_value else 0.0
-            rect = _attrs(x=x, y=y, width=max(length, 0.0), height=bar_h, class_="nf-bar",
+            # the series' class, not "nf-bar": the stylesheet paints each series in its own colour
+            rect = _attrs(x=x, y=y, width=max(length, 0.0), height=bar_h, class_=f"nf-series-{s}",
                           fill=SERIES_COLOURS[s % len(SERIES_COLOURS)])  # fmt: skip
             parts.append(f"<rect{rect}>{_tooltip(f'{label}: {fmt_number(value)} {series[s]}')}</rect>")
             x += length

@@ -197,6 +197,8 @@ def load_stats(es: Elasticsearch, settings: Settings) -> dict:
 
 #: sites the syndication figures break down at most
 SYNDICATION_SITES = 30
+#: wires per site in the chart (the table lists every one)
+WIRES_CHARTED = 2
 
 
 def syndication(es: Elasticsearch, settings: Settings, *, window: str = "all", sites: int = SYNDICATION_SITES) -> dict:
@@ -246,7 +248,7 @@ def syndication(es: Elasticsearch, settings: Settings, *, window: str = "all", s
 def syndication_charts(figures: dict) -> dict:
     """The charts of the syndication figures: copy share per site, and own against carried stories."""
     rows = figures["sites"]
-    wire_items = [(f"{r['site']} · {w['wire']}", w["share"]) for r in rows for w in r["wires"]]
+    wire_items = [(f"{r['site']} · {w['wire']}", w["share"]) for r in rows for w in r["wires"][:WIRES_CHARTED]]
     return {
         "copies": bar_chart(
             [(f"{r['site']} ({r['pages']:,})", r["copy_share"]) for r in rows if r["copy_share"] is not None],
@@ -259,7 +261,8 @@ def syndication_charts(figures: dict) -> dict:
             title="Stories each site originated and stories it carried", chart_id="chart-own-stories",
         ),
         "wires": bar_chart(
-            wire_items, title="Share of each site's pages credited to a wire", chart_id="chart-wires",
+            wire_items, title="Share of each site's pages credited to its two most credited wires",
+            chart_id="chart-wires",
             value_format=percent, max_value=1.0, empty_message="No page credits a wire.",
         ),
     }  # fmt: skip
