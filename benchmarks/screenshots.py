@@ -37,6 +37,7 @@ from newsfold.plugin.rejections import record_rejections  # noqa: E402
 from newsfold.plugin.settings import Settings  # noqa: E402
 from newsfold.plugin.signing import sign_page  # noqa: E402
 from newsfold.samples import generate  # noqa: E402
+from newsfold.samples.provenance import generate_provenance  # noqa: E402
 from newsfold.state import build_redis  # noqa: E402
 from newsfold.state.jobs import JobStore  # noqa: E402
 from tests.browser.live import (  # noqa: E402
@@ -64,6 +65,12 @@ def ingest_sample_corpus(settings: Settings, *, stories: int, seed: int) -> dict
     with tempfile.TemporaryDirectory(prefix="newsfold-shots-") as tmp:
         pages_file = generate(Path(tmp), seed=seed, stories=stories)
         rows = [json.loads(line) for line in pages_file.read_text(encoding="utf-8").splitlines()]
+        # the sample corpus credits its wire on every story: the labelled provenance set adds stories of the
+        # sites' own (uncredited copies) and other agencies, so the originals filter has something to show
+        extra = generate_provenance(Path(tmp) / "provenance", seed=seed, stories=24)
+        for line in extra.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            rows.append({**row, "html": f"provenance/{row['html']}"})
         params = {"sources": ["sample corpus"], "index": settings.index, "archive": None, "batch_size": BATCH,
                   "user": getpass.getuser()}  # fmt: skip
         job = store.create("ingest", params=params, total=len(rows))
@@ -109,6 +116,33 @@ def capture(driver, path: Path, *, full: bool = True) -> None:
     path.write_bytes(base64.b64decode(shot["data"]))
 
 
+#: draws a stand-in for each thumbnail: this machine is offline, so the news sites' pictures cannot load; the
+#: stand-in is a data: URL (allowed by the content security policy), its colours derived from the picture's URL
+_STAND_IN_PICTURES = """
+for (const img of document.querySelectorAll('img.thumb')) {
+  let h = 0;
+  for (const c of img.src) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  const canvas = document.createElement('canvas');
+  canvas.width = 224; canvas.height = 144;
+  const g = canvas.getContext('2d');
+  const sky = g.createLinearGradient(0, 0, 0, 144);
+  sky.addColorStop(0, `hsl(${h % 360}, 55%, 72%)`); sky.addColorStop(1, `hsl(${(h >> 8) % 360}, 45%, 88%)`);
+  g.fillStyle = sky; g.fillRect(0, 0, 224, 144);
+  g.fillStyle = `hsl(${(h >> 4) % 360}, 35%, 38%)`;
+  g.beginPath(); g.moveTo(0, 110); g.lineTo(60, 70 + h % 20); g.lineTo(120, 100); g.lineTo(180, 60 + (h >> 3) % 25);
+  g.lineTo(224, 95); g.lineTo(224, 144); g.lineTo(0, 144); g.fill();
+  img.loading = 'eager';
+  img.src = canvas.toDataURL('image/png');
+}
+"""
+
+
+def stand_in_pictures(driver) -> None:
+    """Replace each thumbnail by a drawn stand-in (see :data:`_STAND_IN_PICTURES`) and wait until they are drawn."""
+    driver.execute_script(_STAND_IN_PICTURES)
+    driver.execute_script("return Promise.all([...document.images].map(i => i.decode().catch(() => null)))")
+
+
 def largest_cluster(driver, base_url: str) -> str:
     """The id of the first (largest) cluster of the admin list."""
     from selenium.webdriver.common.by import By
@@ -143,6 +177,15 @@ def story_with_additions(base_url: str) -> tuple[str, str | None]:
     return clusters[0], None
 
 
+def originals_site(base_url: str) -> str:
+    """The site with the most stories of its own (the originals filter's screenshot)."""
+    import urllib.request
+
+    with urllib.request.urlopen(base_url + "/api/syndication?window=all", timeout=30) as res:
+        rows = json.loads(res.read())["sites"]
+    return max(rows, key=lambda r: (r["own_stories"], r["site"]))["site"]
+
+
 def take_screenshots(base_url: str, out: Path) -> list[Path]:
     """Visit the main pages at each width and save one PNG per page and width."""
     saved: list[Path] = []
@@ -154,11 +197,13 @@ def take_screenshots(base_url: str, out: Path) -> list[Path]:
             def shot(name: str, url: str | None = None, *, full: bool = True, width_name=width_name) -> None:
                 if url is not None:
                     driver.get(base_url + url)
+                stand_in_pictures(driver)
                 path = out / f"{name}-{width_name}.png"
                 capture(driver, path, full=full)
                 saved.append(path)
 
             shot("top-stories", "/?window=all")
+            shot("originals", f"/?window=all&site={originals_site(base_url)}&originals=1")
             cluster, adding = story_with_additions(base_url)
             shot("story", f"/stories/{cluster}")
             if adding:

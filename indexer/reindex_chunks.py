@@ -34,7 +34,7 @@ from newsfold.state.story_stats import StoryStats
 log = logging.getLogger(__name__)
 
 #: fields re-signing needs from a stored page
-STORED_FIELDS = list(CONTENT_FIELDS)
+STORED_FIELDS = [*CONTENT_FIELDS, "newsfold.wire"]
 
 
 SCROLL = "10m"
@@ -52,6 +52,8 @@ def sign_stored(page_id: str, source: dict, settings: Settings, *, repeated=None
         text=source.get("body") or "",
         lang=source.get("lang"),
         published=source.get("published"),
+        image=source.get("image"),
+        wire=(source.get("newsfold") or {}).get("wire"),
     )
     return sign_article(
         article,

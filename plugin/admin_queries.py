@@ -388,3 +388,34 @@ def rejection_reasons(*, size: int = 20) -> dict:
         "track_total_hits": True,
         "aggs": {"reasons": {"terms": {"field": "reason", "size": size}}},
     }
+
+
+def syndication_sites(*, filters: list[dict] | tuple[dict, ...] = (), sites: int = 30) -> dict:
+    """Search body: the ``sites`` sites with the most pages among those ``filters`` keep, each with its stories
+    and the wires its pages credit (``plugin.provenance``).
+
+    Returns:
+        The body (aggregation ``sites``: ``stories``, ``wires`` per site); one :func:`syndication_site` per site
+        gives its own stories.
+    """
+    return {
+        "size": 0,
+        "track_total_hits": True,
+        "query": {"bool": {"filter": list(filters)}},
+        "aggs": {"sites": {"terms": {"field": "site", "size": sites, "order": [{"_count": "desc"}, {"_key": "asc"}]},
+                           "aggs": {"stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}},
+                                    "wires": {"terms": {"field": "newsfold.wire", "size": 10}},
+                                    "decided": {"filter": {"exists": {"field": "newsfold.origin_id"}}}}}},
+    }  # fmt: skip
+
+
+def syndication_site(site: str, *, filters: list[dict] | tuple[dict, ...] = ()) -> dict:
+    """Search body: of one site's pages among those ``filters`` keep, the ones of stories it originated
+    (``newsfold.origin_site`` is the site) and their number of stories."""
+    own = {"term": {"newsfold.origin_site": site}}
+    return {
+        "size": 0,
+        "query": {"bool": {"filter": [*filters, {"term": {"site": site}}]}},
+        "aggs": {"own": {"filter": own, "aggs": {"stories": {"cardinality": {"field": CLUSTER_ID,
+                                                                             "precision_threshold": 40000}}}}},
+    }  # fmt: skip

@@ -42,6 +42,7 @@ from newsfold.plugin.document import (
 from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type
 from newsfold.plugin.extract_result import Rejection
 from newsfold.plugin.index import check_meta_cached, wait_until_active
+from newsfold.plugin.provenance import refresh_origins
 from newsfold.plugin.regroup import enforce_constraints, relabel
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import uses_stats
@@ -481,6 +482,11 @@ def ingest(
     reconcile(state, client=client, settings=settings)
     enforce_constraints([p.page_id for p in state.pages], client=client, settings=settings)
     outcomes = finish(state, client=client, settings=settings)
+    written: dict[str, list[str]] = {}
+    for o in outcomes:
+        if o.cluster_id:
+            written.setdefault(o.cluster_id, []).append(o.page_id)
+    refresh_origins(list(written), new_pages=written, client=client, settings=settings)
     if stats is not None and uses_stats(settings):
         new = {o.page_id for o in outcomes if o.status == "new"}
         for p in state.pages:

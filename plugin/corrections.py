@@ -44,6 +44,7 @@ from newsfold.plugin.correction_log import (
 )
 from newsfold.plugin.document import fold_update
 from newsfold.plugin.index import corrections_index
+from newsfold.plugin.provenance import refresh_origins
 from newsfold.plugin.regroup import MAX_RECLUSTER_PAGES, recluster, relabel
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.store import bulk_write, cluster_page_ids, current_labels
@@ -112,6 +113,7 @@ def split_page(
     )
     record_correction(correction, client=client, settings=settings)
     recluster(cluster, client=client, settings=settings)
+    _refresh_origins_of(members, client=client, settings=settings)
     return correction
 
 
@@ -157,6 +159,7 @@ def merge_clusters(
     record_correction(correction, client=client, settings=settings)
     survivor, loser = sorted((a, b))
     relabel(loser, survivor, client=client, settings=settings)
+    refresh_origins([survivor], client=client, settings=settings)
     return correction
 
 
@@ -193,8 +196,16 @@ def mark_not_duplicates(
     # or sees the correction itself (plugin.regroup.relabel checks before and after moving pages)
     now = current_labels([a, b], client=client, settings=settings)
     if now.get(a) is not None and now.get(a) == now.get(b):
+        members = cluster_page_ids([now[a]], client=client, settings=settings)[now[a]]
         recluster(now[a], client=client, settings=settings)
+        _refresh_origins_of(members, client=client, settings=settings)
     return correction
+
+
+def _refresh_origins_of(page_ids: list[str], *, client: Elasticsearch, settings: Settings) -> None:
+    """Decide again the origin of the stories some pages belong to now (after a split)."""
+    refresh_origins(sorted(set(current_labels(page_ids, client=client, settings=settings).values())),
+                    client=client, settings=settings)  # fmt: skip
 
 
 def set_representative(

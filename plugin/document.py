@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from newsfold.plugin.cluster import NO_SIGNALS, SiteSignals
+from newsfold.plugin.headlines import lede, title_affixes
 from newsfold.plugin.signature import Signature
 
 if TYPE_CHECKING:
@@ -54,9 +55,17 @@ FOLD_FIELDS: dict[str, dict] = {
     #: set on the page that founds a story, to the story's name, until ``ingest`` commits the story (its
     #: outcome ``new``); a story whose founder still holds it is pending and yields to a committed one in a merge
     "founding": {"type": "keyword"},
+    # provenance (plugin.provenance): the agency this page credits, and its story's origin, written on every
+    # page of the story (the wire when versions credit one, else the site of its earliest version)
+    "wire": {"type": "keyword", "ignore_above": 256},
+    "origin_wire": {"type": "keyword", "ignore_above": 256},
+    "origin_site": {"type": "keyword"},
+    "origin_id": {"type": "keyword"},
 }
+#: the story-level provenance fields (kept by ``plugin.provenance.refresh_origins``, never by a page's own write)
+ORIGIN_FIELDS = ("origin_wire", "origin_site", "origin_id")
 #: the article fields of newsfold's own index (a host index keeps its own)
-CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested")
+CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested", "title_affixes", "lede", "image")
 
 
 def path(name: str) -> str:
@@ -82,15 +91,9 @@ LOOKUP_SOURCE = [
     )
 ]
 #: what a search result shows of a version (newsfold's own index)
-VERSION_SOURCE = [
-    "title",
-    "url",
-    "site",
-    "lang",
-    "published",
-    "ingested",
-    *(path(f) for f in ("cluster_id", "signature", "shingle_count", "passages", "representative")),
-]
+VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "lede", "image",
+                  *(path(f) for f in ("cluster_id", "signature", "shingle_count", "passages", "representative",
+                                      "wire", "origin_wire", "origin_site", "origin_id"))]
 #: what the unchanged check reads
 UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
 #: what the founding protocol reads of a page (``plugin.founding``)
@@ -171,28 +174,27 @@ class SignedPage:
         founding: str | None = None,
     ) -> dict:
         """``{"newsfold": {...}}``: every fold field of this page, so a re-ingest leaves nothing stale."""
-        return {
-            FOLD: {
-                "cluster_id": cluster_id,
-                "band_keys": self.band_keys,
-                "signature": self.signature.encode(),
-                "shingle_count": self.signature.shingle_count,
-                "token_count": self.signature.token_count,
-                "cjk_features": self.signature.cjk_features or None,
-                "content_hash": self.content_hash,
-                "url_key": self.url_key,
-                "title_key": self.title_key,
-                "site_key": self.site,
-                "day": self.day(),
-                "similarity": round(match.similarity, 4) if match else None,
-                "matched_id": match.page_id if match else None,
-                "nearest_rejected": round(self.nearest_rejected, 4) if self.nearest_rejected is not None else None,
-                "representative": True if representative else None,
-                "folded": folded,
-                "passages": self.passages,
-                "founding": founding,
-            }
-        }
+        return {FOLD: {
+            "cluster_id": cluster_id,
+            "band_keys": self.band_keys,
+            "signature": self.signature.encode(),
+            "shingle_count": self.signature.shingle_count,
+            "token_count": self.signature.token_count,
+            "cjk_features": self.signature.cjk_features or None,
+            "content_hash": self.content_hash,
+            "url_key": self.url_key,
+            "title_key": self.title_key,
+            "site_key": self.site,
+            "day": self.day(),
+            "similarity": round(match.similarity, 4) if match else None,
+            "matched_id": match.page_id if match else None,
+            "nearest_rejected": round(self.nearest_rejected, 4) if self.nearest_rejected is not None else None,
+            "representative": True if representative else None,
+            "folded": folded,
+            "passages": self.passages,
+            "wire": self.article.wire,
+            "founding": founding,
+        }}
 
     def own_document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
         """The whole ``_source`` of this page in newsfold's own index (fold and article fields)."""
@@ -211,6 +213,9 @@ class SignedPage:
             # a date the page states wins over one given from outside (often a crawl date)
             "published": self.article.published or self.published,
             "ingested": ingested,
+            "title_affixes": title_affixes(self.article.title) or None,
+            "lede": lede(self.article.text),
+            "image": self.article.image,
         }
 
 

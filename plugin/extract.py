@@ -29,6 +29,7 @@ from newsfold.plugin.extract_cleanup import (
     unlayout_tables,
     unwrap_page_wrappers,
 )
+from newsfold.plugin.extract_credits import page_signals, wire_credit
 from newsfold.plugin.extract_decode import decode_html, html_lang, parse_html
 from newsfold.plugin.extract_meta import page_title, published_date
 from newsfold.plugin.extract_result import REASONS, Article, Rejection
@@ -137,6 +138,7 @@ def extract_article(
         # Title and date from the head are cheap; trafilatura's full metadata
         # pass (htmldate, authors, ...) costs as much as the extraction itself.
         title, published = page_title(tree), published_date(tree, html)
+        signals = page_signals(tree, url=url)  # picture and credits: read before the cleanup deletes them
         words = page_words(tree)  # unwrapping renames tags only: one count serves both passes
         unwrap_page_wrappers(tree, body_words=words)
         drop_furniture(tree)
@@ -179,4 +181,6 @@ def extract_article(
     lang = lang or html_lang(html) or getattr(doc, "language", None)
     if not lang and cjk_share(tokens) >= 0.5:
         lang = "ja" if re.search("[\u3040-\u30ff]", text) else "zh"
-    return Article(title=title, text=text, lang=lang, published=published)
+    credit = wire_credit(signals, text, url=url)
+    return Article(title=title, text=text, lang=lang, published=published, image=signals.image,
+                   wire=credit[0] if credit else None, wire_by=credit[1] if credit else None)  # fmt: skip

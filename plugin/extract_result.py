@@ -25,6 +25,9 @@ class Article:
     text: str
     lang: str | None
     published: str | None = None
+    image: str | None = None  # an absolute http(s) URL of the page's picture (plugin.extract_credits)
+    wire: str | None = None  # the news agency the page credits
+    wire_by: str | None = None  # where the credit was read: dateline, credit line, byline, meta, json-ld ...
 
 
 @dataclass(frozen=True)

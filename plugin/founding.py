@@ -42,8 +42,9 @@ from newsfold.plugin.settings import Settings
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
-#: times a claim or a commit reads again after losing a version race before giving up on it
-VERSION_RETRIES = 5
+#: times a claim or a commit reads again after losing a version race before giving up on it (other partial
+#: updates, such as a story's origin written onto its pages, also move a founder's version)
+VERSION_RETRIES = 10
 
 
 def renamed(page_id: str, content_hash: str, attempt: int = 0) -> str:

@@ -32,11 +32,11 @@ if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
 #: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
-FOLD_LAYOUT = 4
-#: older layouts the current one only adds fold fields to (3 added ``passages``, 4 ``founding``): an index
-#: recording one is brought up to date in place (an additive ``put_mapping``) the first time newsfold checks it,
-#: never refused
-ADDITIVE_FROM = (2, 3)
+FOLD_LAYOUT = 5
+#: older layouts the current one only adds fold fields to (3 added ``passages``, 4 ``founding``, 5 the
+#: provenance fields ``wire`` and ``origin_*``): an index recording one is brought up to date in place (an
+#: additive ``put_mapping``) the first time newsfold checks it, never refused
+ADDITIVE_FROM = (2, 3, 4)
 _META_CACHE_SECONDS = 60.0
 _checked: dict[tuple[int, str], float] = {}
 

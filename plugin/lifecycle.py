@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from newsfold.plugin.document import CLUSTER_ID, Outcome
 from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type
+from newsfold.plugin.provenance import refresh_origins
 from newsfold.plugin.regroup import recluster
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.store import MAX_TERMS, bulk_failures, current_labels
@@ -49,7 +50,7 @@ def delete_pages(
     page keep their cluster id and stay one story in searches, unless the
     deleted page was what held two groups of pages together; those are split
     again (:func:`regroup_clusters`): the group that holds most pages keeps
-    the name.
+    the name. The stories it touched get their origin decided again.
 
     Args:
         page_ids: the document ids.
@@ -82,8 +83,10 @@ def delete_pages(
         Outcome(pid, "missing") if pid in missing else Outcome(pid, "deleted", cluster_id=labels.get(pid))
         for pid in ids
     ]
-    regroup_clusters(sorted({labels[pid] for pid in ids if pid in labels and pid not in missing}),
-                     client=client, settings=settings)  # fmt: skip
+    touched = sorted({labels[pid] for pid in ids if pid in labels and pid not in missing})
+    moved = regroup_clusters(touched, client=client, settings=settings)
+    # a story that lost its origin (or was split) gets its origin decided again
+    refresh_origins(sorted(set(touched) | set(moved.values())), client=client, settings=settings, refresh="wait_for")
     return outcomes
 
 

@@ -220,6 +220,7 @@ def collapsed_search(
     date_to: str | None = None,
     precision_threshold: int = 40000,
     representative_boost: float = REPRESENTATIVE_BOOST,
+    filters: list[dict] | tuple[dict, ...] = (),
 ) -> dict:
     """newsfold's own story search: one hit per story, folded by :func:`fold_query` as a host's search is.
 
@@ -231,7 +232,8 @@ def collapsed_search(
     Pages use from/size (collapse only pages with ``search_after`` when
     sorting on the collapse field). The versions of each story are fetched
     apart (:func:`versions_of`, one aggregation for the whole page), so no
-    inner hits are asked for.
+    inner hits are asked for. ``filters`` are more filter clauses (such as
+    ``plugin.provenance.originals_filter``).
 
     Raises:
         ValueError: the query is too long, the page out of range, the sort
@@ -247,7 +249,7 @@ def collapsed_search(
         "query": {
             "bool": {
                 "must": [must],
-                "filter": page_filters(site=site, lang=lang, date_from=date_from, date_to=date_to),
+                "filter": [*page_filters(site=site, lang=lang, date_from=date_from, date_to=date_to), *filters],
                 "should": [representative_clause(representative_boost)] if representative_boost > 0 else [],
             }
         },

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from newsfold.plugin.document import Page, SignedPage
 from newsfold.plugin.errors import InputTypeError, check_type, clean_text
 from newsfold.plugin.extract import Article, Rejection, extract_article
+from newsfold.plugin.extract_credits import wire_credit
 from newsfold.plugin.novelty import kept_paragraphs, layout_of, split_text, stored_keys
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import band_keys, content_hash, signed_features
@@ -133,7 +134,9 @@ def sign_text(
         return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {settings.min_tokens}")
     if not lang and cjk_share(tokens) >= 0.5:
         lang = "ja" if re.search("[\u3040-\u30ff]", body) else "zh"
-    article = Article(title=(title or "").strip(), text=body, lang=lang, published=published)
+    credit = wire_credit(None, body)  # a text has its dateline and credit lines, not the page's metadata
+    article = Article(title=(title or "").strip(), text=body, lang=lang, published=published,
+                      wire=credit[0] if credit else None, wire_by=credit[1] if credit else None)  # fmt: skip
     pid = page_id_for(Page(html="", url=url, id=page_id), body)
     return sign_article(
         article,

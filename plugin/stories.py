@@ -26,9 +26,10 @@ import copy
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from newsfold.plugin.document import CLUSTER_ID, fold_of, path
+from newsfold.plugin.document import CLUSTER_ID, ORIGIN_FIELDS, fold_of, path
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.novelty import relation
+from newsfold.plugin.provenance import read_origin, story_aggs
 from newsfold.plugin.queries import FOUNDER_FIRST, MAX_WINDOW
 
 #: the windows of top stories, in milliseconds back from the newest page (None: every page)
@@ -47,7 +48,8 @@ SITE_FIELD = path("site_key")
 PASSAGES = path("passages")
 REPRESENTATIVE = path("representative")
 #: what a story's version shows (newsfold's own index)
-STORY_SOURCE = ["title", "url", "site", "lang", "published", "ingested", CLUSTER_ID, PASSAGES, REPRESENTATIVE]
+STORY_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "lede", "image", CLUSTER_ID, PASSAGES,
+                REPRESENTATIVE, *(path(f) for f in ("wire", *ORIGIN_FIELDS))]
 
 
 def _check_window(window: str) -> None:
@@ -266,6 +268,7 @@ def story(
             "start": {"min": {"field": time_field}},
             "end": {"max": {"field": time_field}},
             "dated": {"value_count": {"field": time_field}},
+            **story_aggs(time_field=time_field),
         },
     }
 
@@ -337,6 +340,7 @@ def _version(hit: Mapping, reference: Mapping | None) -> dict:
         "id": hit.get("_id"),
         **src,
         "representative": bool(fold.get("representative")),
+        "wire": fold.get("wire"),
         "relation": found.as_json() if found else None,
     }
 
@@ -395,6 +399,7 @@ def read_story(
         "total_pages": max(1, -(-total // size)),
         "timeline": bins,
         "timeline_interval": interval,
+        "origin": read_origin(aggs, versions=total, stored=fold_of(reference.get("_source")) if reference else None),
     }
 
 

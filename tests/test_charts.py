@@ -136,3 +136,18 @@ def test_heatmap_cells_titles_links_and_colours():
 def test_heatmap_rejects_a_matrix_of_the_wrong_shape():
     with pytest.raises(ValueError, match="2 x 2"):
         heatmap(["a", "b"], [[1.0]], title="x", chart_id="bad")
+
+
+def test_stacked_bars_keep_each_series_colour():
+    import xml.etree.ElementTree as ET
+
+    from newsfold.web.charts import stacked_bar_chart
+
+    svg = str(stacked_bar_chart([("a.test", [3, 1]), ("b.test", [0, 2])], ["own", "carried"], title="t",
+                                chart_id="c"))  # fmt: skip
+    ET.fromstring(svg)
+    assert svg.count('class="nf-series-0"') == 3 and svg.count('class="nf-series-1"') == 3  # legend + two bars
+    assert "a.test: 3 own, 1 carried" in svg
+    assert "No data yet." in str(stacked_bar_chart([("a", [0, 0])], ["x", "y"], title="t", chart_id="d"))
+    with pytest.raises(ValueError, match="2 series"):
+        stacked_bar_chart([("a", [1])], ["x", "y"], title="t", chart_id="e")

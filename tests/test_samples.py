@@ -276,3 +276,26 @@ def test_site_templates_escape_what_they_show(site):
     values = [v for _, attrs in page.tags for v in attrs.values() if v and "alert" in v]
     assert values  # urls, descriptions, titles in attributes...
     assert all(v.endswith(HOSTILE) for v in values)  # each one whole: no quote ended it early
+
+
+def test_the_labelled_provenance_set(tmp_path):
+    import json
+
+    from newsfold.samples.provenance import generate_provenance
+
+    first = generate_provenance(tmp_path / "a", stories=12)
+    again = generate_provenance(tmp_path / "b", stories=12)
+    assert first.read_bytes() == again.read_bytes()  # the same seed, the same files
+    truth = [json.loads(line) for line in (tmp_path / "a" / "truth.jsonl").read_text("utf-8").splitlines()]
+    by_story: dict[str, list[dict]] = {}
+    for t in truth:
+        by_story.setdefault(t["cluster"], []).append(t)
+    assert len(by_story) == 12
+    for pages in by_story.values():
+        origin = pages[0]["origin"]
+        assert all(p["origin"] == origin for p in pages)
+        if origin.startswith("wire:"):  # a wire story: at least one page credits the agency
+            assert any(p["wire"] == origin[5:] for p in pages)
+        else:
+            assert all(p["wire"] is None for p in pages)
+    assert {t["style"] for t in truth} >= {"none", "dateline"}

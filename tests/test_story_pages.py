@@ -117,7 +117,7 @@ def test_story_page_and_api(client, clusters):
     assert (body["pages"], body["sites"], body["first"]["id"], body["reference"]["id"]) == (4, 4, "ferry-a", "ferry-a")
     assert [v["relation"]["kind"] for v in body["versions"]] == ["reference", "shorter", "copy", "adds"]
     page_html = _text(client.get(f"/stories/{quote(cluster)}"))
-    assert "First published by <strong class=\"site\">a.test</strong>" in page_html
+    assert "Origin: <strong class=\"site\">a.test</strong>" in page_html and "earliest by 1 h" in page_html
     assert page_html.count('data-testid="story-version"') == 4 and page_html.count('data-testid="first-badge"') == 1
     assert '<svg xmlns="http://www.w3.org/2000/svg" id="story-timeline"' in page_html and "first: a.test" in page_html
     assert "adds 2 paragraphs" in page_html
@@ -149,7 +149,7 @@ def test_feeds_have_one_entry_per_story_with_stable_ids(client, clusters):
     ferry = top.entries[0]
     assert ferry.link == f"http://localhost/stories/{clusters['ferry-a']}"
     assert ferry.updated == "2015-03-10T08:00:00Z"  # the latest version's time
-    assert ferry.summary.startswith("4 sites, 4 pages")
+    assert ferry.summary.endswith("(4 sites, 4 pages; from a.test)") and len(ferry.summary) > 60  # the lede first
     search = feedparser.parse(client.get("/feed?q=ferry").get_data())
     assert not search.bozo
     assert [e.id for e in search.entries] == [f"urn:newsfold:story:{clusters['ferry-a']}"]  # one entry, four pages

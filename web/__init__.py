@@ -17,7 +17,7 @@ from newsfold.plugin.correction_log import MAX_ID_CHARS, MAX_NOTE_CHARS
 from newsfold.plugin.evidence import MAX_TEXT_WORDS
 from newsfold.plugin.queries import MAX_QUERY_CHARS
 from newsfold.plugin.settings import Settings
-from newsfold.web import admin, admin_api, api, auth, errors, formatting, resources, search, story_pages
+from newsfold.web import admin, admin_api, api, auth, display, errors, formatting, resources, search, story_pages
 from newsfold.web.config import WebSettings
 from newsfold.web.validation import MAX_FILTER_CHARS
 
@@ -82,6 +82,7 @@ def create_app(
     app.add_template_filter(formatting.safe_fragment, "fragment")
     app.add_template_filter(formatting.safe_url, "safe_url")
     app.add_template_filter(formatting.plural, "plural")
+    app.add_template_filter(display.headline_filter, "headline")
 
     app.register_blueprint(search.bp)
     app.register_blueprint(api.bp, url_prefix="/api")

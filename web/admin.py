@@ -19,6 +19,7 @@ from flask import (
 )
 
 from newsfold.plugin import admin_queries as queries
+from newsfold.plugin.stories import WINDOW_NAMES
 from newsfold.web import stats as admin_stats
 from newsfold.web.auth import current_user
 from newsfold.web.charts import heatmap
@@ -30,6 +31,7 @@ from newsfold.web.clusters import (
     load_comparison,
 )
 from newsfold.web.corrections import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.display import headline_filter
 from newsfold.web.formatting import page_count, page_links
 from newsfold.web.jobs import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.resources import get_es, get_job_store, get_settings
@@ -110,7 +112,8 @@ def cluster(cluster_id: str):
     detail = _detail_or_404(cluster_id)
     shown = detail.members[: _config("ADMIN_HEATMAP")]
     matrix = [row[: len(shown)] for row in detail.matrix[: len(shown)]]
-    labels = [f"{m.get('site') or '?'}: {m.get('title') or '(untitled)'}" for m in shown]
+    labels = [f"{m.get('site') or '?'}: {headline_filter(m.get('title'), m.get('site')) or '(untitled)'}"
+              for m in shown]  # fmt: skip
 
     def cell_href(i: int, j: int) -> str:
         return url_for("admin.compare", cluster_id=cluster_id, a=shown[i]["id"], b=shown[j]["id"])
@@ -208,8 +211,15 @@ def corrections():
 # ---------------------------------------------------------------- statistics
 @bp.get("/stats")
 def stats():
-    """Charts: duplicate share, cluster sizes, similarity distributions, ingest rate, rejections."""
-    return render_template("admin/stats.html", stats=admin_stats.load_stats(get_es(), get_settings()))
+    """Charts: duplicate share, cluster sizes, similarity distributions, ingest rate, rejections, syndication."""
+    window = (request.args.get("window") or "all").strip()
+    if window not in WINDOW_NAMES:
+        abort(400, description=f"window must be one of {', '.join(WINDOW_NAMES)}, got {window[:40]!r}")
+    es, settings = get_es(), get_settings()
+    figures = admin_stats.syndication(es, settings, window=window)
+    charts = admin_stats.syndication_charts(figures)
+    return render_template("admin/stats.html", stats=admin_stats.load_stats(es, settings), syndication=figures,
+                           syndication_charts=charts, windows=WINDOW_NAMES)  # fmt: skip
 
 
 # ---------------------------------------------------------------- jobs

@@ -8,11 +8,13 @@ from pathlib import Path
 from flask import Blueprint, abort, current_app, jsonify, request
 
 from newsfold import task_names
+from newsfold.plugin.stories import WINDOWS
 from newsfold.web.auth import current_user
 from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
 from newsfold.web.jobs import JobRequestError, retry_job, start_reindex
 from newsfold.web.queue import chunked, task_status
 from newsfold.web.resources import get_celery, get_es, get_job_store, get_settings, get_web_settings
+from newsfold.web.stats import syndication as syndication_figures
 from newsfold.web.stories import SearchParams, load_cluster, run_search, search_body
 from newsfold.web.validation import MAX_OFFSET, BadBody, InvalidPages, json_body, parse_pages, whole_number
 
@@ -96,6 +98,16 @@ def task(task_id: str):
     if not _TASK_ID.match(task_id):
         abort(404, description=f"no task {task_id!r}")
     return jsonify(task_status(get_celery(), task_id))
+
+
+@bp.get("/syndication")
+def syndication():
+    """``GET /api/syndication?window=``: per site, the share of its pages copying a story first published
+    elsewhere, the share credited to each wire, and its own stories against those it carried."""
+    window = (request.args.get("window") or "all").strip()
+    if window not in WINDOWS:
+        return _bad_request(f"window must be one of {', '.join(WINDOWS)}, got {window[:40]!r}")
+    return jsonify(syndication_figures(get_es(), get_settings(), window=window))
 
 
 @bp.get("/openapi.json")

@@ -57,6 +57,8 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
+#: with thumbnails on, pictures may come from any https address (the news sites' own); nothing else is widened
+IMAGES_CONTENT_SECURITY_POLICY = CONTENT_SECURITY_POLICY.replace("img-src 'self' data:", "img-src 'self' data: https:")
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
@@ -279,6 +281,8 @@ def _headers(response):
     """After every request: security headers; nothing private is cached."""
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+    if get_web_settings().images and response.headers.get("Content-Security-Policy") == CONTENT_SECURITY_POLICY:
+        response.headers["Content-Security-Policy"] = IMAGES_CONTENT_SECURITY_POLICY
     if request.is_secure:
         response.headers.setdefault("Strict-Transport-Security", "max-age=31536000")
     path = request.path
@@ -288,7 +292,7 @@ def _headers(response):
 
 
 def _template_globals() -> dict:
-    return {"current_user": current_user}
+    return {"current_user": current_user, "show_images": get_web_settings().images}
 
 
 def init_app(app: Flask, web: WebSettings) -> None:

@@ -135,6 +135,57 @@ def bar_chart(
     return _svg(chart_id, width, height, title, desc, body)
 
 
+def stacked_bar_chart(
+    items: Sequence[tuple[str, Sequence[float]]],
+    series: Sequence[str],
+    *,
+    title: str,
+    chart_id: str,
+    width: int = 640,
+    empty_message: str = "No data yet.",
+) -> Markup:
+    """Horizontal bars, one per ``(label, values)``, each split into its ``series`` parts, with a legend.
+
+    Raises:
+        ValueError: an item does not have one value per series.
+    """
+    for label, values in items:
+        if len(values) != len(series):
+            raise ValueError(f"item {label!r} has {len(values)} values for {len(series)} series")
+    if not items or not any(v for _, values in items for v in values):
+        return _empty(chart_id, title, empty_message)
+    bar_h, gap, top = 20, 6, 26
+    label_w = min(220, 10 + FONT * 0.6 * max(len(_short(label)) for label, _ in items))
+    value_w = 90
+    plot_w = max(60, width - label_w - value_w)
+    top_value = nice_max(max(sum(values) for _, values in items))
+    height = top + len(items) * (bar_h + gap) + gap
+    body = []
+    x = label_w
+    for s, name in enumerate(series):  # the legend
+        colour = SERIES_COLOURS[s % len(SERIES_COLOURS)]
+        body.append(f"<rect{_attrs(x=x, y=6, width=12, height=12, class_=f'nf-series-{s}', fill=colour)}/>"
+                    + _text(x + 16, 16, name, class_="nf-label"))  # fmt: skip
+        x += 24 + FONT * 0.6 * len(name)
+    for k, (label, values) in enumerate(items):
+        y = top + k * (bar_h + gap)
+        parts = [_text(label_w - 6, y + bar_h * 0.7, _short(label), text_anchor="end", class_="nf-label")]
+        x = label_w
+        for s, value in enumerate(values):
+            length = plot_w * max(0.0, value) / top_value if top_value else 0.0
+            # the series' class, not "nf-bar": the stylesheet paints each series in its own colour
+            rect = _attrs(x=x, y=y, width=max(length, 0.0), height=bar_h, class_=f"nf-series-{s}",
+                          fill=SERIES_COLOURS[s % len(SERIES_COLOURS)])  # fmt: skip
+            parts.append(f"<rect{rect}>{_tooltip(f'{label}: {fmt_number(value)} {series[s]}')}</rect>")
+            x += length
+        shown = " / ".join(fmt_number(v) for v in values)
+        parts.append(_text(x + 4, y + bar_h * 0.7, shown, class_="nf-value"))
+        body.append("<g>" + "".join(parts) + "</g>")
+    desc = "; ".join(f"{label}: " + ", ".join(f"{fmt_number(v)} {n}" for n, v in zip(series, values, strict=True))
+                     for label, values in items)  # fmt: skip
+    return _svg(chart_id, width, height, title, desc, body)
+
+
 def axis_top(values: Sequence[float]) -> float:
     """The value at the top of a vertical axis with four tick steps.
 

@@ -34,6 +34,7 @@ class WebSettings:
     session_hours: int = 12
     login_max_failures: int = 5
     login_lockout_seconds: int = 900
+    images: bool = True  # thumbnails of the pages' pictures (loaded by the reader's browser from the news sites)
 
     def __post_init__(self) -> None:
         if not self.admin_user or len(self.admin_user) > 100 or not self.admin_user.isprintable():

@@ -66,6 +66,9 @@ class WebResources:
             redis=self.redis,
         )
         self.sessions = SessionStore(namespace=namespace, redis=self.redis)
+        from newsfold.web.display import AffixCache  # display reads this module: imported here, not at the top
+
+        self.affixes = AffixCache()  # the sites' learned title affixes (web.display)
 
     def _client(self, name: str, configured: str | None, missing: str, build: Callable[[str], T]) -> T:
         """The client ``name``, built by ``build(configured)`` on first use.

@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from elasticsearch import Elasticsearch, NotFoundError
 
 from newsfold.plugin import admin_queries as queries
+from newsfold.plugin import stories as story_queries
 from newsfold.plugin.rejections import rejections_index
 from newsfold.plugin.settings import Settings
-from newsfold.web.charts import bar_chart, histogram, line_chart
+from newsfold.web.charts import bar_chart, histogram, line_chart, stacked_bar_chart
 from newsfold.web.formatting import format_datetime, percent
+from newsfold.web.top_stories import time_field
 
 SIMILARITY_STEP = 0.05
 #: the ingest-rate intervals in words
@@ -191,3 +193,76 @@ def load_stats(es: Elasticsearch, settings: Settings) -> dict:
             ),
         },
     }
+
+
+#: sites the syndication figures break down at most
+SYNDICATION_SITES = 30
+#: wires per site in the chart (the table lists every one)
+WIRES_CHARTED = 2
+
+
+def syndication(es: Elasticsearch, settings: Settings, *, window: str = "all", sites: int = SYNDICATION_SITES) -> dict:
+    """Per site, in a window counted back from the newest page: how much of its output is its own.
+
+    For each of the ``sites`` sites with the most pages in the window: its pages; the share of them that are
+    copies of a story first published elsewhere (by another site or a wire: its story's origin is not this
+    site); the share of its pages crediting each wire; and its own stories (it is their origin) against the
+    ones it carried. Pages whose story has no origin yet (ingested before provenance) are left out of the
+    shares. ``1 + sites`` requests (one ``msearch`` for the sites).
+
+    Raises:
+        ValueError: an unknown window.
+    """
+    field_name, anchor = time_field(es, settings)
+    filters = story_queries.window_filter(window, anchor_ms=anchor, time_field=field_name)
+    res = es.search(index=settings.index, body=queries.syndication_sites(filters=filters, sites=sites))
+    buckets = res["aggregations"]["sites"]["buckets"]
+    owns = []
+    if buckets:
+        searches = []
+        for bucket in buckets:
+            searches += [{"index": settings.index}, queries.syndication_site(bucket["key"], filters=filters)]
+        owns = es.msearch(searches=searches)["responses"]
+    rows = []
+    for bucket, own in zip(buckets, owns, strict=True):
+        if "error" in own:
+            raise RuntimeError(f"syndication search failed: {own['error']}")
+        pages, decided = int(bucket["doc_count"]), int(bucket["decided"]["doc_count"])
+        own_pages = int(own["aggregations"]["own"]["doc_count"])
+        own_stories = int(own["aggregations"]["own"]["stories"]["value"] or 0)
+        stories = int(bucket["stories"]["value"] or 0)
+        copies = max(0, decided - own_pages)
+        rows.append({
+            "site": bucket["key"],
+            "pages": pages,
+            "copies": copies,
+            "copy_share": copies / decided if decided else None,
+            "own_stories": own_stories,
+            "carried_stories": max(0, stories - own_stories),
+            "wires": [{"wire": w["key"], "pages": int(w["doc_count"]), "share": int(w["doc_count"]) / pages}
+                      for w in bucket["wires"]["buckets"]],
+        })  # fmt: skip
+    return {"window": window, "time_field": field_name, "newest": story_queries.iso_millis(anchor), "sites": rows}
+
+
+def syndication_charts(figures: dict) -> dict:
+    """The charts of the syndication figures: copy share per site, and own against carried stories."""
+    rows = figures["sites"]
+    wire_items = [(f"{r['site']} · {w['wire']}", w["share"]) for r in rows for w in r["wires"][:WIRES_CHARTED]]
+    return {
+        "copies": bar_chart(
+            [(f"{r['site']} ({r['pages']:,})", r["copy_share"]) for r in rows if r["copy_share"] is not None],
+            title="Share of each site's pages that copy a story first published elsewhere",
+            chart_id="chart-syndication", value_format=percent, max_value=1.0,
+            empty_message="No page has an origin yet.",
+        ),
+        "own": stacked_bar_chart(
+            [(r["site"], [r["own_stories"], r["carried_stories"]]) for r in rows], ["own stories", "carried"],
+            title="Stories each site originated and stories it carried", chart_id="chart-own-stories",
+        ),
+        "wires": bar_chart(
+            wire_items, title="Share of each site's pages credited to its two most credited wires",
+            chart_id="chart-wires",
+            value_format=percent, max_value=1.0, empty_message="No page credits a wire.",
+        ),
+    }  # fmt: skip

@@ -16,10 +16,12 @@ from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
 from newsfold.plugin.document import cluster_of, flat, fold_of, read_signature
+from newsfold.plugin.provenance import no_wire_filter, originals_filter
 from newsfold.plugin.queries import parse_day, story_count
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, jaccard
 from newsfold.plugin.stories import read_references, relation_of, with_references
+from newsfold.web.display import dress_story, headline, headline_highlight, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
@@ -49,6 +51,8 @@ class SearchParams:
     date_to: str | None = None
     sort: str = "relevance"
     page: int = 1
+    originals: bool = False
+    nowire: bool = False
 
     @classmethod
     def from_args(cls, args: Mapping[str, str], *, query_string_chars: int = 0) -> SearchParams:
@@ -84,7 +88,8 @@ class SearchParams:
             raise ValueError(
                 f"the address is too long ({query_string_chars:,} characters after the '?'; at most {MAX_ARGS_CHARS:,})"
             )
-        return cls(q=q, sort=sort, page=int(raw_page), **values)
+        originals, nowire = provenance_flags(args, site=values["site"])
+        return cls(q=q, sort=sort, page=int(raw_page), originals=originals, nowire=nowire, **values)
 
     @classmethod
     def for_form(cls, args: Mapping[str, str]) -> SearchParams:
@@ -100,16 +105,26 @@ class SearchParams:
             date_from=text("from", 40) or None,
             date_to=text("to", 40) or None,
             sort=text("sort", 40) or "relevance",
+            originals=args.get("originals") == "1",
+            nowire=args.get("nowire") == "1",
         )
 
     @property
     def filtered(self) -> bool:
         """Whether any filter narrows the search."""
-        return bool(self.site or self.lang or self.date_from or self.date_to)
+        return bool(self.site or self.lang or self.date_from or self.date_to or self.originals or self.nowire)
 
     def args(self) -> dict:
-        """The search as its URL arguments, every one of them."""
-        return {URL_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}
+        """The search as its URL arguments, every one of them (a flag that is set is ``"1"``)."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[URL_NAMES.get(f.name, f.name)] = ("1" if value else None) if isinstance(value, bool) else value
+        return out
+
+    def filters(self) -> list[dict]:
+        """The provenance filter clauses ("this site's own stories", "no wire stories")."""
+        return provenance_filters(site=self.site, originals=self.originals, nowire=self.nowire)
 
     def url_args(self, page: int | None = None, **changes) -> dict:
         """Arguments for ``url_for`` that reproduce this search (on another page, or with ``changes``)."""
@@ -120,7 +135,7 @@ class SearchParams:
     def as_json(self) -> dict:
         """The search as the API reports it (the text query is ``query``)."""
         args = self.args()
-        return {"query": args.pop("q"), **args}
+        return {"query": args.pop("q"), **args, "originals": self.originals, "nowire": self.nowire}
 
 
 @dataclass
@@ -165,7 +180,37 @@ def search_body(params: SearchParams, *, page_size: int) -> dict:
         lang=params.lang,
         date_from=params.date_from,
         date_to=params.date_to,
+        filters=params.filters(),
     )
+
+
+def _flag(args: Mapping[str, str], name: str) -> bool:
+    raw = (args.get(name) or "").strip()
+    if raw not in ("", "0", "1"):
+        raise ValueError(f"{name} must be 1 or 0, got {raw[:20]!r}")
+    return raw == "1"
+
+
+def provenance_flags(args: Mapping[str, str], *, site: str | None) -> tuple[bool, bool]:
+    """``(originals, nowire)`` from request arguments.
+
+    Raises:
+        ValueError: a value other than 1 or 0, or ``originals`` without a site.
+    """
+    originals, nowire = _flag(args, "originals"), _flag(args, "nowire")
+    if originals and not site:
+        raise ValueError("originals=1 keeps the stories a site published first: choose a site too (site=...)")
+    return originals, nowire
+
+
+def provenance_filters(*, site: str | None, originals: bool, nowire: bool) -> list[dict]:
+    """The filter clauses of the provenance flags."""
+    out = []
+    if originals and site:
+        out.append(originals_filter(site))
+    if nowire:
+        out.append(no_wire_filter())
+    return out
 
 
 @dataclass
@@ -221,8 +266,16 @@ def run_search(
     versions = es.search(index=settings.index, **body)
     buckets = {b["key"]: b for b in versions["aggregations"]["clusters"]["buckets"]}
     references = read_references(versions, agg="clusters")
-    shown = [representative_or(hit, buckets.get(cluster_of(hit["_source"]))) for hit in hits]
-    result.results = [story(hit, buckets.get(cluster_of(hit["_source"])), references) for hit in shown]
+    shown_hits = [representative_or(hit, buckets.get(cluster_of(hit["_source"]))) for hit in hits]
+    result.results = [story(hit, buckets.get(cluster_of(hit["_source"])), references) for hit in shown_hits]
+    sites = [s["site"] for found in result.results for s in (found, *found["versions"])]
+    affixes = learn_affixes(es, settings, sites)
+    for found, hit in zip(result.results, shown_hits, strict=True):
+        shown = {**found, "lede": hit["_source"].get("lede")}
+        dress_story(found, [shown, *found["versions"]], affixes, highlights=found["highlight"])
+        found["headline_highlight"] = headline_highlight(found.get("headline"), found["title_highlight"])
+        for version in found["versions"]:
+            version.pop("lede", None)
     return result
 
 
@@ -277,6 +330,8 @@ def story(hit: dict, bucket: dict | None, references: Mapping[str, Mapping] | No
             {
                 "id": version["_id"],
                 **{k: vsrc.get(k) for k in PUBLIC_FIELDS},
+                "wire": fold_of(vsrc).get("wire"),
+                "lede": vsrc.get("lede"),
                 "similarity": similarity(shown, decode_signature(vsrc)),
                 "relation": relation_of(version, references),
             }
@@ -289,6 +344,9 @@ def story(hit: dict, bucket: dict | None, references: Mapping[str, Mapping] | No
         "highlight": list(highlight.get("body") or []),
         "title_highlight": title_highlight[0] if title_highlight else None,
         "relation": relation_of(hit, references),
+        "image": image_of(src),
+        "wire": fold_of(src).get("wire"),
+        "origin": origin_of(src),
         "versions": others,
         "size": int(bucket["doc_count"]) if bucket else 1 + len(others),
     }
@@ -301,6 +359,7 @@ def load_cluster(es: Elasticsearch, settings: Settings, cluster_id: str, *, limi
     if not hits:
         return None
     size = int(res["hits"]["total"]["value"])
+    affixes = learn_affixes(es, settings, [(hit["_source"] or {}).get("site") for hit in hits])
     members = []
     for hit in hits:
         src = flat(hit["_source"])
@@ -308,6 +367,7 @@ def load_cluster(es: Elasticsearch, settings: Settings, cluster_id: str, *, limi
             {
                 "id": hit["_id"],
                 **{k: src.get(k) for k in PUBLIC_FIELDS},
+                "headline": headline(src, affixes),
                 "ingested": src.get("ingested"),
                 "similarity": src.get("similarity"),
                 "matched_id": src.get("matched_id"),

@@ -170,7 +170,7 @@ def feed():
     entries = [
         FeedEntry(
             id=story_id(s["cluster_id"]),
-            title=s.get("title") or "(untitled)",
+            title=s.get("headline") or s.get("title") or "(untitled)",
             link=url_for("stories.story", cluster_id=s["cluster_id"], _external=True),
             updated=s.get("latest") or s.get("published"),
             published=s.get("published"),
@@ -186,7 +186,10 @@ def feed():
 def _summary(story: dict) -> str:
     sites, pages = story["sites"], story["pages"]
     line = f"{sites} site{'s' if sites != 1 else ''}, {pages} page{'s' if pages != 1 else ''}"
-    return line + (f"; first on {story['site']}" if story.get("site") else "")
+    origin = story.get("origin") or {}
+    source = origin.get("wire") or origin.get("site") or story.get("site")
+    line += f"; from {source}" if source else ""
+    return f"{story['snippet']} ({line})" if story.get("snippet") else line
 
 
 def _search_entry(found: dict) -> dict:

@@ -21,8 +21,9 @@ from newsfold.plugin.novelty import Passage, marked_passages
 from newsfold.plugin.queries import MAX_WINDOW
 from newsfold.plugin.settings import Settings
 from newsfold.web import validation
+from newsfold.web.display import dress_story, headline, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count
-from newsfold.web.stories import MAX_ARGS_CHARS
+from newsfold.web.stories import MAX_ARGS_CHARS, provenance_filters, provenance_flags
 
 DEFAULT_WINDOW = "7d"
 #: cluster and page ids are the ids newsfold or a host gave; anything longer or with control characters is refused
@@ -66,6 +67,8 @@ class TopParams:
     site: str | None = None
     lang: str | None = None
     page: int = 1
+    originals: bool = False
+    nowire: bool = False
 
     @classmethod
     def from_args(cls, args: Mapping[str, str], *, page_size: int, query_string_chars: int = 0) -> TopParams:
@@ -86,7 +89,8 @@ class TopParams:
         if query_string_chars > MAX_ARGS_CHARS:
             raise ValueError(f"the address is too long ({query_string_chars:,} characters after the '?'; "
                              f"at most {MAX_ARGS_CHARS:,})")  # fmt: skip
-        return cls(window=window, sort=sort, site=site, lang=lang, page=page)
+        originals, nowire = provenance_flags(args, site=site)
+        return cls(window=window, sort=sort, site=site, lang=lang, page=page, originals=originals, nowire=nowire)
 
     @classmethod
     def for_form(cls, args: Mapping[str, str]) -> TopParams:
@@ -95,11 +99,12 @@ class TopParams:
         sort = args.get("sort") if args.get("sort") in queries.SORTS else "coverage"
         limit = validation.MAX_FILTER_CHARS
         return cls(window=window, sort=sort, site=(args.get("site") or "")[:limit] or None,
-                   lang=(args.get("lang") or "")[:limit] or None)  # fmt: skip
+                   lang=(args.get("lang") or "")[:limit] or None, originals=args.get("originals") == "1",
+                   nowire=args.get("nowire") == "1")  # fmt: skip
 
     @property
     def filtered(self) -> bool:
-        return bool(self.site or self.lang)
+        return bool(self.site or self.lang or self.originals or self.nowire)
 
     def filters(self) -> list[dict]:
         """The site and language filter clauses (they choose which pages count)."""
@@ -108,18 +113,20 @@ class TopParams:
             out.append({"term": {"site": self.site}})
         if self.lang:
             out.append({"term": {"lang": self.lang}})
-        return out
+        return out + provenance_filters(site=self.site, originals=self.originals, nowire=self.nowire)
 
     def url_args(self, page: int | None = None, **changes) -> dict:
         """Arguments for ``url_for`` reproducing this list (another page, or with ``changes``); defaults left out."""
         args = {"window": self.window, "sort": self.sort, "site": self.site, "lang": self.lang,
-                "page": page or self.page}  # fmt: skip
+                "page": page or self.page, "originals": "1" if self.originals else None,
+                "nowire": "1" if self.nowire else None}  # fmt: skip
         args.update(changes)
         defaults = {"page": 1, "sort": "coverage", "window": DEFAULT_WINDOW}
         return {k: v for k, v in args.items() if v and defaults.get(k) != v}
 
     def as_json(self) -> dict:
-        return {"window": self.window, "sort": self.sort, "site": self.site, "lang": self.lang, "page": self.page}
+        return {"window": self.window, "sort": self.sort, "site": self.site, "lang": self.lang, "page": self.page,
+                "originals": self.originals, "nowire": self.nowire}  # fmt: skip
 
 
 @dataclass
@@ -179,17 +186,36 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     total, found = queries.read_top_stories(res, refs, page=params.page, size=page_size)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
                        anchor=queries.iso_millis(anchor))  # fmt: skip
+    origins = _origin_versions(es, settings, [item["reference"] for item in found if item["reference"]])
+    affixes = learn_affixes(es, settings, [v.get("site") for v in origins.values()])
     for item in found:
         ref = item["reference"] or {}
-        result.results.append({
+        origin = origin_of(ref)
+        shown = origins.get((origin or {}).get("id")) or ref
+        story = {
             "cluster_id": item["cluster_id"],
             "id": ref.get("id"),
             **_public(ref),
             "sites": item["sites"],
             "pages": item["pages"],
             "latest": item["latest"],
-        })  # fmt: skip
+            "image": image_of(shown) or image_of(ref),
+            "wire": fold_of(ref).get("wire"),
+            "origin": origin,
+        }  # fmt: skip
+        versions = [{"id": shown.get("id"), **_public(shown), "lede": shown.get("lede")}]
+        result.results.append(dress_story(story, versions, affixes))
     return result
+
+
+def _origin_versions(es: Elasticsearch, settings: Settings, references: list[dict]) -> dict[str, dict]:
+    """``page id -> _source`` of each story's origin version: the reference itself, or read (one ``mget``)."""
+    out = {ref["id"]: ref for ref in references}
+    wanted = sorted({o["id"] for ref in references if (o := origin_of(ref)) and o["id"] not in out})
+    if wanted:
+        docs = es.mget(index=settings.index, ids=wanted, source=queries.STORY_SOURCE)["docs"]
+        out.update({d["_id"]: {"id": d["_id"], **d["_source"]} for d in docs if d.get("found")})
+    return out
 
 
 @dataclass
@@ -229,6 +255,24 @@ def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, pag
     found = queries.read_story(page, times, page=params.page, size=page_size)
     if found is None:
         return None
+    origin = found.get("origin") or {}
+    at_hand = {v["id"]: v for v in (found["reference"], found["first"], *found["versions"]) if v}
+    if origin.get("id") and origin["id"] not in at_hand:
+        doc = es.options(ignore_status=404).get(index=settings.index, id=origin["id"], source=queries.STORY_SOURCE)
+        if doc.get("found"):
+            at_hand[origin["id"]] = {"id": origin["id"], **doc["_source"]}
+    affixes = learn_affixes(es, settings, [v.get("site") for v in at_hand.values()])
+    versions = [{**v, "id": v["id"]} for v in at_hand.values()]
+    dress_story(found, versions, affixes)
+    headlines = {v["id"]: v["headline"] for v in versions}
+    for v in (found["reference"], found["first"], *found["versions"]):
+        if v:
+            v["headline"] = headlines.get(v["id"])
+    if origin.get("id") in at_hand:
+        origin["published"] = at_hand[origin["id"]].get("published")
+        origin["title"] = at_hand[origin["id"]].get("title")
+        origin["url"] = at_hand[origin["id"]].get("url")
+    found["image"] = image_of(at_hand.get(origin.get("id"))) or image_of(found["reference"])
     for key in ("reference", "first"):
         if found[key]:
             found[key] = _shown(found[key])
@@ -237,7 +281,8 @@ def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, pag
 
 
 def _shown(version: dict) -> dict:
-    return {"id": version["id"], **_public(version), "ingested": version.get("ingested"),
+    return {"id": version["id"], **_public(version), "headline": version.get("headline"),
+            "ingested": version.get("ingested"), "wire": version.get("wire"),
             "representative": version["representative"], "relation": version["relation"]}  # fmt: skip
 
 
@@ -258,6 +303,7 @@ def version_passages(
     relation = queries.relation_of({"_id": page_id, "_source": source}, refs)
     version = {"id": page_id, **_public(source), "relation": relation,
                "reference_id": reference["_id"] if reference else None}  # fmt: skip
+    version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))
     compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
     ref_passages = fold_of(reference.get("_source")).get("passages") if compared else None
     return version, marked_passages(source.get("body") or "", ref_passages)

@@ -130,3 +130,26 @@ def test_jobs_page_answers_503_when_redis_is_down(make_app, admin_settings):
     client = make_app(admin_settings.replace(redis_url="redis://127.0.0.1:9/0")).test_client()
     res = client.get("/admin/jobs", headers=BEARER)
     assert res.status_code == 503 and "Redis" in html_of(res)
+
+
+def test_stats_page_shows_syndication_per_site(client, corpus):
+    res = client.get("/admin/stats?window=all")
+    html = html_of(res)
+    assert res.status_code == 200
+    svgs = {m.group(1): m.group(0) for m in re.finditer(r'<svg [^>]*id="([^"]+)".*?</svg>', html, re.S)}
+    assert {"chart-syndication", "chart-own-stories", "chart-wires"} <= set(svgs)
+    ET.fromstring(svgs["chart-own-stories"])  # well-formed
+    table = re.search(r'data-testid="table-syndication".*?</table>', html, re.S).group(0)
+    rows = {m.group(1): m.group(0) for m in re.finditer(r"<tr><td>([^<]+)</td>.*?</tr>", table, re.S)}
+    # one.test ran story A first (its own); two.test and three.test copied it
+    assert re.findall(r'class="num">([^<]+)<', rows["one.test"]) == ["1", "0", "0%", "1", "0"]
+    assert re.findall(r'class="num">([^<]+)<', rows["two.test"]) == ["1", "1", "100%", "0", "1"]
+    assert "one.test: 1 own stories" in svgs["chart-own-stories"]
+    assert client.get("/admin/stats?window=nope").status_code == 400
+
+
+def test_admin_pages_show_headlines_without_the_site_name(client, corpus):
+    html = html_of(client.get(f"/admin/clusters/{corpus['a']}"))
+    assert "Zephyrton budget approved" in html and "approved | three.test" not in html
+    listing = html_of(client.get("/admin/clusters"))
+    assert "| three.test" not in listing

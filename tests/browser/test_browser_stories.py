@@ -62,7 +62,7 @@ def test_a_story_page_with_its_timeline_and_a_versions_added_passages(driver, st
     driver.get(live.url + "/?window=all")
     _follow(driver, find(find_all(driver, "top-story")[0], "story-link"))
     assert urlsplit(driver.current_url).path == f"/stories/{clusters['ferry-a']}"
-    assert "a.test" in find(driver, "first-publisher").text
+    assert "Origin: a.test" in find(driver, "origin").text  # the earliest version, no wire credit
     timeline = find(driver, "timeline").find_element("css selector", "svg#story-timeline")
     assert timeline.find_elements("css selector", "rect") and "first: a.test" in timeline.get_attribute("innerHTML")
     rows = find_all(driver, "story-version")

@@ -1,0 +1,158 @@
+"""What a reader sees of a result: clean headlines, a snippet, the picture and the provenance.
+
+Every list of the web and the API (search, top stories, a story's page, the
+feeds) goes through here: one aggregation learns the affixes of the sites on
+the page (``plugin.headlines.site_affixes``), then each version gets its
+``headline`` (``title`` is kept as it is), and each story its headline (the
+origin's, else the most common), ``snippet``, ``image``, ``wire`` and ``origin``.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterable, Mapping
+
+from elasticsearch import ApiError, Elasticsearch, TransportError
+from flask import has_app_context
+
+from newsfold.plugin.document import fold_of
+from newsfold.plugin.headlines import clean_headline, read_site_affixes, site_affixes, snippet, story_headline
+from newsfold.plugin.settings import Settings
+from newsfold.web.resources import get_resources
+
+log = logging.getLogger(__name__)
+
+
+#: how long learned affixes are reused (a site's affixes change only as its pages accumulate)
+AFFIX_TTL_SECONDS = 600.0
+#: sites remembered at most (the memory is emptied when full)
+MAX_CACHED_SITES = 20_000
+
+
+class AffixCache:
+    """Learned title affixes per index and site, kept :data:`AFFIX_TTL_SECONDS` (one per web app)."""
+
+    def __init__(self, ttl: float = AFFIX_TTL_SECONDS, max_sites: int = MAX_CACHED_SITES) -> None:
+        self.ttl, self.max_sites = ttl, max_sites
+        self._entries: dict[tuple[str, str], tuple[float, list[str]]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, es: Elasticsearch, settings: Settings, sites: Iterable[str | None]) -> dict[str, list[str]]:
+        """``site -> affixes`` of some sites; the ones not known (or too old) are learned in one aggregation."""
+        now = time.monotonic()
+        found: dict[str, list[str]] = {}
+        missing = []
+        with self._lock:
+            for site in sorted({s for s in sites if s}):
+                entry = self._entries.get((settings.index, site))
+                if entry is not None and now - entry[0] < self.ttl:
+                    if entry[1]:
+                        found[site] = entry[1]
+                else:
+                    missing.append(site)
+        if not missing:
+            return found
+        learned = _learn(es, settings, missing)
+        if learned is None:  # the aggregation failed: headlines stay whole, nothing is remembered
+            return found
+        with self._lock:
+            if len(self._entries) + len(missing) > self.max_sites:
+                self._entries.clear()
+            for site in missing:
+                self._entries[(settings.index, site)] = (now, learned.get(site, []))
+        return {**found, **{s: a for s, a in learned.items() if s in missing}}
+
+
+def _learn(es: Elasticsearch, settings: Settings, sites: list[str]) -> dict[str, list[str]] | None:
+    try:
+        return read_site_affixes(es.search(index=settings.index, body=site_affixes(sites)))
+    except (ApiError, TransportError) as exc:
+        log.warning("could not learn the sites' title affixes: %s", exc)
+        return None
+
+
+def learn_affixes(es: Elasticsearch, settings: Settings, sites: Iterable[str | None]) -> dict[str, list[str]]:
+    """The learned title affixes of some sites: from the app's :class:`AffixCache` inside a request, else one
+    aggregation; empty when it fails (headlines stay whole)."""
+    if has_app_context():
+        return get_resources().affixes.get(es, settings, sites)
+    wanted = sorted({s for s in sites if s})
+    return (_learn(es, settings, wanted) or {}) if wanted else {}
+
+
+def headline(item: Mapping, affixes: Mapping[str, list[str]]) -> str | None:
+    """The headline of a version (a dict with ``title`` and ``site``)."""
+    title = item.get("title")
+    if not title:
+        return None
+    site = item.get("site")
+    return clean_headline(title, site=site, affixes=affixes.get(site or "", ()))
+
+
+def headline_filter(title: str | None, site: str | None = None) -> str:
+    """``{{ title | headline(site) }}``: a title as its headline in a template (the site's affixes come from the
+    app's cache, learned on first use)."""
+    if not title:
+        return title or ""
+    affixes = learn_affixes(get_resources().es, get_resources().settings, [site]) if site else {}
+    return headline({"title": title, "site": site}, affixes) or title
+
+
+def origin_of(source: Mapping | None) -> dict | None:
+    """A story's stored origin ``{"wire", "site", "id"}`` from one of its pages' ``_source``, or None."""
+    fold = fold_of(source)
+    if not fold.get("origin_id"):
+        return None
+    return {"wire": fold.get("origin_wire"), "site": fold.get("origin_site"), "id": fold.get("origin_id")}
+
+
+def dress_story(story: dict, versions: list[dict], affixes: Mapping[str, list[str]], *, highlights=None) -> dict:
+    """Give a story (a dict) and its versions their headlines, and the story its snippet.
+
+    ``versions`` are every version at hand, the story's own shown one included; each
+    needs ``id``, ``title``, ``site`` and, for the snippet, ``lede``.
+    """
+    for v in versions:
+        v["headline"] = headline(v, affixes)
+    origin = story.get("origin") or {}
+    story["headline"] = story_headline(versions, origin_id=origin.get("id")) or story.get("headline")
+    by_id = {v.get("id"): v for v in versions}
+    lede_of = (by_id.get(origin.get("id")) or story).get("lede") or story.get("lede")
+    story["snippet"] = snippet(highlights, lede_of)
+    return story
+
+
+_MARKED = re.compile(r"<mark>(.*?)</mark>", re.S)
+
+
+def headline_highlight(headline: str | None, title_highlight: str | None) -> str | None:
+    """The headline with the words the engine marked in the raw title marked too (HTML-escaped, ``<mark>`` tags).
+
+    None when the title had no match or no marked word is in the headline.
+    """
+    if not headline or not title_highlight:
+        return None
+    words = {html.unescape(w).strip() for w in _MARKED.findall(title_highlight)} - {""}
+    if not words:
+        return None
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.I)
+    out, last = [], 0
+    for m in pattern.finditer(headline):
+        out += [
+            html.escape(headline[last : m.start()], quote=False),
+            f"<mark>{html.escape(m.group(0), quote=False)}</mark>",
+        ]
+        last = m.end()
+    if not last:
+        return None
+    return "".join(out) + html.escape(headline[last:], quote=False)
+
+
+def image_of(source: Mapping | None) -> str | None:
+    """A stored picture address, only when it is an absolute http(s) URL."""
+    value = (source or {}).get("image")
+    return value if isinstance(value, str) and value.startswith(("https://", "http://")) else None
