@@ -87,6 +87,9 @@ def corpus(es, settings):
     outcomes = {o.page_id: o for o in ingest(signed, client=es, settings=settings)}
     assert outcomes["copy-one"].cluster_id == outcomes["copy-two"].cluster_id
     assert len({o.cluster_id for o in outcomes.values()}) == 3
+    # the stories' origins are written after each batch without waiting for a refresh (docs/stories.md): a reader
+    # sees them within one refresh interval; the tests look after a refresh
+    es.indices.refresh(index=settings.index)
     return {"shared_cluster": outcomes["copy-one"].cluster_id}
 
 
