@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from newsfold.plugin.cluster import Match, decide, verify
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signature import signature_of
+from newsfold.plugin.signature import signed_features
 from tests.pages import story
 
 S = Settings()
@@ -14,10 +14,10 @@ def test_verify_accepts_truncated_copy_but_not_teaser():
     full = " ".join(story(3, sentences=30))
     half = full[: len(full) // 2]
     teaser = full[: len(full) // 12]
-    a, h, t = signature_of(full, S), signature_of(half, S), signature_of(teaser, S)
+    a, h, t = signed_features(full, S)[0], signed_features(half, S)[0], signed_features(teaser, S)[0]
     assert verify(a, h, S)[0]
     assert not verify(a, t, S)[0]
-    assert not verify(a, signature_of(" ".join(story(4, sentences=30)), S), S)[0]
+    assert not verify(a, signed_features(" ".join(story(4, sentences=30)), S)[0], S)[0]
 
 
 def test_decide_new_story_takes_smallest_page_id():
