@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from newsfold.plugin.cluster import Match, decide, verify
+import pytest
+
+from newsfold.plugin.cluster import Match, decide, merge_survivor, verify
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import signed_features
 from tests.pages import story
@@ -36,3 +38,22 @@ def test_decide_page_linking_two_clusters_merges_into_smallest():
 def test_decide_is_independent_of_edge_order():
     edges = [("x", Match("a", "c5", 0.5, 0.5)), ("y", Match("b", "c3", 0.5, 0.5)), ("x", Match("y", "y", 0.8, 0.8))]
     assert decide(["x", "y"], edges).cluster_of == decide(["y", "x"], list(reversed(edges))).cluster_of
+
+
+def test_merge_survivor_keeps_the_smallest_name_whatever_the_order():
+    assert merge_survivor(["c9", "c10", "c2", "c9"]) == ("c10", ["c2", "c9"])  # names compare as text
+    assert merge_survivor(("b", "a")) == merge_survivor(("a", "b")) == ("a", ["b"])
+    with pytest.raises(ValueError, match="names"):
+        merge_survivor([])
+
+
+def _copy_of(page: str, cluster: str) -> Match:
+    return Match(page, cluster, 0.9, 0.9)
+
+
+def test_decide_names_groups_as_merge_survivor_does():
+    m = _copy_of
+    decision = decide(["p2", "p1"], [("p2", m("x", "c7")), ("p2", m("y", "c3")), ("p1", m("p2", "p2"))])
+    assert decision.cluster_of == {"p1": "c3", "p2": "c3"} and decision.merges == {"c7": "c3"}
+    fresh = decide(["p2", "p1"], [("p2", m("p1", "p1"))])
+    assert fresh.cluster_of == {"p1": "p1", "p2": "p1"} and fresh.founders == {"p1": "p1"}
