@@ -169,3 +169,17 @@ def test_the_merge_rule_check_leaves_other_orderings_alone():
     source = "small, large = sorted((a.shingle_count, b.shingle_count))\nroot = min(ra, rb)\nids = sorted(set(labels))"
     source += "\nlabel_w = min(220, 10 + max(len(label) for label in labels))\nsize = max(1, len(cluster_ids))"
     assert _merge_decisions(source) == []
+
+
+def test_no_module_is_imported_under_another_modules_name():
+    modules = {p.stem for folder in PACKAGES for p in _modules(folder)}
+    misleading = []
+    for folder in PACKAGES:
+        for path in _modules(folder):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom | ast.Import):
+                    for alias in node.names:
+                        real = alias.name.rsplit(".", 1)[-1]
+                        if alias.asname in modules and alias.asname != real:
+                            misleading.append(f"{path.relative_to(ROOT)}: {alias.name} as {alias.asname}")
+    assert not misleading, f"an alias that names another module misleads the reader: {misleading}"
