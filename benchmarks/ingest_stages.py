@@ -52,7 +52,7 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     (read, extract, repeated-lines filter, sign), and every page is also
     extracted alone (``extract_article``), so the signing share is the
     difference. Even batches then go through the steps of
-    ``plugin.protocol.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
+    ``plugin.batch.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
     ``enforce_constraints`` when present, ``finish``), with the read-only
     ``mget`` and ``lookup`` that ``prepare`` makes also timed on their own;
     odd batches go through ``ingest`` whole, which checks that the steps

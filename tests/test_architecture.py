@@ -183,3 +183,42 @@ def test_no_module_is_imported_under_another_modules_name():
                         if alias.asname in modules and alias.asname != real:
                             misleading.append(f"{path.relative_to(ROOT)}: {alias.name} as {alias.asname}")
     assert not misleading, f"an alias that names another module misleads the reader: {misleading}"
+
+
+#: a dotted reference to a module of ours in a doc or docstring: ``plugin.cluster``, `newsfold.state.jobs`
+_MODULE_REFERENCE = re.compile(r"(?:`~?|\bnewsfold\.)(plugin|indexer|web|state|samples)\.([a-z]\w*)")
+_REFERENCE_FOLDERS = {"plugin": "plugin", "indexer": "indexer", "web": "web", "state": "newsfold/state"}
+_REFERENCE_FOLDERS["samples"] = "newsfold/samples"
+
+
+def _stale_references(text: str) -> list[str]:
+    """Dotted references to modules that do not exist (nor are names the package hands on)."""
+    stale = []
+    for match in _MODULE_REFERENCE.finditer(text):
+        package, name = match.groups()
+        folder = ROOT / _REFERENCE_FOLDERS[package]
+        init = folder / "__init__.py"
+        exported = init.exists() and re.search(rf"\b{name}\b", init.read_text(encoding="utf-8"))
+        if not ((folder / f"{name}.py").exists() or (folder / name).is_dir() or exported):
+            stale.append(f"{package}.{name}")
+    return stale
+
+
+def test_docs_and_docstrings_name_only_modules_that_exist():
+    texts = [ROOT / "README.md", ROOT / "benchmarks" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for folder in ("plugin", "indexer", "web", "newsfold", "benchmarks", "examples"):
+        texts += sorted((ROOT / folder).rglob("*.py"))
+    stale = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in texts
+        for name in _stale_references(path.read_text(encoding="utf-8"))
+    ]
+    assert not stale, stale
+
+
+def test_the_reference_check_catches_a_module_that_is_gone():
+    assert _stale_references("see ``plugin.collection`` and `newsfold.plugin.jobs.JobStore`") == [
+        "plugin.collection",
+        "plugin.jobs",
+    ]
+    assert _stale_references("see ``plugin.cluster.merge_survivor`` and `newsfold.state.jobs`; state.get()") == []
