@@ -48,17 +48,18 @@ def outcome_kind(result) -> str:
 def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     """Per-stage timings of the worker's path, measured around public calls in this process.
 
-    Each batch is signed with the worker's own ``indexer.pages.sign_payloads``
+    Each batch is signed with the worker's own ``indexer.pages.sign_batch``
     (read, extract, repeated-lines filter, sign), and every page is also
     extracted alone (``extract_article``), so the signing share is the
     difference. Even batches then go through the steps of
-    ``plugin.protocol.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
+    ``plugin.batch.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
     ``enforce_constraints`` when present, ``finish``), with the read-only
     ``mget`` and ``lookup`` that ``prepare`` makes also timed on their own;
     odd batches go through ``ingest`` whole, which checks that the steps
     still add up to it.
     """
-    from newsfold.indexer.pages import sign_payloads
+    from newsfold.indexer.pages import sign_batch
+    from newsfold.indexer.resources import story_stats_for
     from newsfold.plugin import batch as protocol
     from newsfold.plugin.client import build_client
     from newsfold.plugin.regroup import enforce_constraints
@@ -108,9 +109,10 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
             extract_payload(payload, data, live)
             per_page["extract"].append((time.perf_counter() - t0) * 1000)
             extract_ms += per_page["extract"][-1]
-        signed, _ = timed(per_batch, "sign_payloads (read + extract + filter + sign)", sign_payloads, batch, live)
-        per_batch["sign_payloads minus extract (filter + sign)"].append(
-            per_batch["sign_payloads (read + extract + filter + sign)"][-1] - extract_ms
+        label = "sign_batch (read + extract + filter + sign)"
+        signed, _, _ = timed(per_batch, label, sign_batch, batch, live, stats=story_stats_for(live))
+        per_batch["sign_batch minus extract (filter + sign)"].append(
+            per_batch["sign_batch (read + extract + filter + sign)"][-1] - extract_ms
         )
         bar.update(len(batch))
         if not signed:

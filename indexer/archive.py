@@ -91,11 +91,6 @@ class WarcArchive:
         self._pages = 0  # page records in the current file
         self._seq = 0
 
-    @property
-    def current_path(self) -> Path | None:
-        """The file appends currently go to (None before the first append or after rotation/close)."""
-        return self._path
-
     def __enter__(self) -> WarcArchive:
         return self
 

@@ -115,12 +115,6 @@ def sign_batch(
     return signed, rejected, sources
 
 
-def sign_payloads(payloads: list[dict], settings: Settings) -> tuple[list[SignedPage], list[Outcome]]:
-    """Extract and sign each page; a bad page becomes a rejected outcome, never an exception."""
-    signed, rejected, _ = sign_batch(payloads, settings, stats=story_stats_for(settings))
-    return signed, rejected
-
-
 def ingest_payloads(
     pages: list[dict], settings: Settings, *, job_id: str | None = None, guard: CrashGuard | None = None
 ) -> tuple[list[dict], dict[str, dict]]:

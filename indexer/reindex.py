@@ -5,7 +5,7 @@ The coordinator (:class:`Reindex`, run by ``newsfold reindex`` or by the task
 replicas while loading), queues chunks (``indexer.tasks.reindex_chunk``),
 catches up with pages ingested meanwhile, restores the replicas, swaps the
 alias in one ``_aliases`` call, catches up once more, and deletes the old
-index. Every step's progress is in Redis (``plugin.jobs.JobStore``), so a
+index. Every step's progress is in Redis (``newsfold.state.jobs.JobStore``), so a
 coordinator or worker that dies is restarted from its checkpoint. The design
 and why no page is lost are in ``docs/ingest.md``.
 

@@ -10,6 +10,24 @@ Readers never raise for bad input. Anything unusable becomes a
 :class:`~newsfold.indexer.records.PageRecord` with ``error`` set (and ``id``
 when known) and the iteration goes on: a bad JSONL line, a missing or
 unreadable file, a broken sidecar, a malformed or truncated WARC record.
+
+The source contract (what ``newsfold ingest`` and its ``--resume`` rely on;
+a new kind of source, an RSS feed or a queue, must promise the same or
+bring its own checkpoint):
+
+- **A source is named by a local path** (a job stores the paths it was
+  started with), and :func:`iter_source` reads it by that path alone.
+- **It can be read again, and gives the same records in the same order.**
+  ``indexer.ingest_job`` cuts the records into batches numbered in input
+  order (by the batch size and byte limit stored with the job), and the
+  job counts each batch under its number.
+  A resumed run reads every source again from the start and skips the
+  batches already counted *by number*, so a source that changed, or gives
+  another order, would skip pages never sent and send others twice. Error
+  records are recorded under their ``origin``, which must be stable too.
+- **It is read once, one page at a time**: a reader is a generator that
+  never holds the whole input, so a source of any size streams.
+- **It never raises for bad input**: see above.
 """
 
 from __future__ import annotations
@@ -371,6 +389,8 @@ def iter_source(
     over the limit ever reaches a worker. ``roots`` are the folders besides a
     directory input that its links may lead into (``NEWSFOLD_READ_ROOTS``).
     A missing or unsupported input yields a single error record naming it.
+    Reading the same path again gives the same records in the same order
+    (the source contract in the module docstring; ``--resume`` relies on it).
     """
     path = Path(path)
     kind = _kind(path)

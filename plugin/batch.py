@@ -12,7 +12,7 @@ concurrency under near-real-time search is in ``docs/concurrency.md``:
 5. the lookup runs again for the written pages (reconcile). Two batches
    racing each other cannot both miss the other: the one whose write became
    visible last re-looks-up after the other's is visible, finds it and merges.
-   Merges are deterministic (the smallest cluster id survives) and idempotent,
+   Merges are deterministic (``plugin.cluster.merge_survivor``) and idempotent,
    so concurrent merges agree.
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from newsfold.plugin import founding, queries
-from newsfold.plugin.cluster import NO_CONSTRAINTS, Constraints, Decision, Match, decide, verify
+from newsfold.plugin.cluster import NO_CONSTRAINTS, Constraints, Decision, Match, decide, merge_survivor, verify
 from newsfold.plugin.constraints import load_constraints
 from newsfold.plugin.document import (
     LOOKUP_SOURCE,
@@ -331,10 +331,10 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
                     continue
                 ok, j, cont = verify(p.signature, c.signature, settings, site_signals(p, c))
                 if ok:
-                    lo, hi = sorted((mine, c.cluster_id))
-                    if (hi, lo) not in refused:
-                        merges[hi] = min(lo, merges.get(hi, lo))
-                        by.setdefault(hi, p.page_id)
+                    survivor, (loser,) = merge_survivor((mine, c.cluster_id))
+                    if (loser, survivor) not in refused:
+                        merges[loser] = merge_survivor((survivor, merges.get(loser, survivor)))[0]
+                        by.setdefault(loser, p.page_id)
                         best = state.joined.get(p.page_id)
                         if best is None or j > best.similarity:
                             state.joined[p.page_id] = Match(c.page_id, c.cluster_id, j, cont)

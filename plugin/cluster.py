@@ -120,13 +120,38 @@ class UnionFind:
     def union(self, a, b) -> None:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
+            self.parent[max(ra, rb)] = min(ra, rb)  # bookkeeping: a root never names a story (merge_survivor)
 
     def groups(self) -> dict:
         out: dict = {}
         for x in list(self.parent):
             out.setdefault(self.find(x), []).append(x)
         return out
+
+
+def merge_survivor(names: Iterable[str]) -> tuple[str, list[str]]:
+    """THE merge rule: which name a story keeps when stories (or new pages) become one story.
+
+    The smallest name survives. Every module that proposes a merge, or names
+    a group of pages, asks here; workers deciding concurrently stay correct
+    only while they all agree, so no other module picks a survivor itself
+    (``tests/test_architecture.py`` checks). The one exception is
+    :func:`plugin.regroup.relabel`, which may turn a proposed merge round so
+    that a committed story never yields to a pending one (``plugin.founding``).
+
+    Args:
+        names: cluster ids (or, for a new story, page ids); repeats are ignored.
+
+    Returns:
+        ``(survivor, losers)``, the losers in order.
+
+    Raises:
+        ValueError: ``names`` is empty.
+    """
+    ordered = sorted(set(names))
+    if not ordered:
+        raise ValueError("names: a merge needs at least one cluster id")
+    return ordered[0], ordered[1:]
 
 
 def pair(a: str, b: str) -> tuple[str, str]:
@@ -312,12 +337,14 @@ def decide(
         pages = sorted(p for kind, p in members if kind == "p")
         if not pages:
             continue  # an existing cluster no page of the batch joined
-        survivor = clusters[0] if clusters else pages[0]
-        if not clusters:
-            decision.founders[survivor] = pages[0]
+        if clusters:
+            survivor, losers = merge_survivor(clusters)
+        else:  # a new story, named after (and founded by) one of its pages
+            survivor, losers = merge_survivor(pages)[0], []
+            decision.founders[survivor] = survivor
         for pid in pages:
             decision.cluster_of[pid] = survivor
-        for loser in clusters[1:]:
+        for loser in losers:
             decision.merges[loser] = survivor
     return decision
 
@@ -366,5 +393,5 @@ def recluster_labels(
     labels: dict[str, str] = {}
     for group in groups:
         for pid in group:
-            labels[pid] = cluster_id if group is keeper else group[0]
+            labels[pid] = cluster_id if group is keeper else merge_survivor(group)[0]
     return labels

@@ -29,7 +29,7 @@ from __future__ import annotations
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin import queries
-from newsfold.plugin.cluster import pair
+from newsfold.plugin.cluster import merge_survivor, pair
 from newsfold.plugin.constraints import load_constraints
 from newsfold.plugin.correction_log import (
     MAX_LOG_SIZE,
@@ -120,7 +120,7 @@ def split_page(
 def merge_clusters(
     cluster_a: str, cluster_b: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
 ) -> Correction:
-    """Fold two clusters into one story; the smaller cluster id survives.
+    """Fold two clusters into one story; the survivor is as ``plugin.cluster.merge_survivor`` says.
 
     Records a must-link between one page of each cluster (the page named
     like its cluster, else its smallest page id) and releases the earlier
@@ -157,7 +157,7 @@ def merge_clusters(
         released=released,
     )
     record_correction(correction, client=client, settings=settings)
-    survivor, loser = sorted((a, b))
+    survivor, (loser,) = merge_survivor((a, b))
     relabel(loser, survivor, client=client, settings=settings)
     refresh_origins([survivor], client=client, settings=settings)
     return correction
@@ -279,7 +279,7 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
     for a, b in rules.must_link:  # latest first, as ingest applies them
         labels = current_labels([a, b], client=client, settings=settings)
         if a in labels and b in labels and labels[a] != labels[b]:
-            survivor, loser = sorted((labels[a], labels[b]))
+            survivor, (loser,) = merge_survivor((labels[a], labels[b]))
             changed += bool(relabel(loser, survivor, client=client, settings=settings))
     if rules.representative:
         _set_flags(dict(rules.representative), client=client, settings=settings)

@@ -2,10 +2,10 @@
 
 The batch protocol (``plugin.batch``) merges clusters it finds to be one
 story; editor corrections (``plugin.corrections``) merge and split them on
-request. Both go through here. Every step is deterministic (the smallest
-cluster id survives a merge; a split names groups by their smallest page id),
-so concurrent workers agree. ``docs/corrections.md`` says how corrections and
-ingest meet.
+request. Both go through here. Every step is deterministic (the name a
+merge keeps, and the name a split gives a group, come from
+``plugin.cluster.merge_survivor``), so concurrent workers agree.
+``docs/corrections.md`` says how corrections and ingest meet.
 """
 
 from __future__ import annotations

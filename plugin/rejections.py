@@ -109,13 +109,3 @@ def record_rejections(
         ensure_rejections_index(client, settings)
     bulk_write(client, actions, settings=settings, what="recording rejected pages")
     return recorded
-
-
-def rejection_counts(client: Elasticsearch, settings: Settings, *, job_id: str | None = None) -> dict[str, int]:
-    """Rejected pages by reason (of one job, or all); empty when nothing was ever rejected."""
-    name = rejections_index(settings)
-    if not client.indices.exists(index=name):
-        return {}
-    query = {"term": {"job_id": job_id}} if job_id else {"match_all": {}}
-    res = client.search(index=name, size=0, query=query, aggs={"reasons": {"terms": {"field": "reason", "size": 100}}})
-    return {b["key"]: b["doc_count"] for b in res["aggregations"]["reasons"]["buckets"]}

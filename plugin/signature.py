@@ -78,28 +78,12 @@ def signing_text(text: str, settings: Settings) -> str:
     return _signed_tokens(text, settings)[0]
 
 
-def signature_of(text: str, settings: Settings, *, stats: StoryStats | None = None) -> Signature:
-    """Tokenise, shingle and MinHash a text (see :func:`signing_text` for what is signed).
-
-    Args:
-        text: the article text (title excluded: headlines change between copies).
-        settings: gives num_perm, seed, the shingle scheme and lengths, the
-            signature kind (``minhash`` or ``weighted``) and the shingle filter.
-        stats: the collection's story frequencies; used by the frequent-shingle
-            filter and by weighted signatures (static stop-word weights without it).
-
-    Returns:
-        The signature with the shingle and token counts.
-    """
-    return signed_features(text, settings, stats=stats)[0]
-
-
 def signed_features(
     text: str, settings: Settings, *, stats: StoryStats | None = None, tokens: list[str] | None = None
 ) -> tuple[Signature, np.ndarray]:
     """The signature of a text and the hashes of its features (shingles and words).
 
-    The features are what :meth:`plugin.collection.StoryStats.add` counts when
+    The features are what :meth:`newsfold.state.story_stats.StoryStats.add` counts when
     the page turns out to start a new story. ``tokens``: the text's tokens
     (``plugin.text.tokenize``), when the caller has them already.
     """

@@ -45,7 +45,7 @@ def sign_page(
         repeated: the site statistics; when given, lines other pages of the
             same site carried this week are left out of the signature.
         stats: the collection's story frequencies, read by the weighted
-            signature and the frequent-shingle filter (see ``plugin.collection``).
+            signature and the frequent-shingle filter (see ``newsfold.state.story_stats``).
 
     Returns:
         A ``SignedPage`` ready for ``ingest``, or the ``Rejection`` (reason and detail).

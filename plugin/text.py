@@ -34,11 +34,6 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
-def is_cjk_token(token: str) -> bool:
-    """True for a single Han/Hiragana/Katakana character token."""
-    return len(token) == 1 and _CJK.match(token) is not None
-
-
 def cjk_share(tokens: list[str]) -> float:
     """The share of tokens that are CJK characters (0 for no tokens); ``tokens`` as :func:`tokenize` makes them."""
     if not tokens:

@@ -117,7 +117,7 @@ def es(settings):
 def web_app():
     """Build web apps: ``web_app(settings, web=None, **flask_config)``; every app's clients are closed afterwards."""
     from newsfold.web import create_app
-    from newsfold.web.resources import close_resources
+    from newsfold.web.resources import get_resources
 
     apps = []
 
@@ -128,4 +128,4 @@ def web_app():
 
     yield make
     for app in apps:
-        close_resources(app)
+        get_resources(app).close()

@@ -91,3 +91,134 @@ def test_the_docs_name_only_modules_that_exist():
             if not (ROOT / name).exists():
                 gone.append(f"{doc.relative_to(ROOT)}: {name}")
     assert not gone, gone
+
+
+#: names that hold the outcome of a merge decision (who keeps its name, who yields)
+_MERGE_NAMES = re.compile(r"^(survivor|survivors|loser|losers|winner|lo|hi)$")
+#: names that hold cluster ids or labels
+_CLUSTER_NAMES = re.compile(r"cluster|label|survivor|loser")
+_PICKERS = {"sorted", "min", "max"}
+
+
+def _picks(node: ast.AST) -> bool:
+    """True when ``node`` holds a ``sorted``/``min``/``max`` call."""
+    return any(isinstance(n, ast.Call) and getattr(n.func, "id", None) in _PICKERS for n in ast.walk(node))
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
+    }
+
+
+def _merge_decisions(source: str) -> list[int]:
+    """Lines that pick a merge survivor by ordering names instead of asking ``merge_survivor``.
+
+    Two shapes: an assignment to a survivor/loser name (or into a ``merges``
+    map) from a ``sorted``/``min``/``max`` call, and a ``sorted``/``min``/``max``
+    of exactly two cluster ids or labels (not of a number and a size).
+    """
+    found = []
+    skip: set[int] = set()
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == "merge_survivor":
+            skip.update(id(n) for n in ast.walk(node))
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Assign) and _picks(node.value):
+            for target in node.targets:
+                named = {n.id for n in ast.walk(target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+                into_merges = isinstance(target, ast.Subscript) and "merge" in ast.unparse(target.value)
+                if into_merges or any(_MERGE_NAMES.match(n) for n in named):
+                    found.append(node.lineno)
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", None) in _PICKERS:
+            pair = node.args[0].elts if len(node.args) == 1 and isinstance(node.args[0], ast.Tuple) else node.args
+            sizes = any(isinstance(e, ast.Constant) for e in pair)  # min(220, label_width): a size, not a name
+            if len(pair) == 2 and not sizes and any(_CLUSTER_NAMES.search(n) for e in pair for n in _names(e)):
+                found.append(node.lineno)
+    return sorted(set(found))
+
+
+def test_only_merge_survivor_decides_which_story_keeps_its_name():
+    broken = [
+        f"{path.relative_to(ROOT)}:{line}"
+        for folder in PACKAGES
+        for path in _modules(folder)
+        for line in _merge_decisions(path.read_text(encoding="utf-8"))
+    ]
+    assert not broken, f"merges must ask newsfold.plugin.cluster.merge_survivor, not decide here: {broken}"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "survivor, loser = sorted((a, b))",
+        "lo, hi = sorted((mine, c.cluster_id))",
+        "merges[hi] = min(lo, merges.get(hi, lo))",
+        "keep = min(labels[a], labels[b])",
+        "survivor = min(clusters)",
+    ],
+)
+def test_the_merge_rule_check_catches_a_second_home(line):
+    assert _merge_decisions(line) == [1]
+
+
+def test_the_merge_rule_check_leaves_other_orderings_alone():
+    source = "small, large = sorted((a.shingle_count, b.shingle_count))\nroot = min(ra, rb)\nids = sorted(set(labels))"
+    source += "\nlabel_w = min(220, 10 + max(len(label) for label in labels))\nsize = max(1, len(cluster_ids))"
+    assert _merge_decisions(source) == []
+
+
+def test_no_module_is_imported_under_another_modules_name():
+    modules = {p.stem for folder in PACKAGES for p in _modules(folder)}
+    misleading = []
+    for folder in PACKAGES:
+        for path in _modules(folder):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.ImportFrom | ast.Import):
+                    for alias in node.names:
+                        real = alias.name.rsplit(".", 1)[-1]
+                        if alias.asname in modules and alias.asname != real:
+                            misleading.append(f"{path.relative_to(ROOT)}: {alias.name} as {alias.asname}")
+    assert not misleading, f"an alias that names another module misleads the reader: {misleading}"
+
+
+#: a dotted reference to a module of ours in a doc or docstring: ``plugin.cluster``, `newsfold.state.jobs`
+_MODULE_REFERENCE = re.compile(r"(?:`~?|\bnewsfold\.)(plugin|indexer|web|state|samples)\.([a-z]\w*)")
+_REFERENCE_FOLDERS = {"plugin": "plugin", "indexer": "indexer", "web": "web", "state": "newsfold/state"}
+_REFERENCE_FOLDERS["samples"] = "newsfold/samples"
+
+
+def _stale_references(text: str) -> list[str]:
+    """Dotted references to modules that do not exist (nor are names the package hands on)."""
+    stale = []
+    for match in _MODULE_REFERENCE.finditer(text):
+        package, name = match.groups()
+        folder = ROOT / _REFERENCE_FOLDERS[package]
+        init = folder / "__init__.py"
+        exported = init.exists() and re.search(rf"\b{name}\b", init.read_text(encoding="utf-8"))
+        if not ((folder / f"{name}.py").exists() or (folder / name).is_dir() or exported):
+            stale.append(f"{package}.{name}")
+    return stale
+
+
+def test_docs_and_docstrings_name_only_modules_that_exist():
+    texts = [ROOT / "README.md", ROOT / "benchmarks" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    for folder in ("plugin", "indexer", "web", "newsfold", "benchmarks", "examples"):
+        texts += sorted((ROOT / folder).rglob("*.py"))
+    stale = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in texts
+        for name in _stale_references(path.read_text(encoding="utf-8"))
+    ]
+    assert not stale, stale
+
+
+def test_the_reference_check_catches_a_module_that_is_gone():
+    assert _stale_references("see ``plugin.collection`` and `newsfold.plugin.jobs.JobStore`") == [
+        "plugin.collection",
+        "plugin.jobs",
+    ]
+    assert _stale_references("see ``plugin.cluster.merge_survivor`` and `newsfold.state.jobs`; state.get()") == []

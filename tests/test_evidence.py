@@ -12,7 +12,7 @@ from newsfold.plugin.evidence import (
     similarity_matrix,
     word_diff,
 )
-from newsfold.plugin.signature import signature_of
+from newsfold.plugin.signature import signed_features
 from tests.admin.helpers import MARKER
 from tests.pages import story
 
@@ -34,7 +34,7 @@ def test_shared_passages_and_word_diff():
 def test_matrix_pairs_representative_and_signals(settings):
     base = " ".join(story(11, 20))
     edited = base.replace(base.split(". ")[3], MARKER)
-    sigs = [signature_of(base, settings), signature_of(base, settings), signature_of(edited, settings), None]
+    sigs = [signed_features(text, settings)[0] for text in (base, base, edited)] + [None]
     matrix = similarity_matrix(sigs)
     assert matrix[0][1] == 1.0 and matrix[0][2] < 1.0 and matrix[0][3] is None and matrix[3][3] == 1.0
     pairs = least_similar_pairs(matrix)

@@ -38,7 +38,7 @@ def test_a_slow_page_is_rejected_and_the_batch_goes_on(settings, monkeypatch):
 
     monkeypatch.setattr(pages, "sign_page", slow_for_one)
     payloads = [{"id": "slow", "html": page("Slow", story(1))}, {"id": "fine", "html": page("Fine", story(2))}]
-    signed, rejected = pages.sign_payloads(payloads, settings.replace(page_timeout=0.3))
+    signed, rejected, _ = pages.sign_batch(payloads, settings.replace(page_timeout=0.3), stats=None)
     assert [p.page_id for p in signed] == ["fine"]
     assert [(o.page_id, o.reason) for o in rejected] == [("slow", "timeout")]
     assert "NEWSFOLD_PAGE_TIMEOUT" in rejected[0].detail

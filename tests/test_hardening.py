@@ -13,7 +13,7 @@ import pytest
 from newsfold.plugin import queries
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
-from newsfold.web.resources import close_resources
+from newsfold.web.resources import get_resources
 from tests.backends import REAL_ES  # noqa: E402
 from tests.pages import page, story
 
@@ -51,7 +51,7 @@ def app(settings, es):
     ingest(pages, client=es, settings=settings)
     made = create_app({"TESTING": True}, settings=settings, web=WebSettings(page_size=5))
     yield made
-    close_resources(made)
+    get_resources(made).close()
 
 
 HOSTILE = [
@@ -125,7 +125,7 @@ def test_json_nested_too_deep_is_a_400(settings, es, path):
     )
     assert res.status_code == 400, res.get_data(as_text=True)[:300]
     assert "JSON" in res.get_json()["error"]
-    close_resources(app)
+    get_resources(app).close()
 
 
 def test_a_huge_offset_is_a_400(settings, redis_url):
@@ -137,7 +137,7 @@ def test_a_huge_offset_is_a_400(settings, redis_url):
     res = app.test_client().get("/api/jobs?offset=99999999999999999999999",
                                 headers={"Authorization": f"Bearer {token}"})
     assert res.status_code == 400 and "offset" in res.get_json()["error"]
-    close_resources(app)
+    get_resources(app).close()
 
 
 # ---------------------------------------------------------------- files named by page lists and task messages
@@ -172,7 +172,7 @@ def test_page_files_are_read_safely(tmp_path):
 
 
 def test_a_worker_reads_only_under_its_roots(settings, tmp_path):
-    from newsfold.indexer.pages import sign_payloads
+    from newsfold.indexer.pages import sign_batch
 
     inside = tmp_path / "pages"
     inside.mkdir()
@@ -180,9 +180,8 @@ def test_a_worker_reads_only_under_its_roots(settings, tmp_path):
     secret = tmp_path / "secret.html"
     secret.write_text(page("Secret", story(33)), encoding="utf-8")
     worker = settings.replace(read_roots=str(inside), repeated_lines=False)
-    signed, rejected = sign_payloads(
-        [{"id": "ok", "html_path": str(inside / "a.html")}, {"id": "evil", "html_path": str(secret)}], worker
-    )
+    payloads = [{"id": "ok", "html_path": str(inside / "a.html")}, {"id": "evil", "html_path": str(secret)}]
+    signed, rejected, _ = sign_batch(payloads, worker, stats=None)
     assert [s.page_id for s in signed] == ["ok"]
     assert [(r.page_id, r.reason) for r in rejected] == [("evil", "outside_roots")]
 
@@ -229,12 +228,12 @@ def test_extract_keeps_the_good_lines_when_one_names_dev_zero(tmp_path):
 def test_a_redis_outage_while_signing_is_an_error_to_wait_out_not_a_rejection(settings):
     import redis
 
-    from newsfold.indexer.pages import sign_payloads
+    from newsfold.indexer.pages import sign_batch
 
     down = settings.replace(redis_url="redis://127.0.0.1:9/0", repeated_lines=True)
     html = page("Harbour strike ends", story(35))
     with pytest.raises(redis.exceptions.ConnectionError):
-        sign_payloads([{"id": "p", "url": "https://a.example/x", "html": html}], down)
+        sign_batch([{"id": "p", "url": "https://a.example/x", "html": html}], down, stats=None)
 
 
 def test_patiently_waits_out_a_short_outage(monkeypatch):
@@ -276,14 +275,14 @@ def test_pages_over_the_size_limit_are_refused_at_the_door(settings):
     res = app.test_client().post("/api/pages", json={"pages": pages}, headers=auth)
     assert res.status_code == 413, res.get_data(as_text=True)
     assert "pages[1].html" in res.get_json()["error"] and "NEWSFOLD_MAX_PAGE_BYTES" in res.get_json()["error"]
-    close_resources(app)
+    get_resources(app).close()
 
 
 def test_corrections_api_refuses_unknown_fields(settings, es):
     app, auth = _token_app(settings)
     res = app.test_client().post("/api/clusters/c1/split", json={"page_id": "a", "pgae_id": "b"}, headers=auth)
     assert res.status_code == 400 and "unknown field(s) pgae_id" in res.get_json()["error"]
-    close_resources(app)
+    get_resources(app).close()
 
 
 def test_the_embedded_redis_wants_a_password_kept_out_of_the_process_list():

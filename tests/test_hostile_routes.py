@@ -10,7 +10,7 @@ from newsfold.plugin import ingest
 from newsfold.plugin.signing import sign_text
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
-from newsfold.web.resources import close_resources
+from newsfold.web.resources import get_resources
 from tests.pages import story
 
 
@@ -22,7 +22,7 @@ def app(settings, es):
     made = create_app({"TESTING": True}, settings=settings, web=WebSettings(api_token_hashes=entry))
     made.config["TEST_AUTH"] = {"Authorization": f"Bearer {token}"}
     yield made
-    close_resources(made)
+    get_resources(made).close()
 
 
 @pytest.mark.parametrize("args", ["_external=1", "endpoint=x", "_method=POST", "_scheme=javascript&q=harbour",

@@ -117,7 +117,7 @@ def test_three_way_race_with_merge_in_flight(es, settings):
 
 
 def test_bad_pages_are_rejected_and_the_batch_goes_on(es, settings):
-    from newsfold.indexer.pages import sign_payloads
+    from newsfold.indexer.pages import sign_batch
 
     good = page("Fine page", story(60))
     payloads = [
@@ -127,7 +127,7 @@ def test_bad_pages_are_rejected_and_the_batch_goes_on(es, settings):
         {"id": "scripts", "html": "<html><body><script>x()</script></body></html>"},
         {"id": "missing", "html_path": "/nonexistent/page.html"},
     ]
-    signed, rejected = sign_payloads(payloads, settings)
+    signed, rejected, _ = sign_batch(payloads, settings, stats=None)
     assert [p.page_id for p in signed] == ["ok"]
     assert {o.page_id: o.reason for o in rejected} == {
         "empty": "empty",

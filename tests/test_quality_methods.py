@@ -12,7 +12,7 @@ from newsfold.plugin.cluster import NO_SIGNALS, SiteSignals, lcc_duplicate, veri
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import drop_index, ensure_index
 from newsfold.plugin.shingles import feature_hashes
-from newsfold.plugin.signature import Signature, cjk_feature_string, jaccard, signature_of, signed_features
+from newsfold.plugin.signature import Signature, cjk_feature_string, jaccard, signed_features
 from newsfold.plugin.signing import sign_page
 from newsfold.plugin.urls import normalize_title
 from newsfold.plugin.weighted import EMPTY, weighted_minhash
@@ -110,10 +110,11 @@ def test_weighted_signature_zeroes_phrases_common_to_many_stories(story_stats, s
     a = _story("alpha", BOILERPLATE)
     b = _story("beta", BOILERPLATE)
     plain = settings.replace(shingle_scheme="words")
-    assert jaccard(signature_of(a, plain), signature_of(b, plain)) > 0.4  # the boilerplate dominates plain shingles
-    wa, wb = signature_of(a, weighted, stats=story_stats), signature_of(b, weighted, stats=story_stats)
+    # the boilerplate dominates plain shingles
+    assert jaccard(signed_features(a, plain)[0], signed_features(b, plain)[0]) > 0.4
+    wa, wb = signed_features(a, weighted, stats=story_stats)[0], signed_features(b, weighted, stats=story_stats)[0]
     assert jaccard(wa, wb) < 0.1
-    assert jaccard(wa, signature_of(a, weighted, stats=story_stats)) == 1.0
+    assert jaccard(wa, signed_features(a, weighted, stats=story_stats)[0]) == 1.0
 
 
 def test_frequent_shingle_filter_drops_collection_boilerplate(story_stats, settings):
@@ -122,8 +123,8 @@ def test_frequent_shingle_filter_drops_collection_boilerplate(story_stats, setti
         _, features = signed_features(_story(f"s{n}", BOILERPLATE), cedar, stats=story_stats)
         story_stats.add(features)
     a, b = _story("alpha", BOILERPLATE), _story("beta", BOILERPLATE)
-    unfiltered = jaccard(signature_of(a, cedar), signature_of(b, cedar))  # no stats: nothing dropped
-    filtered = jaccard(signature_of(a, cedar, stats=story_stats), signature_of(b, cedar, stats=story_stats))
+    unfiltered = jaccard(signed_features(a, cedar)[0], signed_features(b, cedar)[0])  # no stats: nothing dropped
+    filtered = jaccard(signed_features(a, cedar, stats=story_stats)[0], signed_features(b, cedar, stats=story_stats)[0])
     assert unfiltered > 0.4
     assert filtered < 0.1
 

@@ -15,7 +15,7 @@ from newsfold.plugin.document import Page
 from newsfold.plugin.signing import sign_page
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
-from newsfold.web.resources import close_resources
+from newsfold.web.resources import get_resources
 from tests.pages import page, story
 
 HOSTILE_TITLE = "<script>alert(1)</script>"
@@ -105,7 +105,7 @@ def client(settings, corpus):
     login = {"secret_key": "s" * 32, "admin_password_hash": generate_password_hash("password-for-tests")}
     app = create_app({"TESTING": True}, settings=settings, web=WebSettings(page_size=2, **login))
     yield app.test_client()
-    close_resources(app)
+    get_resources(app).close()
 
 
 def _text(res) -> str:

@@ -9,7 +9,7 @@ from datasketch import MinHashLSH
 
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.shingles import shingles
-from newsfold.plugin.signature import Signature, band_keys, containment, jaccard, minhash, signature_of
+from newsfold.plugin.signature import Signature, band_keys, containment, jaccard, minhash, signed_features
 from newsfold.plugin.text import is_cjk_text, tokenize
 from tests.pages import story
 
@@ -63,7 +63,7 @@ def test_a_long_cjk_line_without_a_stop_is_read_once():
 
 
 def test_signature_encode_round_trip():
-    sig = signature_of("the council approved the budget for the new bridge", S)
+    sig = signed_features("the council approved the budget for the new bridge", S)[0]
     back = Signature.decode(sig.encode(), shingle_count=sig.shingle_count)
     assert np.array_equal(back.hashvalues, sig.hashvalues)
     assert len(sig.encode()) == 4 * -(-4 * S.num_perm // 3)  # base64 of num_perm uint32 values
@@ -84,7 +84,7 @@ def test_band_keys_equal_datasketch_lsh_buckets():
 def test_jaccard_estimate_tracks_exact_resemblance():
     words = " ".join(story(1))
     other = " ".join(story(2))
-    a, b = signature_of(words, S), signature_of(words + " " + other, S)
+    a, b = signed_features(words, S)[0], signed_features(words + " " + other, S)[0]
     exact = len(shingles(tokenize(words), 2)) / len(shingles(tokenize(words + " " + other), 2))
     assert abs(jaccard(a, b) - exact) < 0.12
     assert containment(a, b) > 0.85  # all of a is in b

@@ -11,7 +11,7 @@ import pytest
 
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
-from newsfold.web.resources import close_resources
+from newsfold.web.resources import get_resources
 from tests.story_corpus import LOCAL, ingest_story_corpus
 
 
@@ -24,7 +24,7 @@ def clusters(es, settings):
 def client(settings, clusters):
     app = create_app({"TESTING": True}, settings=settings, web=WebSettings(page_size=3))
     yield app.test_client()
-    close_resources(app)
+    get_resources(app).close()
 
 
 def _text(res) -> str:

@@ -18,7 +18,7 @@ from flask import (
     url_for,
 )
 
-from newsfold.plugin import admin_queries as queries
+from newsfold.plugin import admin_queries
 from newsfold.plugin.stories import WINDOW_NAMES
 from newsfold.web import stats as admin_stats
 from newsfold.web.auth import current_user
@@ -71,8 +71,8 @@ def index_totals(response: dict) -> dict:
 def index():
     """The overview: totals of the index, the largest clusters and links to every admin page."""
     es, settings = get_es(), get_settings()
-    totals = index_totals(es.search(index=settings.index, **queries.totals()))
-    largest = es.search(index=settings.index, **queries.largest_clusters(size=10))
+    totals = index_totals(es.search(index=settings.index, **admin_queries.totals()))
+    largest = es.search(index=settings.index, **admin_queries.largest_clusters(size=10))
     rows = [cluster_row(bucket) for bucket in largest["aggregations"]["clusters"]["buckets"]]
     return render_template("admin/index.html", totals=totals, clusters=rows)
 

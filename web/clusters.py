@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin import admin_queries as queries
+from newsfold.plugin import admin_queries
 from newsfold.plugin.document import cluster_of, flat
 from newsfold.plugin.evidence import (
     choose_representative,
@@ -97,8 +97,10 @@ class ClusterListParams:
             if low and high and low > high:
                 raise ValueError(f"{prefix}_from {low} is after {prefix}_to {high}")
         if raw["sort"]:
-            if raw["sort"] not in queries.CLUSTER_SORTS:
-                raise ValueError(f"sort must be one of {', '.join(queries.CLUSTER_SORTS)}, got {raw['sort'][:40]!r}")
+            if raw["sort"] not in admin_queries.CLUSTER_SORTS:
+                raise ValueError(
+                    f"sort must be one of {', '.join(admin_queries.CLUSTER_SORTS)}, got {raw['sort'][:40]!r}"
+                )
             values["sort"] = raw["sort"]
         if raw["order"]:
             if raw["order"] not in ("asc", "desc"):
@@ -219,7 +221,7 @@ def load_cluster_list(
     params: ClusterListParams,
     *,
     page_size: int,
-    max_clusters: int = queries.MAX_LIST_CLUSTERS,
+    max_clusters: int = admin_queries.MAX_LIST_CLUSTERS,
 ) -> ClusterList:
     """Run the cluster list: page filters first (when given), then the cluster aggregation, then sample titles.
 
@@ -236,7 +238,7 @@ def load_cluster_list(
     if params.has_page_filters:
         # Selective filters: list the few clusters they pick by id. Broad ones: count matching pages
         # in every cluster instead (a terms query of thousands of ids costs more than that).
-        body = queries.clusters_with_pages(
+        body = admin_queries.clusters_with_pages(
             site=params.site, lang=params.lang, q=params.q, max_clusters=MAX_CLUSTERS_BY_ID + 1
         )
         found = es.search(index=settings.index, **body)["aggregations"]["clusters"]
@@ -246,7 +248,7 @@ def load_cluster_list(
         if len(cluster_ids) > MAX_CLUSTERS_BY_ID or found.get("sum_other_doc_count"):
             cluster_ids = None
             matching = page_filters(site=params.site, lang=params.lang, q=params.q)
-    body = queries.cluster_list(
+    body = admin_queries.cluster_list(
         cluster_ids=cluster_ids,
         matching=matching,
         min_size=params.min_size,
@@ -268,7 +270,7 @@ def load_cluster_list(
     result = ClusterList(params=params, page_size=page_size, total=len(buckets), truncated=len(raw) >= max_clusters)
     samples: dict[str, Mapping] = {}
     if shown:
-        res = es.search(index=settings.index, **queries.cluster_samples([b["key"] for b in shown]))
+        res = es.search(index=settings.index, **admin_queries.cluster_samples([b["key"] for b in shown]))
         samples = {b["key"]: b for b in res["aggregations"]["clusters"]["buckets"]}
     result.rows = [cluster_row(bucket, samples.get(bucket["key"], {})) for bucket in shown]
     return result
@@ -319,7 +321,7 @@ def load_cluster_detail(
     ingest when that page is still in the cluster, else with its most
     similar fellow member (``evidence=False`` skips that work).
     """
-    res = es.search(index=settings.index, **queries.cluster_detail(cluster_id, size=limit))
+    res = es.search(index=settings.index, **admin_queries.cluster_detail(cluster_id, size=limit))
     hits = res["hits"]["hits"]
     if not hits:
         return None
@@ -385,7 +387,7 @@ class Comparison:
 
 
 def _fetch_member(es: Elasticsearch, settings: Settings, cluster_id: str, page_id: str) -> dict:
-    doc = es.mget(index=settings.index, ids=[page_id], source=queries.MEMBER_SOURCE)["docs"][0]
+    doc = es.mget(index=settings.index, ids=[page_id], source=admin_queries.MEMBER_SOURCE)["docs"][0]
     if not doc.get("found") or cluster_of(doc.get("_source")) != cluster_id:
         raise LookupError(f"page {page_id!r} is not in cluster {cluster_id!r}")
     return _member(doc)

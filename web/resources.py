@@ -137,11 +137,6 @@ def get_resources(app: Flask | None = None) -> WebResources:
     return (app or current_app).extensions[EXTENSION_KEY]
 
 
-def close_resources(app: Flask) -> None:
-    """Close the clients ``app`` has built (for tests and clean shutdowns)."""
-    get_resources(app).close()
-
-
 def get_settings() -> Settings:
     """The newsfold settings of the current app."""
     return get_resources().settings

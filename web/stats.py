@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from newsfold.plugin import admin_queries as queries
+from newsfold.plugin import admin_queries
 from newsfold.plugin import stories as story_queries
 from newsfold.plugin.rejections import rejections_index
 from newsfold.plugin.settings import Settings
@@ -123,22 +123,26 @@ def reason_rows(response: Mapping | None) -> tuple[int, list[dict]]:
 
 def load_stats(es: Elasticsearch, settings: Settings) -> dict:
     """Run the statistics aggregations and draw their charts."""
-    overview = es.search(index=settings.index, **queries.duplicate_overview())
+    overview = es.search(index=settings.index, **admin_queries.duplicate_overview())
     overall, sites = duplicate_rows(overview)
-    sizes, singles, sizes_capped = size_rows(es.search(index=settings.index, **queries.cluster_size_counts()))
+    sizes, singles, sizes_capped = size_rows(es.search(index=settings.index, **admin_queries.cluster_size_counts()))
     edges, similarity = similarity_rows(
-        es.search(index=settings.index, **queries.similarity_distribution(interval=SIMILARITY_STEP))
+        es.search(index=settings.index, **admin_queries.similarity_distribution(interval=SIMILARITY_STEP))
     )
     ingested = overview["aggregations"]["ingested"]
     start, end = _ms(ingested.get("min")), _ms(ingested.get("max"))
     rate: list[tuple[str, int]] = []
     interval = None
     if start is not None and end is not None:
-        name, _ = queries.rate_interval(start, end)
-        rate = rate_points(es.search(index=settings.index, **queries.ingest_rate(start_ms=start, end_ms=end)), name)
+        name, _ = admin_queries.rate_interval(start, end)
+        rate = rate_points(
+            es.search(index=settings.index, **admin_queries.ingest_rate(start_ms=start, end_ms=end)), name
+        )
         interval = INTERVAL_WORDS.get(name, name)
     try:
-        rejected = es.search(index=rejections_index(settings), ignore_unavailable=True, **queries.rejection_reasons())
+        rejected = es.search(
+            index=rejections_index(settings), ignore_unavailable=True, **admin_queries.rejection_reasons()
+        )
     except NotFoundError:
         rejected = None
     rejected_total, reasons = reason_rows(rejected)
@@ -215,13 +219,13 @@ def syndication(es: Elasticsearch, settings: Settings, *, window: str = "all", s
     """
     field_name, anchor = time_field(es, settings)
     filters = story_queries.window_filter(window, anchor_ms=anchor, time_field=field_name)
-    res = es.search(index=settings.index, body=queries.syndication_sites(filters=filters, sites=sites))
+    res = es.search(index=settings.index, body=admin_queries.syndication_sites(filters=filters, sites=sites))
     buckets = res["aggregations"]["sites"]["buckets"]
     owns = []
     if buckets:
         searches = []
         for bucket in buckets:
-            searches += [{"index": settings.index}, queries.syndication_site(bucket["key"], filters=filters)]
+            searches += [{"index": settings.index}, admin_queries.syndication_site(bucket["key"], filters=filters)]
         owns = es.msearch(searches=searches)["responses"]
     rows = []
     for bucket, own in zip(buckets, owns, strict=True):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin import stories as queries
+from newsfold.plugin import stories as story_queries
 from newsfold.plugin.document import fold_of
 from newsfold.plugin.novelty import Passage, marked_passages
 from newsfold.plugin.queries import MAX_WINDOW
@@ -79,13 +79,13 @@ class TopParams:
                 ``MAX_ARGS_CHARS`` (the message says which).
         """
         window = (args.get("window") or DEFAULT_WINDOW).strip()
-        if window not in queries.WINDOWS:
-            raise ValueError(f"window must be one of {', '.join(queries.WINDOWS)}, got {window[:40]!r}")
+        if window not in story_queries.WINDOWS:
+            raise ValueError(f"window must be one of {', '.join(story_queries.WINDOWS)}, got {window[:40]!r}")
         sort = (args.get("sort") or "coverage").strip()
-        if sort not in queries.SORTS:
+        if sort not in story_queries.SORTS:
             raise ValueError(f"sort must be 'coverage' or 'latest', got {sort[:40]!r}")
         site, lang = validation.filter_text(args.get("site"), "site"), validation.filter_text(args.get("lang"), "lang")
-        page = page_number(args, limit=queries.MAX_STORIES // page_size)
+        page = page_number(args, limit=story_queries.MAX_STORIES // page_size)
         if query_string_chars > MAX_ARGS_CHARS:
             raise ValueError(f"the address is too long ({query_string_chars:,} characters after the '?'; "
                              f"at most {MAX_ARGS_CHARS:,})")  # fmt: skip
@@ -95,8 +95,8 @@ class TopParams:
     @classmethod
     def for_form(cls, args: Mapping[str, str]) -> TopParams:
         """What the user asked for, unchecked and cut to size (to refill the page above an error)."""
-        window = args.get("window") if args.get("window") in queries.WINDOWS else DEFAULT_WINDOW
-        sort = args.get("sort") if args.get("sort") in queries.SORTS else "coverage"
+        window = args.get("window") if args.get("window") in story_queries.WINDOWS else DEFAULT_WINDOW
+        sort = args.get("sort") if args.get("sort") in story_queries.SORTS else "coverage"
         limit = validation.MAX_FILTER_CHARS
         return cls(window=window, sort=sort, site=(args.get("site") or "")[:limit] or None,
                    lang=(args.get("lang") or "")[:limit] or None, originals=args.get("originals") == "1",
@@ -142,7 +142,7 @@ class TopResult:
 
     @property
     def total_pages(self) -> int:
-        return min(page_count(self.stories, self.page_size), queries.MAX_STORIES // self.page_size)
+        return min(page_count(self.stories, self.page_size), story_queries.MAX_STORIES // self.page_size)
 
     def as_json(self) -> dict:
         return {
@@ -164,28 +164,28 @@ def _public(source: Mapping | None) -> dict:
 def time_field(es: Elasticsearch, settings: Settings) -> tuple[str, int | None]:
     """The date field windows use and the newest page's time: ``published``, or ``ingested`` when no page has a date."""
     index = {"index": settings.index}
-    searches = [index, queries.newest(time_field="published"), index, queries.newest(time_field="ingested")]
+    searches = [index, story_queries.newest(time_field="published"), index, story_queries.newest(time_field="ingested")]
     published, ingested = es.msearch(searches=searches)["responses"]
-    newest_published = queries.read_newest(published, "published")
+    newest_published = story_queries.read_newest(published, "published")
     if newest_published is not None:
         return "published", newest_published
-    return "ingested", queries.read_newest(ingested, "ingested")
+    return "ingested", story_queries.read_newest(ingested, "ingested")
 
 
 def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_size: int) -> TopResult:
     """The top stories of ``params``: three requests (the newest page's time, the ranked list, their references)."""
     field_name, anchor = time_field(es, settings)
-    body = queries.top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
+    body = story_queries.top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
                                anchor_ms=anchor, time_field=field_name, filters=params.filters())  # fmt: skip
     res = es.search(index=settings.index, body=body)
-    ids = [b["key"] for b in queries.page_buckets(res, page=params.page, size=page_size)]
+    ids = [b["key"] for b in story_queries.page_buckets(res, page=params.page, size=page_size)]
     refs = None
     if ids:
-        body = queries.references(ids, time_field=field_name, source=queries.STORY_SOURCE)
+        body = story_queries.references(ids, time_field=field_name, source=story_queries.STORY_SOURCE)
         refs = es.search(index=settings.index, body=body)
-    total, found = queries.read_top_stories(res, refs, page=params.page, size=page_size)
+    total, found = story_queries.read_top_stories(res, refs, page=params.page, size=page_size)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
-                       anchor=queries.iso_millis(anchor))  # fmt: skip
+                       anchor=story_queries.iso_millis(anchor))  # fmt: skip
     origins = _origin_versions(es, settings, [item["reference"] for item in found if item["reference"]])
     affixes = learn_affixes(es, settings, [v.get("site") for v in origins.values()])
     for item in found:
@@ -213,7 +213,7 @@ def _origin_versions(es: Elasticsearch, settings: Settings, references: list[dic
     out = {ref["id"]: ref for ref in references}
     wanted = sorted({o["id"] for ref in references if (o := origin_of(ref)) and o["id"] not in out})
     if wanted:
-        docs = es.mget(index=settings.index, ids=wanted, source=queries.STORY_SOURCE)["docs"]
+        docs = es.mget(index=settings.index, ids=wanted, source=story_queries.STORY_SOURCE)["docs"]
         out.update({d["_id"]: {"id": d["_id"], **d["_source"]} for d in docs if d.get("found")})
     return out
 
@@ -246,19 +246,21 @@ class StoryResult:
 
 def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, page_size: int) -> StoryResult | None:
     """A story's page in one ``msearch`` (its versions and their times); None when no page has that cluster id."""
-    body = queries.story(params.cluster_id, page=params.page, size=page_size)
+    body = story_queries.story(params.cluster_id, page=params.page, size=page_size)
     index = {"index": settings.index}
-    page, times = es.msearch(searches=[index, body, index, queries.story_times(params.cluster_id)])["responses"]
+    page, times = es.msearch(searches=[index, body, index, story_queries.story_times(params.cluster_id)])["responses"]
     for res in (page, times):
         if "error" in res:
             raise RuntimeError(f"story search failed: {res['error']}")
-    found = queries.read_story(page, times, page=params.page, size=page_size)
+    found = story_queries.read_story(page, times, page=params.page, size=page_size)
     if found is None:
         return None
     origin = found.get("origin") or {}
     at_hand = {v["id"]: v for v in (found["reference"], found["first"], *found["versions"]) if v}
     if origin.get("id") and origin["id"] not in at_hand:
-        doc = es.options(ignore_status=404).get(index=settings.index, id=origin["id"], source=queries.STORY_SOURCE)
+        doc = es.options(ignore_status=404).get(
+            index=settings.index, id=origin["id"], source=story_queries.STORY_SOURCE
+        )
         if doc.get("found"):
             at_hand[origin["id"]] = {"id": origin["id"], **doc["_source"]}
     affixes = learn_affixes(es, settings, [v.get("site") for v in at_hand.values()])
@@ -297,10 +299,10 @@ def version_passages(
     doc = es.options(ignore_status=404).get(index=settings.index, id=page_id)
     if not doc.get("found") or fold_of(doc["_source"]).get("cluster_id") != cluster_id:
         return None
-    refs = queries.read_references(es.search(index=settings.index, body=queries.references([cluster_id])))
+    refs = story_queries.read_references(es.search(index=settings.index, body=story_queries.references([cluster_id])))
     reference = refs.get(cluster_id)
     source = doc["_source"]
-    relation = queries.relation_of({"_id": page_id, "_source": source}, refs)
+    relation = story_queries.relation_of({"_id": page_id, "_source": source}, refs)
     version = {"id": page_id, **_public(source), "relation": relation,
                "reference_id": reference["_id"] if reference else None}  # fmt: skip
     version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))

@@ -23,7 +23,7 @@ from newsfold.plugin.settings import Settings
 from newsfold.plugin.signing import sign_page
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
-from newsfold.web.resources import close_resources
+from newsfold.web.resources import get_resources
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -75,7 +75,7 @@ class LiveServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=10)
-        close_resources(self.app)
+        get_resources(self.app).close()
 
     def __enter__(self) -> LiveServer:
         return self
