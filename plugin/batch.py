@@ -371,9 +371,7 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
         cluster = state.outcomes[p.page_id].cluster_id
         if cluster:
             founders.setdefault(p.page_id, cluster)
-    waiting = founding.pending(set(founders.values()), client=client, settings=settings)
-    founders = {pid: name for pid, name in founders.items() if name in waiting and waiting[name].page_id == pid}
-    committed = founding.commit(founders, client=client, settings=settings)
+    committed = founding.commit(founders, client=client, settings=settings)  # reads which are still pending
     labels = current_labels([p.page_id for p in state.pages + state.unchanged], client=client, settings=settings)
     for p in state.unchanged:  # reconcile may have merged its cluster
         outcome = state.outcomes[p.page_id]

@@ -407,23 +407,29 @@ def test_a_reindex_during_live_ingest_keeps_every_page_once(near, redis_url):
     assert _partition(_clusters(client, live, ids)) == _partition(calm_labels)
 
 
+def _held_index(live, client, prefix: str, after: float) -> tuple:
+    """An index and alias whose primary shard stays unassigned (an allocation filter naming no node) until a timer
+    lifts the filter ``after`` seconds later: what a worker sees while another one's create is still starting."""
+    from newsfold.plugin.index import index_body
+
+    live = live.replace(index=f"{prefix}-{live.index}")
+    name = f"{live.index}-000001"
+    body = index_body(live)
+    held = body["settings"] | {"index.routing.allocation.include._name": "no-such-node"}
+    client.indices.create(index=name, settings=held, mappings=body["mappings"], aliases={live.index: {}},
+                          wait_for_active_shards="0")  # fmt: skip
+    lift = {"index.routing.allocation.include._name": None}
+    release = threading.Timer(after, lambda: client.indices.put_settings(index=name, settings=lift))
+    return live, name, release
+
+
 def test_a_worker_that_finds_the_index_before_its_shards_start_waits_for_them(near):
     """Another process's create has put the index and alias in the cluster state, but its primary shard is not
     started yet (here: held unassigned by an allocation filter, released a moment later). ``ensure_index`` on
     the existing-index path waits for the primaries, so the worker's first band lookup does not fail with
     ``no_shard_available_action_exception`` (seen in CI on a freshly created index)."""
-    live, client = near
-    live = live.replace(index=f"unstarted-{live.index}")
-    name = f"{live.index}-000001"
-    from newsfold.plugin.index import index_body
-
-    body = index_body(live)
-    held = body["settings"] | {"index.routing.allocation.include._name": "no-such-node"}
-    client.indices.create(index=name, settings=held, mappings=body["mappings"], aliases={live.index: {}},
-                          wait_for_active_shards="0")  # fmt: skip
-    release = threading.Timer(
-        1.0, lambda: client.indices.put_settings(index=name, settings={"index.routing.allocation.include._name": None})
-    )
+    live, name, release = _held_index(*near, "unstarted", after=1.0)
+    client = near[1]
     release.start()
     try:
         assert ensure_index(client, live) == name
@@ -437,19 +443,9 @@ def test_a_worker_that_finds_the_index_before_its_shards_start_waits_for_them(ne
 def test_a_lookup_that_finds_no_active_shard_waits_and_asks_again(near):
     """The index is there but its primary is not started (held by an allocation filter, released a moment later):
     ingest's band lookup waits and asks again instead of failing the batch (seen in CI under heavy load)."""
-    live, client = near
-    live = live.replace(index=f"held-{live.index}")
-    name = f"{live.index}-000001"
-    from newsfold.plugin.index import index_body
-
-    body = index_body(live)
-    held = body["settings"] | {"index.routing.allocation.include._name": "no-such-node"}
-    client.indices.create(index=name, settings=held, mappings=body["mappings"], aliases={live.index: {}},
-                          wait_for_active_shards="0")  # fmt: skip
+    live, _, release = _held_index(*near, "held", after=0.5)
+    client = near[1]
     signed = sign_page(Page(html=page("Held lookup", story(991)), id="held-2"), live)
-    release = threading.Timer(
-        0.5, lambda: client.indices.put_settings(index=name, settings={"index.routing.allocation.include._name": None})
-    )
     release.start()
     try:
         state = batch.prepare([signed], client=client, settings=live)  # no ensure_index: straight to the lookup

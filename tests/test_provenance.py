@@ -156,6 +156,24 @@ def _signed(settings, pid, site, published, paras, *, head="", image=None):
     return signed
 
 
+def provenance_pages(settings) -> list:
+    """Seven stories: a.test originates four (one runs on b.test too), b.test two, one is a wire story a.test ran
+    (AFP credited in its dateline) and b.test carried earlier without a credit."""
+    pages = []
+    for n in range(4):
+        paras = story(720 + n, sentences=14)
+        pages.append(_signed(settings, f"a-own{n}", "a.test", f"2025-04-0{n + 1}T08:00:00Z", paras,
+                             image=f"https://img.example/{n}.jpg"))  # fmt: skip
+        if n == 0:
+            pages.append(_signed(settings, "b-copy0", "b.test", "2025-04-01T12:00:00Z", paras))
+    for n in range(2):
+        pages.append(_signed(settings, f"b-own{n}", "b.test", f"2025-04-0{n + 1}T07:00:00Z", story(730 + n)))
+    wire = story(740, sentences=14)
+    pages.append(_signed(settings, "a-wire", "a.test", "2025-04-05T06:00:00Z", [f"ROME (AFP) - {wire[0]}", *wire[1:]]))
+    pages.append(_signed(settings, "b-wire", "b.test", "2025-04-05T05:00:00Z", wire))
+    return pages
+
+
 def _origins(es, settings) -> dict[str, tuple]:
     es.indices.refresh(index=settings.index)
     hits = es.search(index=settings.index, size=100, query={"match_all": {}})["hits"]["hits"]
@@ -190,18 +208,7 @@ def test_the_origin_is_kept_on_every_page_and_moves_with_an_earlier_copy(es, set
 @pytest.fixture
 def corpus(es, settings):
     """Seven stories: a.test originates four (one runs on b.test too), b.test two, one is a wire story a.test ran."""
-    pages = []
-    for n in range(4):
-        paras = story(720 + n, sentences=14)
-        pages.append(_signed(settings, f"a-own{n}", "a.test", f"2025-04-0{n + 1}T08:00:00Z", paras,
-                             image=f"https://img.example/{n}.jpg"))  # fmt: skip
-        if n == 0:
-            pages.append(_signed(settings, "b-copy0", "b.test", "2025-04-01T12:00:00Z", paras))
-    for n in range(2):
-        pages.append(_signed(settings, f"b-own{n}", "b.test", f"2025-04-0{n + 1}T07:00:00Z", story(730 + n)))
-    wire = story(740, sentences=14)
-    pages.append(_signed(settings, "a-wire", "a.test", "2025-04-05T06:00:00Z", [f"ROME (AFP) - {wire[0]}", *wire[1:]]))
-    pages.append(_signed(settings, "b-wire", "b.test", "2025-04-05T05:00:00Z", wire))
+    pages = provenance_pages(settings)
     outcomes = ingest(pages, client=es, settings=settings)
     es.indices.refresh(index=settings.index)
     return {o.page_id: o.cluster_id for o in outcomes}

@@ -10,8 +10,7 @@ from selenium.webdriver.support.ui import Select
 from newsfold.plugin import ingest
 from tests.browser.helpers import find, find_all, submit_and_wait, wait_for
 from tests.browser.live import LiveServer, live_settings, live_web
-from tests.pages import story
-from tests.test_provenance import _signed
+from tests.test_provenance import provenance_pages
 
 pytestmark = pytest.mark.browser
 
@@ -19,18 +18,7 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def provenance_live(es, settings, redis_url):
     """a.test originates four stories and runs one AFP story; b.test originates two and copies one of a.test's."""
-    pages = []
-    for n in range(4):
-        paras = story(720 + n, sentences=14)
-        pages.append(_signed(settings, f"a-own{n}", "a.test", f"2025-04-0{n + 1}T08:00:00Z", paras,
-                             image=f"https://img.example/{n}.jpg"))  # fmt: skip
-        if n == 0:
-            pages.append(_signed(settings, "b-copy0", "b.test", "2025-04-01T12:00:00Z", paras))
-    for n in range(2):
-        pages.append(_signed(settings, f"b-own{n}", "b.test", f"2025-04-0{n + 1}T07:00:00Z", story(730 + n)))
-    wire = story(740, sentences=14)
-    pages.append(_signed(settings, "a-wire", "a.test", "2025-04-05T06:00:00Z", [f"ROME (AFP) - {wire[0]}", *wire[1:]]))
-    pages.append(_signed(settings, "b-wire", "b.test", "2025-04-05T05:00:00Z", wire))
+    pages = provenance_pages(settings)
     clusters = {o.page_id: o.cluster_id for o in ingest(pages, client=es, settings=settings)}
     es.indices.refresh(index=settings.index)
     server = LiveServer(live_settings(settings, redis_url), live_web(page_size=3))
