@@ -8,7 +8,7 @@ shingle scheme, MinHash with the pinned seed; the repeated-line filter needs
 the site's history in Redis and is left out) and its exact shingle set is
 kept beside the signature. For every labelled pair both estimates of the
 share of the smaller set found in the larger one are compared with the exact
-share: the one ``plugin.signature.containment`` makes (the maximum-likelihood
+share: the one ``plugin.sign.signature.containment`` makes (the maximum-likelihood
 intersection, from every value of the two signatures) and the one derived from
 the Jaccard estimate alone (``weighted=True``, what newsfold used before).
 Rows: all pairs, pairs whose smaller set is under half the larger (the
@@ -30,8 +30,8 @@ from benchlib import env_settings, write_json
 
 from newsfold.evaluate import load_extractions, load_truth
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.shingles import shingles, stopword_shingles
-from newsfold.plugin.signature import containment, jaccard, signed_features, signing_text
+from newsfold.plugin.sign.shingles import shingles, stopword_shingles
+from newsfold.plugin.sign.signature import containment, jaccard, signed_features, signing_text
 from newsfold.plugin.text import is_cjk_text, tokenize
 
 

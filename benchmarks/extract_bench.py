@@ -49,8 +49,8 @@ from benchlib import percentiles
 from trafilatura.utils import load_html
 
 from newsfold.evaluate import load_truth, token_prf
-from newsfold.plugin.extract import PATHS as PATHS_ORDER
-from newsfold.plugin.extract import Rejection, decode_html, extract_article
+from newsfold.plugin.extract.article import PATHS as PATHS_ORDER
+from newsfold.plugin.extract.article import Rejection, decode_html, extract_article
 
 MAX_BYTES = 10 * 1024 * 1024
 

@@ -32,8 +32,8 @@ from pathlib import Path
 from extract_bench import MAX_BYTES, load_pages
 
 from newsfold.evaluate import token_prf
-from newsfold.plugin import extract_cleanup
-from newsfold.plugin.extract import Rejection, decode_html, extract_article
+from newsfold.plugin.extract import cleanup as extract_cleanup
+from newsfold.plugin.extract.article import Rejection, decode_html, extract_article
 
 _FRAMES_ONLY_BASE: list = []  # the real _layout_kind, captured at import
 
@@ -68,61 +68,61 @@ def _no_recovery(tree, text, *, runs=None):
 #: rule -> (off setting, {label: on setting}); a setting is a list of (module, attribute, value)
 RULES: dict[str, tuple[list, dict[str, list]]] = {
     # the parts of trim_edges, each switched off alone (a pattern that never matches)
-    "edges_links": ([("newsfold.plugin.extract_blocks", "_EDGE_LINK_SHARE", 2.0)], {"on": []}),
-    "edges_date_bars": ([("newsfold.plugin.extract_blocks", "_DATE_BAR", _NEVER)], {"on": []}),
-    "edges_skip_links": ([("newsfold.plugin.extract_blocks", "_SKIP_LINK", _NEVER)], {"on": []}),
-    "edges_most_read": ([("newsfold.plugin.extract_blocks", "_MOST_READ", _NEVER)], {"on": []}),
+    "edges_links": ([("newsfold.plugin.extract.blocks", "_EDGE_LINK_SHARE", 2.0)], {"on": []}),
+    "edges_date_bars": ([("newsfold.plugin.extract.blocks", "_DATE_BAR", _NEVER)], {"on": []}),
+    "edges_skip_links": ([("newsfold.plugin.extract.blocks", "_SKIP_LINK", _NEVER)], {"on": []}),
+    "edges_most_read": ([("newsfold.plugin.extract.blocks", "_MOST_READ", _NEVER)], {"on": []}),
     "fallback": (
-        [("newsfold.plugin.extract", "_FALLBACKS", ())],
+        [("newsfold.plugin.extract.article", "_FALLBACKS", ())],
         {"paragraphs, baseline": []},
     ),
     "fallback_share": (
         [],
         {
-            f"share {share}": [("newsfold.plugin.extract", "FALLBACK_SHARE", share)]
+            f"share {share}": [("newsfold.plugin.extract.article", "FALLBACK_SHARE", share)]
             for share in (0.05, 0.1, 0.15, 0.2, 0.3)
         },
     ),
     "unlayout_tables": (
-        [("newsfold.plugin.extract", "unlayout_tables", _no_cleanup)],
+        [("newsfold.plugin.extract.article", "unlayout_tables", _no_cleanup)],
         {"on": []},
     ),
     "unlayout_variants": (
-        [("newsfold.plugin.extract", "unlayout_tables", _no_cleanup)],
+        [("newsfold.plugin.extract.article", "unlayout_tables", _no_cleanup)],
         {
             "frames and bars": [],
-            "frames only": [("newsfold.plugin.extract_cleanup", "_layout_kind", _frames_only)],
-            "no label cells dropped": [("newsfold.plugin.extract_cleanup", "_is_chrome_cell", _no_label_cells)],
+            "frames only": [("newsfold.plugin.extract.cleanup", "_layout_kind", _frames_only)],
+            "no label cells dropped": [("newsfold.plugin.extract.cleanup", "_is_chrome_cell", _no_label_cells)],
         },
     ),
     "trim_edges": (
-        [("newsfold.plugin.extract", "trim_edges", _identity_text)],
+        [("newsfold.plugin.extract.article", "trim_edges", _identity_text)],
         {"on": []},
     ),
     "recover_dropped_blocks": (
-        [("newsfold.plugin.extract", "recover_dropped_blocks", _no_recovery)],
+        [("newsfold.plugin.extract.article", "recover_dropped_blocks", _no_recovery)],
         {"on": []},
     ),
     "drop_headline": (
-        [("newsfold.plugin.extract", "drop_headline", _identity_text)],
+        [("newsfold.plugin.extract.article", "drop_headline", _identity_text)],
         {"on": []},
     ),
     "clean_tree": (
-        [("newsfold.plugin.extract", "clean_tree", _no_cleanup)],
+        [("newsfold.plugin.extract.article", "clean_tree", _no_cleanup)],
         {"on": []},
     ),
     "unwrap_page_wrappers": (
-        [("newsfold.plugin.extract", "unwrap_page_wrappers", _no_cleanup)],
+        [("newsfold.plugin.extract.article", "unwrap_page_wrappers", _no_cleanup)],
         {"on": []},
     ),
     "teaser_lists": (
-        [("newsfold.plugin.extract_cleanup", "_teaser_lists", lambda tree, total: [])],
+        [("newsfold.plugin.extract.cleanup", "_teaser_lists", lambda tree, total: [])],
         {"on": []},
     ),
     "second_opinion_share": (
         [],
         {
-            f"share {share}": [("newsfold.plugin.extract_blocks", "_MIN_PROSE_SHARE", share)]
+            f"share {share}": [("newsfold.plugin.extract.blocks", "_MIN_PROSE_SHARE", share)]
             for share in (0.15, 0.2, 0.3, 0.4)
         },
     ),

@@ -4,7 +4,7 @@
 
 The index is built as ``server_cost.py`` builds its replay: the dev pages are
 extracted and signed once (``--cache FILE`` keeps them), the distinct pages go
-through ``plugin.batch.ingest`` (real lookups and clustering), and the index is
+through ``plugin.fold.batch.ingest`` (real lookups and clustering), and the index is
 then filled to ``--pages`` documents with copies of them (new ids and urls,
 the cluster of their original), bulk-loaded directly. Then, one client,
 ``--rounds`` rounds over ``--words`` query words picked from the dev texts
@@ -55,8 +55,9 @@ from benchlib import (
     write_json,
 )
 
-from newsfold.plugin.document import SignedPage
+from newsfold.plugin.fold.document import own_document
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.sign.signed_page import SignedPage
 
 TARGET_RATIO = 1.5
 WARMUP_ROUNDS = 3
@@ -80,7 +81,7 @@ def build_index(client, settings: Settings, signed: list[SignedPage], pages: int
     """Distinct pages through ``ingest``, then copies bulk-loaded with their original's cluster."""
     from elasticsearch import helpers
 
-    from newsfold.plugin.batch import ingest
+    from newsfold.plugin.fold.batch import ingest
 
     started = time.perf_counter()
     cluster: dict[str, str] = {}
@@ -99,7 +100,7 @@ def build_index(client, settings: Settings, signed: list[SignedPage], pages: int
         while made < pages:
             for p in base[: pages - made]:
                 copy = dataclasses.replace(p, page_id=f"r{k}-{p.page_id}", url=f"{p.url or ''}#copy{k}")
-                doc = copy.own_document(cluster_id=cluster[p.page_id], match=None, ingested=stamp)
+                doc = own_document(copy, cluster_id=cluster[p.page_id], match=None, ingested=stamp)
                 yield {"_index": settings.index, "_id": copy.page_id, "_source": doc}
                 made += 1
             k += 1
@@ -125,7 +126,7 @@ def build_index(client, settings: Settings, signed: list[SignedPage], pages: int
 
 
 def host_body(word: str, *, highlight: bool = True) -> dict:
-    from newsfold.plugin.queries import text_query
+    from newsfold.plugin.search.queries import text_query
 
     body = {"query": text_query(word), "size": 10, "_source": ["title", "url", "site", "published"]}
     if highlight:
@@ -135,7 +136,7 @@ def host_body(word: str, *, highlight: bool = True) -> dict:
 
 def unfold(body: dict) -> dict:
     """A folded body without what folding added: ``collapse`` and newsfold's two aggregations."""
-    from newsfold.plugin.queries import STORIES_AGG, UNFOLDED_AGG
+    from newsfold.plugin.search.queries import STORIES_AGG, UNFOLDED_AGG
 
     out = {k: v for k, v in body.items() if k != "collapse"}
     aggs = {k: v for k, v in (out.pop("aggs", None) or {}).items() if k not in (STORIES_AGG, UNFOLDED_AGG)}
@@ -146,9 +147,9 @@ def unfold(body: dict) -> dict:
 
 def run_pairs(client, index: str, words: list[str], rounds: int) -> dict:
     """Every (word, round) searched folded and unfolded, alternating which goes first."""
-    from newsfold.plugin.document import cluster_of
-    from newsfold.plugin.queries import collapsed_search, versions_of
-    from newsfold.plugin.search import fold_search
+    from newsfold.plugin.fold.document import cluster_of
+    from newsfold.plugin.search.folded_search import fold_search
+    from newsfold.plugin.search.queries import collapsed_search, versions_of
 
     def host_unfolded(word):
         return client.search(index=index, body=host_body(word))
@@ -267,7 +268,7 @@ def _run(args) -> int:
 
     from newsfold.embedded import EmbeddedElasticsearch
     from newsfold.plugin.client import build_client
-    from newsfold.plugin.index import drop_index, ensure_index
+    from newsfold.plugin.fold.index import drop_index, ensure_index
 
     settings = env_settings("fold_search_bench")
     if settings is None:

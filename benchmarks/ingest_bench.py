@@ -145,8 +145,8 @@ def _extract_only(payload: dict) -> str:
 
 def _extract_and_sign(payload: dict) -> str:
     """``sign_page`` without Redis (no repeated-lines filter), Elasticsearch or Celery."""
-    from newsfold.plugin.document import Page
-    from newsfold.plugin.signing import sign_page
+    from newsfold.plugin.sign.signed_page import Page
+    from newsfold.plugin.sign.signing import sign_page
 
     try:
         page = Page(html=read_page(payload), url=payload.get("url"), id=payload["id"], site=payload.get("site"))
@@ -260,7 +260,7 @@ def index_floor(client, live: Settings, *, docs: int = FLOOR_DOCS) -> dict | Non
     """
     from elasticsearch import helpers
 
-    from newsfold.plugin.index import drop_index, ensure_index
+    from newsfold.plugin.fold.index import drop_index, ensure_index
 
     servers = server_processes()
     if not servers:
@@ -455,7 +455,7 @@ def _run(args) -> int:
     from newsfold.embedded import services
     from newsfold.errors import check_servers, exit_code
     from newsfold.plugin.client import build_client
-    from newsfold.plugin.index import drop_index, ensure_index
+    from newsfold.plugin.fold.index import drop_index, ensure_index
 
     result: dict = {
         "machine": machine(),

@@ -18,7 +18,7 @@ from pathlib import Path
 from benchlib import cpu_seconds, fmt_ms, percentiles, server_processes
 from tqdm import tqdm
 
-from newsfold.plugin.extract import Rejection, extract_article
+from newsfold.plugin.extract.article import Rejection, extract_article
 from newsfold.plugin.settings import Settings
 
 
@@ -52,7 +52,7 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     (read, extract, repeated-lines filter, sign), and every page is also
     extracted alone (``extract_article``), so the signing share is the
     difference. Even batches then go through the steps of
-    ``plugin.batch.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
+    ``plugin.fold.batch.ingest`` one by one (``prepare``, ``write``, ``reconcile``,
     ``enforce_constraints`` when present, ``finish``), with the read-only
     ``mget`` and ``lookup`` that ``prepare`` makes also timed on their own;
     odd batches go through ``ingest`` whole, which checks that the steps
@@ -60,13 +60,13 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     """
     from newsfold.indexer.pages import sign_batch
     from newsfold.indexer.resources import story_stats_for
-    from newsfold.plugin import batch as protocol
     from newsfold.plugin.client import build_client
-    from newsfold.plugin.regroup import enforce_constraints
+    from newsfold.plugin.fold import batch as protocol
+    from newsfold.plugin.fold.regroup import enforce_constraints
 
     folders = {str(Path(p["html_path"]).resolve().parent) for p in payloads if p.get("html_path")}
     live = live.replace(read_roots=os.pathsep.join(sorted(folders)))  # the worker reads only where it may
-    from newsfold.plugin.document import UNCHANGED_SOURCE
+    from newsfold.plugin.fold.document import UNCHANGED_SOURCE
 
     client = build_client(live)
     per_page: dict[str, list[float]] = defaultdict(list)

@@ -2,8 +2,8 @@
 
     python benchmarks/lookup_bench.py [--sizes 10000,100000] [--batches 200] [--elasticsearch]
 
-Bulk-loads synthetic signed documents (the documents ``plugin.batch`` writes,
-built from random MinHash signatures with ``plugin.signature.band_keys``) into
+Bulk-loads synthetic signed documents (the documents ``plugin.fold.batch`` writes,
+built from random MinHash signatures with ``plugin.sign.signature.band_keys``) into
 a fresh index on the embedded stand-in, or on ``ELASTICSEARCH_URL`` when set.
 The corpus is a sequence of stories whose sizes follow a truncated power law
 (P(k) ~ k^-2.5, 1 <= k <= 50: three stories in four are single pages, and the
@@ -16,7 +16,7 @@ the default is none, because the stand-in keeps everything in RAM (about
 bodies would need ~21 GB); the body's share of a real page is measured by
 ``ingest_bench.py`` on real pages.
 
-After each size is loaded (and refreshed) it times ``plugin.batch.lookup``
+After each size is loaded (and refreshed) it times ``plugin.fold.batch.lookup``
 (one ``msearch`` of ``bool.should`` band-key term queries) on ``--batches``
 batches of ``--batch`` pages, ``--dup-share`` of them near-copies of an
 indexed story and the rest new, and prints p50/p95/p99, the ratio of the p95
@@ -35,7 +35,7 @@ afterwards.
 At each size, ``--ingest-stories`` stories of the sample generator
 (``newsfold.samples``, a new seed per size: 2-5 copies per wire story, with
 their own templates, truncations and edits) also go end to end through this
-process: ``sign_page`` (extraction and signing) and ``plugin.batch.ingest``
+process: ``sign_page`` (extraction and signing) and ``plugin.fold.batch.ingest``
 (lookup, bulk with ``refresh=wait_for``, reconcile) in batches of
 ``NEWSFOLD_BATCH_SIZE``, against the index of that size. Pages/s end to end
 is the pages over the wall time of both calls; the ingest calls alone are
@@ -72,13 +72,14 @@ from benchlib import (
 )
 from tqdm import tqdm
 
-from newsfold.plugin import queries
-from newsfold.plugin.batch import lookup
-from newsfold.plugin.document import SignedPage
-from newsfold.plugin.document import path as field_path
-from newsfold.plugin.extract import Article
+from newsfold.plugin.extract.article import Article
+from newsfold.plugin.fold import lookups
+from newsfold.plugin.fold.batch import lookup
+from newsfold.plugin.fold.document import own_document
+from newsfold.plugin.fold.document import path as field_path
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signature import Signature, band_keys, content_hash
+from newsfold.plugin.sign.signature import Signature, band_keys, content_hash
+from newsfold.plugin.sign.signed_page import SignedPage
 
 BAND_KEYS = field_path("band_keys")
 
@@ -192,7 +193,7 @@ def load(
         nonlocal json_bytes
         for i, body in corpus.grow(n):
             page = corpus.signed_page(corpus.page_id(i), corpus.signatures[i], corpus.shingles[i], body)
-            doc = page.own_document(cluster_id=corpus.page_id(int(corpus.root[i])), match=None, ingested=now)
+            doc = own_document(page, cluster_id=corpus.page_id(int(corpus.root[i])), match=None, ingested=now)
             json_bytes += len(json.dumps(doc).encode("utf-8"))
             yield {"_op_type": "index", "_index": settings.index, "_id": page.page_id, "_source": doc}
 
@@ -227,7 +228,7 @@ def load(
 def measure(
     client, settings: Settings, corpus: Corpus, *, batches: int, batch: int, dup_share: float, warmup: int = 5
 ) -> dict:
-    """Time ``plugin.batch.lookup`` per batch after ``warmup`` untimed batches; candidates found per page."""
+    """Time ``plugin.fold.batch.lookup`` per batch after ``warmup`` untimed batches; candidates found per page."""
     for w in range(warmup):  # warm-up, not timed
         lookup(corpus.queries(batch, dup_share, f"w{corpus.size}-{w}"), client=client, settings=settings)
     times: list[float] = []
@@ -266,7 +267,7 @@ def query_shapes(client, settings: Settings, corpus: Corpus, *, batches: int, ba
     server = _server_pid()  # None on an external cluster: the queries still run, unmeasured
     ids_rng = np.random.default_rng(corpus.size)  # not the corpus' own generator: the corpus stays the same
     shapes = {
-        "band lookup as plugin.batch sends it": lambda p: queries.band_lookup(
+        "band lookup as plugin.fold.batch sends it": lambda p: lookups.band_lookup(
             p.band_keys, size=50, exclude_ids=[p.page_id], min_bands=settings.min_bands
         ),
         "terms query, same keys, no _source": lambda p: {
@@ -310,7 +311,7 @@ def _server_pid() -> int | None:
 def sample_pages(stories: int, seed: int, tag: str) -> list:
     """The pages of ``stories`` stories of the sample generator (``newsfold.samples``), read into memory."""
     from newsfold.indexer.sources import iter_jsonl
-    from newsfold.plugin.document import Page
+    from newsfold.plugin.sign.signed_page import Page
     from newsfold.samples import generate
 
     with tempfile.TemporaryDirectory(prefix="newsfold-lookup-samples-") as tmp:
@@ -325,9 +326,9 @@ def sample_pages(stories: int, seed: int, tag: str) -> list:
 
 
 def ingest_samples(client, settings: Settings, pages: list) -> dict:
-    """``sign_page`` + ``plugin.batch.ingest`` per batch, in this process: pages/s end to end against this index."""
-    from newsfold.plugin.batch import ingest
-    from newsfold.plugin.signing import sign_page
+    """``sign_page`` + ``plugin.fold.batch.ingest`` per batch, in this process: pages/s end to end on this index."""
+    from newsfold.plugin.fold.batch import ingest
+    from newsfold.plugin.sign.signing import sign_page
 
     server = _server_pid()
     server_before = cpu_seconds(server) if server else None
@@ -440,7 +441,7 @@ def report(result: dict) -> str:
                 )
     if any(row.get("ingest") for row in result["sizes"]):
         lines.append(
-            "end to end in this process (sign_page + plugin.batch.ingest, sample-generator pages, "
+            "end to end in this process (sign_page + plugin.fold.batch.ingest, sample-generator pages, "
             f"batches of {result.get('ingest_batch')}):"
         )
         for row in result["sizes"]:
@@ -558,7 +559,7 @@ def _run(args, sizes: list[int]) -> int:
     from newsfold.embedded import EmbeddedElasticsearch
     from newsfold.errors import exit_code
     from newsfold.plugin.client import build_client
-    from newsfold.plugin.index import drop_index, ensure_index
+    from newsfold.plugin.fold.index import drop_index, ensure_index
 
     result: dict = {
         "machine": machine(),

@@ -1,4 +1,4 @@
-"""A check of the novelty rule (``plugin.novelty``) on the dev set's transplant kinds.
+"""A check of the novelty rule (``plugin.sign.novelty``) on the dev set's transplant kinds.
 
     python benchmarks/novelty_check.py DEV_DIR [--gold] [--json OUT]
 
@@ -25,8 +25,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from newsfold.indexer.sources import iter_jsonl
-from newsfold.plugin.extract import Rejection, extract_article
-from newsfold.plugin.novelty import passage_keys, relation
+from newsfold.plugin.extract.article import Rejection, extract_article
+from newsfold.plugin.sign.novelty import passage_keys, relation
 
 #: what each checked variant must come out as
 EXPECTED = {

@@ -39,12 +39,12 @@ from benchlib import machine, percentiles
 from newsfold.embedded import services
 from newsfold.plugin import ingest
 from newsfold.plugin.client import build_client
-from newsfold.plugin.document import Page, SignedPage
-from newsfold.plugin.extract import extract_article
-from newsfold.plugin.extract_credits import PageSignals
-from newsfold.plugin.index import drop_index, ensure_index
+from newsfold.plugin.extract.article import extract_article
+from newsfold.plugin.extract.credits import PageSignals
+from newsfold.plugin.fold.index import drop_index, ensure_index
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.sign.signed_page import Page, SignedPage
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.samples.generator import generate
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
@@ -53,17 +53,17 @@ from newsfold.web.config import WebSettings
 @contextlib.contextmanager
 def no_extraction_provenance():
     """``extract_article`` without the picture and the wire credit."""
-    with (mock.patch("newsfold.plugin.extract.page_signals", lambda tree, url=None: PageSignals()),
-          mock.patch("newsfold.plugin.extract.wire_credit", lambda signals, text, url=None: None)):  # fmt: skip
+    with (mock.patch("newsfold.plugin.extract.article.page_signals", lambda tree, url=None: PageSignals()),
+          mock.patch("newsfold.plugin.extract.article.wire_credit", lambda signals, text, url=None: None)):  # fmt: skip
         yield
 
 
 @contextlib.contextmanager
 def no_provenance():
     """Extraction, signing and ingest without any provenance or reader's-field work."""
-    with (no_extraction_provenance(), mock.patch("newsfold.plugin.batch.refresh_origins", lambda *a, **k: 0),
-          mock.patch("newsfold.plugin.document.title_affixes", lambda title: []),
-          mock.patch("newsfold.plugin.document.lede", lambda text: None)):  # fmt: skip
+    with (no_extraction_provenance(), mock.patch("newsfold.plugin.fold.batch.refresh_origins", lambda *a, **k: 0),
+          mock.patch("newsfold.plugin.fold.document.title_affixes", lambda title: []),
+          mock.patch("newsfold.plugin.fold.document.lede", lambda text: None)):  # fmt: skip
         yield
 
 

@@ -15,7 +15,7 @@
    and for every page with a title: headlines emptied, headlines with a word of
    the gold title cut (pages with a gold title), and headlines changed at all,
    with the site affixes learned from the dev pages' own titles
-   (``plugin.headlines.learn_from_titles``, the rule the index aggregation uses).
+   (``plugin.extract.headlines.learn_from_titles``, the rule the index aggregation uses).
 """
 
 from __future__ import annotations
@@ -35,12 +35,13 @@ from benchlib import machine
 from newsfold.embedded import services
 from newsfold.plugin import ingest
 from newsfold.plugin.client import build_client
-from newsfold.plugin.document import Page, SignedPage, fold_of
-from newsfold.plugin.extract import Article, extract_article
-from newsfold.plugin.headlines import clean_headline, learn_from_titles
-from newsfold.plugin.index import drop_index, ensure_index
+from newsfold.plugin.extract.article import Article, extract_article
+from newsfold.plugin.extract.headlines import clean_headline, learn_from_titles
+from newsfold.plugin.fold.document import fold_of
+from newsfold.plugin.fold.index import drop_index, ensure_index
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.sign.signed_page import Page, SignedPage
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.samples.provenance import generate_provenance
 
 LABELS = Path(__file__).resolve().parent / "data" / "dev_wire_labels.tsv"

@@ -1,7 +1,7 @@
 """Screenshots of newsfold's main pages, at desktop and phone widths, into docs/screenshots/.
 
 The same live setup as the browser tests (tests/browser/live.py): the sample
-corpus (newsfold/samples/) is signed and ingested with ``plugin.batch``
+corpus (newsfold/samples/) is signed and ingested with ``plugin.fold.batch``
 directly, as one recorded ingest job; the real Flask app is served on a free
 local port; headless Chromium (Debian's ``chromium`` + ``chromedriver``) visits
 each page. Servers come from ``ELASTICSEARCH_URL`` / ``REDIS_URL`` when set,
@@ -28,14 +28,14 @@ if str(ROOT) not in sys.path:  # run as a script: the browser helpers live in te
 
 
 from newsfold.embedded import services  # noqa: E402
-from newsfold.plugin.batch import ingest  # noqa: E402
 from newsfold.plugin.client import build_client  # noqa: E402
-from newsfold.plugin.document import Outcome, Page  # noqa: E402
-from newsfold.plugin.extract import Rejection  # noqa: E402
-from newsfold.plugin.index import drop_index, ensure_index  # noqa: E402
-from newsfold.plugin.rejections import record_rejections  # noqa: E402
+from newsfold.plugin.extract.article import Rejection  # noqa: E402
+from newsfold.plugin.fold.batch import ingest  # noqa: E402
+from newsfold.plugin.fold.document import Outcome, Page  # noqa: E402
+from newsfold.plugin.fold.index import drop_index, ensure_index  # noqa: E402
+from newsfold.plugin.fold.rejections import record_rejections  # noqa: E402
 from newsfold.plugin.settings import Settings  # noqa: E402
-from newsfold.plugin.signing import sign_page  # noqa: E402
+from newsfold.plugin.sign.signing import sign_page  # noqa: E402
 from newsfold.samples import generate  # noqa: E402
 from newsfold.samples.provenance import generate_provenance  # noqa: E402
 from newsfold.state import build_redis  # noqa: E402

@@ -5,7 +5,7 @@
 Signs the dev pages once (cached with ``--cache FILE``), replicates the signed
 pages with new ids (as ``ingest_bench.py`` replicates raw pages) and then:
 
-- **replay** (default): for each batch size, ``plugin.batch.ingest`` in this
+- **replay** (default): for each batch size, ``plugin.fold.batch.ingest`` in this
   process on a fresh stand-in, batch after batch, with the stand-in's CPU
   read around every request, so it is attributed by request type (``msearch``
   lookups, ``bulk`` writes, ``mget``, ``search``). No extraction and no Celery:
@@ -35,12 +35,13 @@ from benchlib import child_processes, cpu_seconds, machine
 from elasticsearch import helpers
 
 from newsfold.indexer.sources import iter_jsonl
-from newsfold.plugin.batch import ingest
 from newsfold.plugin.client import build_client
-from newsfold.plugin.document import FOLD, Page, SignedPage
-from newsfold.plugin.index import ensure_index, index_body
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.fold.document import FOLD, own_document
+from newsfold.plugin.fold.index import ensure_index, index_body
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.sign.signed_page import Page, SignedPage
+from newsfold.plugin.sign.signing import sign_page
 
 BULK_DOCS = 2000
 
@@ -148,7 +149,7 @@ def bulk_variants(pages: list[SignedPage], settings: Settings, batch: int) -> di
 
     mapping = index_body(settings)
     docs = [
-        (p.page_id, p.own_document(cluster_id=p.page_id, match=None, ingested="2026-01-01T00:00:00.000Z"))
+        (p.page_id, own_document(p, cluster_id=p.page_id, match=None, ingested="2026-01-01T00:00:00.000Z"))
         for p in pages
     ]
     out = {}

@@ -19,9 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-from newsfold.plugin.novelty import passage_keys
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_text
+from newsfold.plugin.sign.novelty import passage_keys
+from newsfold.plugin.sign.signing import sign_text
 
 
 def load_texts(dev_dir: Path, limit: int) -> list[str]:

@@ -10,7 +10,7 @@ local node (``newsfold.esnode``) that the script starts and stops;
 The dev pages are extracted and signed once (``server_cost.signed_dev_pages``;
 ``--cache FILE`` keeps them between runs), every distinct page once (copies of
 a page would share their terms and compress together). Their documents (the
-``_source`` ``plugin.batch`` writes into newsfold's own index) go into one
+``_source`` ``plugin.fold.batch`` writes into newsfold's own index) go into one
 fresh index per variant, one shard, no replica; each index is force-merged to
 one segment (``_forcemerge?max_num_segments=1``) and measured with
 ``_stats`` (store bytes) and ``POST /<index>/_disk_usage?run_expensive_tasks=true``
@@ -18,7 +18,7 @@ one segment (``_forcemerge?max_num_segments=1``) and measured with
 
 Variants:
 
-- ``with fold fields``: the mapping of ``plugin.index.index_body`` as it is;
+- ``with fold fields``: the mapping of ``plugin.fold.index.index_body`` as it is;
 - ``without fold fields``: the same documents and mapping without the
   ``newsfold`` object (a host's index before newsfold): the difference is
   the cost of folding;
@@ -51,9 +51,10 @@ from pathlib import Path
 
 from benchlib import add_elasticsearch_flag, elasticsearch_node, env_settings, headline, machine, write_json
 
-from newsfold.plugin.document import FOLD, FOLD_FIELDS, SignedPage
-from newsfold.plugin.index import index_body
+from newsfold.plugin.fold.document import FOLD, FOLD_FIELDS, own_document
+from newsfold.plugin.fold.index import index_body
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.sign.signed_page import SignedPage
 
 TARGET_FOLD_BYTES = 2048  # the fold fields may add at most 2 KB per document
 
@@ -74,7 +75,7 @@ UNREAD = {
 
 def documents(pages: list[SignedPage]) -> list[tuple[str, dict]]:
     stamp = "2026-11-25T12:00:00.000Z"
-    return [(p.page_id, p.own_document(cluster_id=p.page_id, match=None, ingested=stamp)) for p in pages]
+    return [(p.page_id, own_document(p, cluster_id=p.page_id, match=None, ingested=stamp)) for p in pages]
 
 
 def variants(settings: Settings) -> dict[str, tuple[dict, bool]]:

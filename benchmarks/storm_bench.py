@@ -5,10 +5,10 @@ to everyone else's searches?
 
 Without ``--url`` the script starts a real node of the pinned version
 (``newsfold.esnode``) and stops it at the end. It fills a fresh index with
-``--docs`` pages through ``plugin.batch.ingest``: a tenth of them copies of
+``--docs`` pages through ``plugin.fold.batch.ingest``: a tenth of them copies of
 news stories, the rest dense text in which a handful of common words repeat
 (what makes sloppy phrases, fuzzy terms and prefixes expensive). Every search
-is the product's own public search body (``plugin.queries.collapsed_search``,
+is the product's own public search body (``plugin.search.queries.collapsed_search``,
 as ``/api/search`` builds it: only ``AND|OR|NOT|PHRASE|PRECEDENCE|WHITESPACE|
 ESCAPE`` operators, at most 32 terms and 500 characters, a 2 s ``timeout``).
 
@@ -40,8 +40,8 @@ from benchlib import machine, percentiles
 
 from newsfold.plugin import ingest, sign_text
 from newsfold.plugin.client import build_client
-from newsfold.plugin.index import drop_index, ensure_index
-from newsfold.plugin.queries import collapsed_search
+from newsfold.plugin.fold.index import drop_index, ensure_index
+from newsfold.plugin.search.queries import collapsed_search
 from newsfold.plugin.settings import Settings
 
 COMMON = "the of and a to in harbour ship port strike workers union council storm river".split()

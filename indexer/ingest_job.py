@@ -162,7 +162,7 @@ class IngestRun:
     def run(self) -> Job:
         """Send every batch not yet counted, wait for all, and mark the job done; returns the final job."""
         from newsfold.plugin.client import build_client
-        from newsfold.plugin.index import ensure_index
+        from newsfold.plugin.fold.index import ensure_index
 
         job, store = self.job, self.store
         self.done = store.recorded(job.id)

@@ -27,13 +27,14 @@ from newsfold.indexer.resources import (
     repeated_lines_for,
     story_stats_for,
 )
-from newsfold.plugin.batch import ingest
-from newsfold.plugin.document import Outcome, Page, SignedPage
-from newsfold.plugin.extract import Rejection
+from newsfold.plugin.extract.article import Rejection
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.fold.document import Outcome
+from newsfold.plugin.fold.rejections import record_rejections
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
-from newsfold.plugin.rejections import record_rejections
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.sign.signed_page import Page, SignedPage
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.state.story_stats import StoryStats
 
 log = logging.getLogger(__name__)

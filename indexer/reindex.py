@@ -40,10 +40,10 @@ from collections.abc import Callable
 from newsfold import task_names
 from newsfold.indexer.dispatch import drive
 from newsfold.indexer.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, plan_key, scan, target_settings
-from newsfold.plugin.corrections import reapply_corrections
-from newsfold.plugin.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.edit.corrections import reapply_corrections
 from newsfold.plugin.errors import NewsfoldError
-from newsfold.plugin.index import current_index, index_body, new_index_name
+from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.fold.index import current_index, index_body, new_index_name
 from newsfold.state.job_records import OUTCOMES, Job
 from newsfold.state.jobs import JobStore
 from newsfold.state.locks import LockBusy, RedisLock

@@ -17,15 +17,16 @@ from dataclasses import dataclass
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from newsfold.plugin.batch import ingest
-from newsfold.plugin.document import CLUSTER_ID, CONTENT_FIELDS, Outcome, SignedPage
-from newsfold.plugin.document import path as field_path
-from newsfold.plugin.extract import Article
-from newsfold.plugin.index import corrections_index
-from newsfold.plugin.rejections import record_rejections, rejections_index
+from newsfold.plugin.extract.article import Article
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.fold.document import CLUSTER_ID, CONTENT_FIELDS, Outcome
+from newsfold.plugin.fold.document import path as field_path
+from newsfold.plugin.fold.index import corrections_index
+from newsfold.plugin.fold.rejections import record_rejections, rejections_index
+from newsfold.plugin.fold.store import bulk_failures
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_article
-from newsfold.plugin.store import bulk_failures
+from newsfold.plugin.sign.signed_page import SignedPage
+from newsfold.plugin.sign.signing import sign_article
 from newsfold.state.job_records import RETRYABLE_REASONS, parse_time
 from newsfold.state.jobs import JobStore
 from newsfold.state.repeated_lines import RepeatedLines

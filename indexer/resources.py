@@ -14,9 +14,9 @@ from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout
 
 from newsfold.plugin.client import build_client
-from newsfold.plugin.index import ensure_index
+from newsfold.plugin.fold.index import ensure_index
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signature import uses_stats
+from newsfold.plugin.sign.signature import uses_stats
 from newsfold.state import build_redis, redis_down_errors
 from newsfold.state.jobs import JobStore
 from newsfold.state.repeated_lines import RepeatedLines

@@ -29,7 +29,7 @@ log = logging.getLogger("newsfold")
 def _extract_one(payload: dict) -> dict:
     from newsfold.indexer.guard import PageTimeout, time_limit
     from newsfold.indexer.records import PageFileError, read_page_file
-    from newsfold.plugin.extract import Rejection, extract_article
+    from newsfold.plugin.extract.article import Rejection, extract_article
 
     settings = Settings.from_env()
     try:
@@ -196,7 +196,7 @@ def cmd_elasticsearch(args) -> int:
 
 def cmd_init_index(args) -> int:
     from newsfold.plugin.client import build_client
-    from newsfold.plugin.index import ensure_index
+    from newsfold.plugin.fold.index import ensure_index
 
     settings = load_settings(args)
     name = ensure_index(build_client(settings), settings)
@@ -207,7 +207,7 @@ def cmd_init_index(args) -> int:
 def cmd_unfolded(args) -> int:
     """Name the documents that lost their fold fields (a full index request after ingest); rc 1 when any did."""
     from newsfold.plugin.client import build_client
-    from newsfold.plugin.lifecycle import unfolded_documents
+    from newsfold.plugin.fold.lifecycle import unfolded_documents
 
     settings = load_settings(args)
     index = args.index or settings.index

@@ -70,8 +70,8 @@ def _read_roots(settings: Settings, pages: Path, payloads: list[dict]) -> str:
 def cmd_cluster(args) -> int:
     from newsfold.indexer.sources import iter_jsonl
     from newsfold.plugin.client import build_client
-    from newsfold.plugin.index import drop_index, ensure_index
-    from newsfold.plugin.store import current_labels
+    from newsfold.plugin.fold.index import drop_index, ensure_index
+    from newsfold.plugin.fold.store import current_labels
 
     settings = load_settings(args)
     index = args.index or f"newsfold-cluster-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
@@ -282,7 +282,7 @@ def cmd_demo(args) -> int:
         settings = settings.replace(read_roots=_read_roots(settings, pages_file, payloads))
         with _pipeline(settings, args.workers, real_elasticsearch=args.elasticsearch) as (live, app):
             from newsfold.plugin.client import build_client
-            from newsfold.plugin.index import ensure_index
+            from newsfold.plugin.fold.index import ensure_index
 
             ensure_index(build_client(live), live)
             outcomes = _ingest(app, live, payloads, index=live.index, quiet=args.quiet)

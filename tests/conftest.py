@@ -16,7 +16,7 @@ import pytest
 
 from newsfold.embedded import EmbeddedElasticsearch, EmbeddedRedis
 from newsfold.plugin.client import build_client
-from newsfold.plugin.index import drop_index, ensure_index
+from newsfold.plugin.fold.index import drop_index, ensure_index
 from newsfold.plugin.settings import Settings
 from tests.backends import BACKEND, REAL_ES, TEST_REFRESH
 

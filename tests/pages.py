@@ -101,8 +101,8 @@ def page(title: str, paragraphs: list[str], *, site: str = "example.test", extra
 
 def signed_page(settings, pid: str, title: str, paras: list[str], *, site: str | None = None):
     """A page of ``site`` (default ``<pid>.example``) built from ``paras`` and signed; fails the test if rejected."""
-    from newsfold.plugin.document import Page
-    from newsfold.plugin.signing import sign_page
+    from newsfold.plugin.sign.signed_page import Page
+    from newsfold.plugin.sign.signing import sign_page
 
     site = site or f"{pid}.example"
     signed = sign_page(Page(html=page(title, paras, site=site).encode(), id=pid, url=f"https://{site}/{pid}"), settings)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from newsfold.plugin import ingest
-from newsfold.plugin.signing import sign_text
+from newsfold.plugin.sign.signing import sign_text
 from tests.pages import story as paragraphs
 
 # local paragraphs without stop words, like the made-up stories (so the copy is signed the same way)

@@ -1,10 +1,11 @@
-"""The admin pages' query builders (plugin.admin_queries) and bucket selection, pure."""
+"""The admin pages' query builders (plugin.admin.admin_queries) and bucket selection, pure."""
 
 from __future__ import annotations
 
 import pytest
 
-from newsfold.plugin import admin_queries, queries
+from newsfold.plugin.admin import admin_queries
+from newsfold.plugin.search import queries
 from newsfold.web.clusters import select_buckets
 
 

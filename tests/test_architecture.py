@@ -148,7 +148,7 @@ def test_only_merge_survivor_decides_which_story_keeps_its_name():
         for path in _modules(folder)
         for line in _merge_decisions(path.read_text(encoding="utf-8"))
     ]
-    assert not broken, f"merges must ask newsfold.plugin.cluster.merge_survivor, not decide here: {broken}"
+    assert not broken, f"merges must ask newsfold.plugin.fold.cluster.merge_survivor, not decide here: {broken}"
 
 
 @pytest.mark.parametrize(
@@ -185,7 +185,7 @@ def test_no_module_is_imported_under_another_modules_name():
     assert not misleading, f"an alias that names another module misleads the reader: {misleading}"
 
 
-#: a dotted reference to a module of ours in a doc or docstring: ``plugin.cluster``, `newsfold.state.jobs`
+#: a dotted reference to a module of ours in a doc or docstring: ``plugin.fold.cluster``, `newsfold.state.jobs`
 _MODULE_REFERENCE = re.compile(r"(?:`~?|\bnewsfold\.)(plugin|indexer|web|state|samples)\.([a-z]\w*)")
 _REFERENCE_FOLDERS = {"plugin": "plugin", "indexer": "indexer", "web": "web", "state": "newsfold/state"}
 _REFERENCE_FOLDERS["samples"] = "newsfold/samples"
@@ -221,4 +221,4 @@ def test_the_reference_check_catches_a_module_that_is_gone():
         "plugin.collection",
         "plugin.jobs",
     ]
-    assert _stale_references("see ``plugin.cluster.merge_survivor`` and `newsfold.state.jobs`; state.get()") == []
+    assert _stale_references("see ``plugin.fold.cluster.merge_survivor`` and `newsfold.state.jobs`; state.get()") == []

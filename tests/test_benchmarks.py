@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signature import band_keys
+from newsfold.plugin.sign.signature import band_keys
 from newsfold.samples import generate
 from tests.backends import REAL_ES
 

@@ -6,12 +6,8 @@ import datetime as dt
 
 import pytest
 
-from newsfold.plugin import queries
-from newsfold.plugin.batch import ingest, prepare, reconcile, write
-from newsfold.plugin.cluster import Constraints, Match, decide, pair, recluster_labels
-from newsfold.plugin.constraints import resolve
-from newsfold.plugin.correction_log import CorrectionError, list_corrections
-from newsfold.plugin.corrections import (
+from newsfold.plugin.edit.correction_log import CorrectionError, list_corrections
+from newsfold.plugin.edit.corrections import (
     corrections_index,
     mark_not_duplicates,
     merge_clusters,
@@ -19,10 +15,14 @@ from newsfold.plugin.corrections import (
     set_representative,
     split_page,
 )
-from newsfold.plugin.index import drop_index, ensure_index
-from newsfold.plugin.regroup import enforce_constraints, relabel
+from newsfold.plugin.fold.batch import ingest, prepare, reconcile, write
+from newsfold.plugin.fold.cluster import Constraints, Match, decide, pair, recluster_labels
+from newsfold.plugin.fold.constraints import resolve
+from newsfold.plugin.fold.index import drop_index, ensure_index
+from newsfold.plugin.fold.regroup import enforce_constraints, relabel
+from newsfold.plugin.fold.store import current_labels
+from newsfold.plugin.search import queries
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.store import current_labels
 from tests.pages import signed_page, story
 
 ED = "editor@example.test"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from newsfold.plugin.cluster import Match, decide, merge_survivor, verify
+from newsfold.plugin.fold.cluster import Match, decide, merge_survivor, verify
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signature import signed_features
+from newsfold.plugin.sign.signature import signed_features
 from tests.pages import story
 
 S = Settings()

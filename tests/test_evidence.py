@@ -1,10 +1,10 @@
-"""Why pages share a cluster (plugin.evidence): passages, word differences, similarity matrix, signals."""
+"""Why pages share a cluster (plugin.admin.evidence): passages, word differences, similarity matrix, signals."""
 
 from __future__ import annotations
 
 import pytest
 
-from newsfold.plugin.evidence import (
+from newsfold.plugin.admin.evidence import (
     choose_representative,
     least_similar_pairs,
     membership_evidence,
@@ -12,7 +12,7 @@ from newsfold.plugin.evidence import (
     similarity_matrix,
     word_diff,
 )
-from newsfold.plugin.signature import signed_features
+from newsfold.plugin.sign.signature import signed_features
 from tests.admin.helpers import MARKER
 from tests.pages import story
 

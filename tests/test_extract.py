@@ -7,17 +7,17 @@ import gzip
 from lxml import html as lxml_html
 from trafilatura.utils import load_html
 
-from newsfold.plugin.extract import Rejection, extract_article
-from newsfold.plugin.extract_blocks import (
+from newsfold.plugin.extract.article import Rejection, extract_article
+from newsfold.plugin.extract.blocks import (
     drop_headline,
     needs_second_opinion,
     prose_bytes,
     recover_dropped_blocks,
     text_runs,
 )
-from newsfold.plugin.extract_cleanup import clean_tree, drop_furniture, unwrap_page_wrappers
-from newsfold.plugin.extract_decode import decode_html, parse_html
-from newsfold.plugin.extract_meta import published_date
+from newsfold.plugin.extract.cleanup import clean_tree, drop_furniture, unwrap_page_wrappers
+from newsfold.plugin.extract.decode import decode_html, parse_html
+from newsfold.plugin.extract.meta import published_date
 from tests.pages import story
 
 

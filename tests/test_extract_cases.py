@@ -22,7 +22,7 @@ import pytest
 import trafilatura
 from trafilatura.utils import load_html
 
-from newsfold.plugin.extract import Article, Rejection, extract_article
+from newsfold.plugin.extract.article import Article, Rejection, extract_article
 
 CASES = Path(__file__).resolve().parent / "data" / "extraction"
 NAMES = sorted(path.stem for path in CASES.glob("*.html"))

@@ -22,7 +22,7 @@ import pytest
 
 from newsfold.embedded import EmbeddedRedis
 from newsfold.plugin.client import build_client
-from newsfold.plugin.index import drop_index
+from newsfold.plugin.fold.index import drop_index
 from newsfold.plugin.settings import Settings
 from newsfold.samples import generate
 from newsfold.state import build_redis

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from newsfold.plugin import queries
+from newsfold.plugin.search import queries
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
 from newsfold.web.resources import get_resources

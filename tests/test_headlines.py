@@ -1,11 +1,11 @@
-"""Headlines without the site's name, ledes and snippets (plugin.headlines), and affixes learned on a real index."""
+"""Headlines without the site's name, ledes and snippets (plugin.extract.headlines), affixes learned on a real index."""
 
 from __future__ import annotations
 
 import pytest
 
 from newsfold.plugin import ingest
-from newsfold.plugin.headlines import (
+from newsfold.plugin.extract.headlines import (
     clean_headline,
     lede,
     read_site_affixes,
@@ -14,7 +14,7 @@ from newsfold.plugin.headlines import (
     story_headline,
     title_affixes,
 )
-from newsfold.plugin.signing import sign_text
+from newsfold.plugin.sign.signing import sign_text
 from tests.pages import story
 
 
@@ -114,7 +114,7 @@ def test_affixes_are_learned_from_a_sites_own_pages(es, settings):
 
 
 def test_learning_from_titles_in_memory_follows_the_same_rule():
-    from newsfold.plugin.headlines import learn_from_titles
+    from newsfold.plugin.extract.headlines import learn_from_titles
 
     titles = [("a.test", f"Story {n} - A News") for n in range(4)] + [("a.test", "Other | x"), ("b.test", "B - Two")]
     assert learn_from_titles(titles) == {"a.test": ["s:- a news"]}  # 4 of 5 pages; b.test has one page

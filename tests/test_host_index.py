@@ -25,7 +25,7 @@ from newsfold.plugin import (
     story_count,
 )
 from newsfold.plugin.client import build_client
-from newsfold.plugin.stories import add_relations
+from newsfold.plugin.search.story_queries import add_relations
 from tests.pages import page, story
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -284,8 +284,8 @@ def test_corrections_work_on_a_host_index(es, settings, host):
 
 
 def test_ensure_index_adds_fields_of_a_newer_mapping(es, settings):
-    from newsfold.plugin.index import ensure_index as ensure
-    from newsfold.plugin.index import index_body
+    from newsfold.plugin.fold.index import ensure_index as ensure
+    from newsfold.plugin.fold.index import index_body
 
     name = ensure(es, settings)
     # an index made by an older mapping: the newest field is missing

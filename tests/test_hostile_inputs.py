@@ -21,7 +21,7 @@ import redis
 from newsfold.indexer.records import SourceStats
 from newsfold.indexer.sources import count_hint, iter_directory, iter_jsonl, iter_source
 from newsfold.indexer.warc import iter_warc
-from newsfold.plugin.extract import Article, Rejection, extract_article
+from newsfold.plugin.extract.article import Article, Rejection, extract_article
 from newsfold.plugin.page_limits import MarkupLimits, inflate_capped
 from newsfold.plugin.settings import Settings
 from tests import hostile
@@ -270,7 +270,7 @@ def test_a_control_character_in_the_title_is_dropped_not_the_page():
 
 
 def test_the_query_cap_counts_terms_and_operators_not_spaces():
-    from newsfold.plugin.queries import checked_query
+    from newsfold.plugin.search.queries import checked_query
 
     with pytest.raises(ValueError, match="120 words and 119 operators"):
         checked_query("|".join(["the"] * 120))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from newsfold.plugin import queries
-from newsfold.plugin.batch import finish, ingest, lookup, prepare, reconcile, write
-from newsfold.plugin.store import current_labels
+from newsfold.plugin.fold.batch import finish, ingest, lookup, prepare, reconcile, write
+from newsfold.plugin.fold.store import current_labels
+from newsfold.plugin.search import queries
 from tests.pages import page, signed_page, story
 
 
@@ -141,7 +141,7 @@ def test_bad_pages_are_rejected_and_the_batch_goes_on(es, settings):
 
 
 def test_index_meta_records_signature_parameters(es, settings):
-    from newsfold.plugin.index import ensure_index
+    from newsfold.plugin.fold.index import ensure_index
 
     name = ensure_index(es, settings)
     assert ensure_index(es, settings) == name  # idempotent; concurrent creators get "already exists"
@@ -154,7 +154,7 @@ def test_index_meta_records_signature_parameters(es, settings):
 def test_index_built_with_other_parameters_is_refused(es, settings):
     import pytest
 
-    from newsfold.plugin.index import ensure_index
+    from newsfold.plugin.fold.index import ensure_index
 
     with pytest.raises(RuntimeError, match="seed: index has 1, settings say 2"):
         ensure_index(es, settings.replace(seed=2))

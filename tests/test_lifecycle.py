@@ -10,9 +10,10 @@ import threading
 
 import pytest
 
-from newsfold.plugin import delete_pages, ingest, queries, regroup_clusters, unfolded_documents
-from newsfold.plugin.batch import finish, prepare, reconcile, write
-from newsfold.plugin.store import current_labels
+from newsfold.plugin import delete_pages, ingest, regroup_clusters, unfolded_documents
+from newsfold.plugin.fold.batch import finish, prepare, reconcile, write
+from newsfold.plugin.fold.store import current_labels
+from newsfold.plugin.search import queries
 from tests.backends import REAL_ES
 from tests.pages import signed_page, story
 
@@ -197,7 +198,7 @@ def test_racing_writers_report_exactly_one_new_per_story(es, settings, writers):
 
 
 def test_story_level_facets_count_stories_and_unfolded_documents(es, settings):
-    from newsfold.plugin.queries import story_buckets, with_story_counts
+    from newsfold.plugin.search.queries import story_buckets, with_story_counts
 
     for seed in (371, 372):
         ingest(_copies(settings, f"fc{seed}-", seed, 2), client=es, settings=settings)

@@ -1,10 +1,11 @@
-"""The novelty rule (plugin.novelty) on hand-made versions of one story."""
+"""The novelty rule (plugin.sign.novelty) on hand-made versions of one story."""
 
 from __future__ import annotations
 
 import pytest
 
-from newsfold.plugin.novelty import (
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.sign.novelty import (
     KEYS_VERSION,
     MAX_TOKENS,
     Layout,
@@ -13,8 +14,7 @@ from newsfold.plugin.novelty import (
     relation,
     sentences,
 )
-from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_text
+from newsfold.plugin.sign.signing import sign_text
 from tests.pages import story
 
 REFERENCE = story(901, sentences=16)  # 8 paragraphs of 2 sentences

@@ -22,11 +22,11 @@ import pytest
 
 from newsfold.indexer.celery_app import make_celery
 from newsfold.indexer.dispatch import run_batches
-from newsfold.plugin import batch
 from newsfold.plugin.client import build_client
-from newsfold.plugin.document import Page
-from newsfold.plugin.index import drop_index, ensure_index
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.fold import batch
+from newsfold.plugin.fold.index import drop_index, ensure_index
+from newsfold.plugin.sign.signed_page import Page
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.workers import LocalWorkers
 from tests.pages import page, story
 from tests.waits import wait_until
@@ -308,7 +308,7 @@ def test_a_reindex_during_live_ingest_keeps_every_page_once(near, redis_url):
 
     from newsfold.indexer.pages import chunk_context
     from newsfold.indexer.reindex import Reindex
-    from newsfold.plugin.index import current_index
+    from newsfold.plugin.fold.index import current_index
     from newsfold.state.jobs import JobStore
 
     live, client = near
@@ -410,7 +410,7 @@ def test_a_reindex_during_live_ingest_keeps_every_page_once(near, redis_url):
 def _held_index(live, client, prefix: str, after: float) -> tuple:
     """An index and alias whose primary shard stays unassigned (an allocation filter naming no node) until a timer
     lifts the filter ``after`` seconds later: what a worker sees while another one's create is still starting."""
-    from newsfold.plugin.index import index_body
+    from newsfold.plugin.fold.index import index_body
 
     live = live.replace(index=f"{prefix}-{live.index}")
     name = f"{live.index}-000001"

@@ -26,7 +26,7 @@ from newsfold.plugin import (
     sign_page,
     sign_text,
 )
-from newsfold.plugin.extract_result import Rejection
+from newsfold.plugin.extract.result import Rejection
 from tests.pages import page, story
 
 TEXT = "\n\n".join(story(640))

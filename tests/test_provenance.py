@@ -9,11 +9,12 @@ from urllib.parse import quote
 import pytest
 
 from newsfold.plugin import ingest
-from newsfold.plugin.document import Page, fold_of
-from newsfold.plugin.extract import Article, extract_article
-from newsfold.plugin.extract_credits import agency, credited, text_credit
-from newsfold.plugin.provenance import refresh_origins
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.extract.article import Article, extract_article
+from newsfold.plugin.extract.credits import agency, credited, text_credit
+from newsfold.plugin.fold.document import fold_of
+from newsfold.plugin.fold.provenance import refresh_origins
+from newsfold.plugin.sign.signed_page import Page
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.web.config import WebSettings
 from tests.pages import story
 
@@ -317,7 +318,7 @@ def test_syndication_figures_per_site(client, corpus):
 
 
 def test_corrections_decide_the_origin_again(es, settings, corpus):
-    from newsfold.plugin.corrections import merge_clusters, split_page
+    from newsfold.plugin.edit.corrections import merge_clusters, split_page
 
     split_page("a-own0", user="editor", client=es, settings=settings)  # the origin leaves its story
     found = _origins(es, settings)

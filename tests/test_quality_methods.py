@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 import redis
 
-from newsfold.plugin.batch import ingest
-from newsfold.plugin.cluster import NO_SIGNALS, SiteSignals, lcc_duplicate, verify
-from newsfold.plugin.document import Page
-from newsfold.plugin.index import drop_index, ensure_index
-from newsfold.plugin.shingles import feature_hashes
-from newsfold.plugin.signature import Signature, cjk_feature_string, jaccard, signed_features
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.fold.cluster import NO_SIGNALS, SiteSignals, lcc_duplicate, verify
+from newsfold.plugin.fold.index import drop_index, ensure_index
+from newsfold.plugin.sign.shingles import feature_hashes
+from newsfold.plugin.sign.signature import Signature, cjk_feature_string, jaccard, signed_features
+from newsfold.plugin.sign.signed_page import Page
+from newsfold.plugin.sign.signing import sign_page
+from newsfold.plugin.sign.weighted import EMPTY, weighted_minhash
 from newsfold.plugin.urls import normalize_title
-from newsfold.plugin.weighted import EMPTY, weighted_minhash
 from newsfold.state.story_stats import StoryStats
 from tests.pages import page, story
 

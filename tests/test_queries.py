@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from newsfold.plugin import queries
+from newsfold.plugin.fold import lookups
+from newsfold.plugin.search import queries
 from newsfold.plugin.urls import normalize_url, site_of
 
 
 def test_band_lookup_counts_matching_bands():
-    body = queries.band_lookup(["0:aa", "1:bb"], size=5, exclude_ids=["me"])
+    body = lookups.band_lookup(["0:aa", "1:bb"], size=5, exclude_ids=["me"])
     assert body["query"]["bool"]["minimum_should_match"] == 1
     term = {"term": {"newsfold.band_keys": "1:bb"}}
     assert body["query"]["bool"]["should"][1] == {"constant_score": {"filter": term}}
@@ -18,9 +19,9 @@ def test_band_lookup_counts_matching_bands():
 
 
 def test_band_lookup_can_leave_out_one_cluster():
-    body = queries.band_lookup(["0:aa"], exclude_ids=["me"], exclude_cluster="c7")
+    body = lookups.band_lookup(["0:aa"], exclude_ids=["me"], exclude_cluster="c7")
     assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}, {"term": {"newsfold.cluster_id": "c7"}}]
-    assert "must_not" not in queries.band_lookup(["0:aa"])["query"]["bool"]
+    assert "must_not" not in lookups.band_lookup(["0:aa"])["query"]["bool"]
 
 
 def test_collapsed_search_collapses_and_counts_stories():

@@ -15,12 +15,12 @@ from newsfold.indexer.celery_app import make_celery
 from newsfold.indexer.dispatch import run_batches
 from newsfold.indexer.pages import chunk_context
 from newsfold.indexer.reindex import Reindex, ReindexError, lock_key, prefix_length
-from newsfold.plugin.batch import ingest
-from newsfold.plugin.document import Page
-from newsfold.plugin.index import current_index
-from newsfold.plugin.rejections import rejection_actions, rejections_index
-from newsfold.plugin.signing import sign_page
-from newsfold.plugin.store import current_labels
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.fold.index import current_index
+from newsfold.plugin.fold.rejections import rejection_actions, rejections_index
+from newsfold.plugin.fold.store import current_labels
+from newsfold.plugin.sign.signed_page import Page
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.state.jobs import JobStore
 from newsfold.state.locks import RedisLock
 from newsfold.workers import LocalWorkers
@@ -191,7 +191,7 @@ def test_reindex_swaps_the_alias_while_search_keeps_answering(es, live, store, p
 
 
 def test_editor_decisions_survive_a_reindex(es, live, store, pool):
-    from newsfold.plugin.corrections import corrections_index, split_page
+    from newsfold.plugin.edit.corrections import corrections_index, split_page
 
     payloads = _pages("e", range(2))
     _load(es, live, payloads)

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from newsfold.plugin.cluster import verify
-from newsfold.plugin.document import Page, SignedPage
-from newsfold.plugin.extract import Rejection
+from newsfold.plugin.extract.article import Rejection
+from newsfold.plugin.fold.cluster import verify
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.sign.signed_page import Page, SignedPage
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.plugin.text import is_cjk_text, tokenize
 from newsfold.plugin.urls import site_of
 from newsfold.samples import generate

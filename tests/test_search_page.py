@@ -9,10 +9,10 @@ from html.parser import HTMLParser
 import pytest
 from werkzeug.security import generate_password_hash
 
-from newsfold.plugin import queries
-from newsfold.plugin.batch import ingest
-from newsfold.plugin.document import Page
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.search import queries
+from newsfold.plugin.sign.signed_page import Page
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
 from newsfold.web.resources import get_resources

@@ -18,8 +18,8 @@ import pytest
 from newsfold.errors import check_servers
 from newsfold.plugin import Page, component_template, fold_search, ingest, sign_page, sign_text, story_count
 from newsfold.plugin.client import build_client
-from newsfold.plugin.corrections import merge_clusters
-from newsfold.plugin.index import drop_index, ensure_index
+from newsfold.plugin.edit.corrections import merge_clusters
+from newsfold.plugin.fold.index import drop_index, ensure_index
 from newsfold.plugin.settings import Settings
 from tests.pages import page, story
 

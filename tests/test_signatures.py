@@ -8,8 +8,8 @@ import numpy as np
 from datasketch import MinHashLSH
 
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.shingles import shingles
-from newsfold.plugin.signature import Signature, band_keys, containment, jaccard, minhash, signed_features
+from newsfold.plugin.sign.shingles import shingles
+from newsfold.plugin.sign.signature import Signature, band_keys, containment, jaccard, minhash, signed_features
 from newsfold.plugin.text import is_cjk_text, tokenize
 from tests.pages import story
 
@@ -30,7 +30,7 @@ def test_shingles_of_short_and_long_texts():
 
 
 def test_stopword_shingles_anchor_on_function_words():
-    from newsfold.plugin.shingles import stopword_shingles
+    from newsfold.plugin.sign.shingles import stopword_shingles
 
     tokens = tokenize("the council said that the bridge over the river will open in the spring " * 2)
     got = stopword_shingles(tokens, 2)
@@ -40,7 +40,7 @@ def test_stopword_shingles_anchor_on_function_words():
 
 
 def test_cjk_signing_keeps_sentences_ending_with_full_stops():
-    from newsfold.plugin.signature import signing_text
+    from newsfold.plugin.sign.signature import signing_text
 
     prose = "北京市政府今天发布了新的城市规划方案。方案提出将在五年内建设更多公园和绿地。市民对此表示欢迎并提出了建议。"
     text = "首页 新闻 体育 财经\n" + prose + "\n相关链接 热门推荐"

@@ -1,4 +1,4 @@
-"""Shared reads and writes of stored pages (plugin.store), against a real server."""
+"""Shared reads and writes of stored pages (plugin.fold.store), against a real server."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import logging
 import pytest
 
 from newsfold.indexer.reindex_chunks import restore_ingested
-from newsfold.plugin.batch import ingest
-from newsfold.plugin.document import Outcome, Page, fold_update
-from newsfold.plugin.signing import sign_page
-from newsfold.plugin.store import bulk_failures, bulk_write, cluster_page_ids, current_labels
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.fold.document import Outcome, fold_update
+from newsfold.plugin.fold.store import bulk_failures, bulk_write, cluster_page_ids, current_labels
+from newsfold.plugin.sign.signed_page import Page
+from newsfold.plugin.sign.signing import sign_page
 from tests.pages import page, story
 
 

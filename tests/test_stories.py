@@ -1,12 +1,12 @@
-"""Top stories, a story's versions and version relations (plugin.stories) on a real index."""
+"""Top stories, a story's versions and version relations (plugin.search.story_queries) on a real index."""
 
 from __future__ import annotations
 
 import pytest
 
 from newsfold.plugin import fold_search, folded_hits
-from newsfold.plugin.corrections import set_representative
-from newsfold.plugin.stories import (
+from newsfold.plugin.edit.corrections import set_representative
+from newsfold.plugin.search.story_queries import (
     MAX_STORIES,
     STORY_SOURCE,
     add_relations,

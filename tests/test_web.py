@@ -15,9 +15,9 @@ import pytest
 import redis
 from celery import Celery
 
-from newsfold.plugin.batch import ingest
-from newsfold.plugin.document import Page
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.sign.signed_page import Page
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.task_names import INGEST_BATCH
 from newsfold.web import create_app
 from newsfold.web.auth import token_digest

@@ -18,8 +18,8 @@ from flask import (
     url_for,
 )
 
-from newsfold.plugin import admin_queries
-from newsfold.plugin.stories import WINDOW_NAMES
+from newsfold.plugin.admin import admin_queries
+from newsfold.plugin.search.story_queries import WINDOW_NAMES
 from newsfold.web import stats as admin_stats
 from newsfold.web.auth import current_user
 from newsfold.web.charts import heatmap

@@ -8,7 +8,7 @@ from pathlib import Path
 from flask import Blueprint, abort, current_app, jsonify, request
 
 from newsfold import task_names
-from newsfold.plugin.stories import WINDOWS
+from newsfold.plugin.search.story_queries import WINDOWS
 from newsfold.web.auth import current_user
 from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
 from newsfold.web.jobs import JobRequestError, retry_job, start_reindex

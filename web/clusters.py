@@ -1,6 +1,6 @@
 """Loading clusters for the admin pages: the filtered, sorted list and one cluster's detail with its evidence.
 
-The queries come from ``plugin.admin_queries``; the scores from ``plugin.evidence``
+The queries come from ``plugin.admin.admin_queries``; the scores from ``plugin.admin.evidence``
 (estimates from the stored MinHash signatures, as the indexer computed them).
 """
 
@@ -12,16 +12,16 @@ from dataclasses import dataclass, field, fields
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin import admin_queries
-from newsfold.plugin.document import cluster_of, flat
-from newsfold.plugin.evidence import (
+from newsfold.plugin.admin import admin_queries
+from newsfold.plugin.admin.evidence import (
     choose_representative,
     least_similar_pairs,
     membership_evidence,
     pair_scores,
     similarity_matrix,
 )
-from newsfold.plugin.queries import page_filters, parse_day
+from newsfold.plugin.fold.document import cluster_of, flat
+from newsfold.plugin.search.queries import page_filters, parse_day
 from newsfold.plugin.settings import Settings
 from newsfold.web.formatting import page_count
 from newsfold.web.stories import decode_signature
@@ -402,7 +402,7 @@ def load_comparison(
         ValueError: both ids are the same, or one is missing.
         LookupError: a page is not in the cluster.
     """
-    from newsfold.plugin.evidence import MAX_TEXT_WORDS, word_diff, words
+    from newsfold.plugin.admin.evidence import MAX_TEXT_WORDS, word_diff, words
 
     max_words = max_words or MAX_TEXT_WORDS
     if not a_id or not b_id:

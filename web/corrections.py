@@ -1,4 +1,4 @@
-"""The web's side of editor corrections: checking a request, applying it through ``plugin.corrections``, the log.
+"""The web's side of editor corrections: checking a request, applying it through ``plugin.edit.corrections``, the log.
 
 Shared by the admin forms (``web.admin``) and the JSON API
 (``web.admin_api``) so both check the same things and say the same. The
@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from elasticsearch import NotFoundError
 
-from newsfold.plugin import corrections, queries
-from newsfold.plugin.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS
-from newsfold.plugin.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.edit import corrections
+from newsfold.plugin.edit.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS
+from newsfold.plugin.fold import lookups
+from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number
@@ -73,13 +74,13 @@ class Applied:
 
 def _other_member(cluster_id: str, page_id: str) -> str | None:
     """Another page of the cluster: after a split it tells where the rest of the cluster went."""
-    body = queries.cluster_ids_only(cluster_id, size=2)
+    body = lookups.cluster_ids_only(cluster_id, size=2)
     hits = get_es().search(index=get_settings().index, **body)["hits"]["hits"]
     return next((h["_id"] for h in hits if h["_id"] != page_id), None)
 
 
 def _has_pages(cluster_id: str) -> bool:
-    query = queries.cluster_ids_only(cluster_id)["query"]
+    query = lookups.cluster_ids_only(cluster_id)["query"]
     return bool(get_es().count(index=get_settings().index, query=query).get("count"))
 
 
@@ -95,7 +96,7 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user
         user: who asks (logged with the correction).
 
     Returns:
-        The logged ``plugin.corrections.Correction`` with a sentence for the
+        The logged ``plugin.edit.corrections.Correction`` with a sentence for the
         editor and the cluster to show next (the request's cluster, or where
         its pages went when a split or merge gave them another id).
 
@@ -171,8 +172,8 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
         ValueError: an argument is malformed.
     """
     page = page_number(args.get("page"))
-    if (page - 1) * page_size >= queries.MAX_WINDOW:
-        window = queries.MAX_WINDOW
+    if (page - 1) * page_size >= lookups.MAX_WINDOW:
+        window = lookups.MAX_WINDOW
         raise ValueError(f"page {page} is out of range (the log is paged through its first {window:,} entries)")
     filters = {}
     for name in ("cluster_id", "page_id"):

@@ -2,7 +2,7 @@
 
 Every list of the web and the API (search, top stories, a story's page, the
 feeds) goes through here: one aggregation learns the affixes of the sites on
-the page (``plugin.headlines.site_affixes``), then each version gets its
+the page (``plugin.extract.headlines.site_affixes``), then each version gets its
 ``headline`` (``title`` is kept as it is), and each story its headline (the
 origin's, else the most common), ``snippet``, ``image``, ``wire`` and ``origin``.
 """
@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 from elasticsearch import ApiError, Elasticsearch, TransportError
 from flask import has_app_context
 
-from newsfold.plugin.document import fold_of
-from newsfold.plugin.headlines import clean_headline, read_site_affixes, site_affixes, snippet, story_headline
+from newsfold.plugin.extract.headlines import clean_headline, read_site_affixes, site_affixes, snippet, story_headline
+from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.settings import Settings
 from newsfold.web.resources import get_resources
 

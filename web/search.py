@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
-from newsfold.plugin.stories import WINDOW_NAMES
+from newsfold.plugin.search.story_queries import WINDOW_NAMES
 from newsfold.web.formatting import page_links
 from newsfold.web.resources import get_es, get_settings, get_web_settings
 from newsfold.web.stories import FilterChoices, SearchParams, filter_choices, run_search, search_body

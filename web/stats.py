@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from newsfold.plugin import admin_queries
-from newsfold.plugin import stories as story_queries
-from newsfold.plugin.rejections import rejections_index
+from newsfold.plugin.admin import admin_queries
+from newsfold.plugin.fold.rejections import rejections_index
+from newsfold.plugin.search import story_queries
 from newsfold.plugin.settings import Settings
 from newsfold.web.charts import bar_chart, histogram, line_chart, stacked_bar_chart
 from newsfold.web.formatting import format_datetime, percent

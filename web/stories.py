@@ -14,13 +14,14 @@ from dataclasses import dataclass, field, fields
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin import queries
-from newsfold.plugin.document import cluster_of, flat, fold_of, read_signature
-from newsfold.plugin.provenance import no_wire_filter, originals_filter
-from newsfold.plugin.queries import parse_day, story_count
+from newsfold.plugin.fold import lookups
+from newsfold.plugin.fold.document import cluster_of, flat, fold_of, read_signature
+from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
+from newsfold.plugin.search import queries
+from newsfold.plugin.search.queries import parse_day, story_count
+from newsfold.plugin.search.story_queries import read_references, relation_of, with_references
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signature import Signature, jaccard
-from newsfold.plugin.stories import read_references, relation_of, with_references
+from newsfold.plugin.sign.signature import Signature, jaccard
 from newsfold.web.display import dress_story, headline, headline_highlight, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
@@ -151,7 +152,7 @@ class SearchResult:
     @property
     def total_pages(self) -> int:
         """Pages of stories, within the 10,000-result window of from/size paging."""
-        return min(page_count(self.stories, self.page_size), queries.MAX_WINDOW // self.page_size)
+        return min(page_count(self.stories, self.page_size), lookups.MAX_WINDOW // self.page_size)
 
     def as_json(self) -> dict:
         """The API's answer: the search, the counts and the page of stories."""
@@ -248,8 +249,8 @@ def run_search(
 ) -> SearchResult:
     """Execute ``body`` and fetch the versions of the stories found, in two requests.
 
-    The second request also reads each story's reference (``plugin.stories.with_references``), so every
-    version comes with its relation to it (``plugin.novelty``: "adds 2 paragraphs", "shorter").
+    The second request also reads each story's reference (``plugin.search.story_queries.with_references``), so every
+    version comes with its relation to it (``plugin.sign.novelty``: "adds 2 paragraphs", "shorter").
     """
     res = es.search(index=settings.index, **body)
     hits = res["hits"]["hits"]
@@ -354,7 +355,7 @@ def story(hit: dict, bucket: dict | None, references: Mapping[str, Mapping] | No
 
 def load_cluster(es: Elasticsearch, settings: Settings, cluster_id: str, *, limit: int = 1000) -> dict | None:
     """A cluster's members, oldest first (at most ``limit``), or None when no page has that cluster id."""
-    res = es.search(index=settings.index, **queries.cluster_members(cluster_id, size=limit))
+    res = es.search(index=settings.index, **lookups.cluster_members(cluster_id, size=limit))
     hits = res["hits"]["hits"]
     if not hits:
         return None

@@ -13,9 +13,9 @@ import datetime as dt
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
 
-from newsfold.plugin.queries import MAX_WINDOW
-from newsfold.plugin.queries import SORTS as SEARCH_SORTS
-from newsfold.plugin.stories import SORTS, WINDOW_NAMES
+from newsfold.plugin.search.queries import MAX_WINDOW
+from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
+from newsfold.plugin.search.story_queries import SORTS, WINDOW_NAMES
 from newsfold.web.charts import timeline
 from newsfold.web.feeds import MIMETYPE, FeedEntry, atom_feed, story_id
 from newsfold.web.formatting import format_datetime, page_links, parse_datetime

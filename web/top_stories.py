@@ -1,6 +1,6 @@
 """Top stories, a story's page and a version's added passages: arguments, the requests they cost, what pages show.
 
-The builders and readers are ``plugin.stories``; this module checks what a
+The builders and readers are ``plugin.search.story_queries``; this module checks what a
 request asks for (every value from outside is checked before anything is
 sent: a bad one is a ``ValueError`` whose message the view answers with 400),
 runs the requests and shapes the results for the templates, the API and the
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin import stories as story_queries
-from newsfold.plugin.document import fold_of
-from newsfold.plugin.novelty import Passage, marked_passages
-from newsfold.plugin.queries import MAX_WINDOW
+from newsfold.plugin.fold.document import fold_of
+from newsfold.plugin.search import story_queries
+from newsfold.plugin.search.queries import MAX_WINDOW
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.sign.novelty import Passage, marked_passages
 from newsfold.web import validation
 from newsfold.web.display import dress_story, headline, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count

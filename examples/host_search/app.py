@@ -38,7 +38,7 @@ from newsfold.plugin import (
     story_count,
     unfolded_documents,
 )
-from newsfold.plugin.queries import story_buckets, with_story_counts
+from newsfold.plugin.search.queries import story_buckets, with_story_counts
 
 INDEX = os.environ.get("HOST_INDEX", "hostnews-example")
 

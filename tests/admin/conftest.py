@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from newsfold.plugin.document import Page
+from newsfold.plugin.sign.signed_page import Page
 from tests.admin.helpers import (
     ADMIN_WEB,
     MARKER,

@@ -9,9 +9,9 @@ import re
 import redis
 from werkzeug.security import generate_password_hash
 
-from newsfold.plugin import queries
-from newsfold.plugin.batch import ingest
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.fold import lookups
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.web.auth import token_digest
 from newsfold.web.config import WebSettings
 
@@ -83,5 +83,5 @@ def cluster_of(es, settings, page_id: str) -> str:
 
 
 def search_ids(es, settings, cluster_id: str) -> set[str]:
-    hits = es.search(index=settings.index, **queries.cluster_ids_only(cluster_id))["hits"]["hits"]
+    hits = es.search(index=settings.index, **lookups.cluster_ids_only(cluster_id))["hits"]["hits"]
     return {h["_id"] for h in hits}

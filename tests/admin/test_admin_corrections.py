@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from newsfold.plugin.correction_log import MAX_NOTE_CHARS
+from newsfold.plugin.edit.correction_log import MAX_NOTE_CHARS
 from tests.admin.helpers import (
     BEARER,
     cluster_of,

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from newsfold.plugin.correction_log import MAX_NOTE_CHARS
+from newsfold.plugin.edit.correction_log import MAX_NOTE_CHARS
 from newsfold.web import clusters as web_clusters
 from tests.admin.helpers import (
     BEARER,

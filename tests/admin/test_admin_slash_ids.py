@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from newsfold.plugin.document import Page
+from newsfold.plugin.sign.signed_page import Page
 from tests.admin.helpers import BEARER, PASSWORD, csrf_of, html_of, ingest_pages, post_form
 from tests.pages import page, story
 

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import redis
 
-from newsfold.plugin.rejections import record_rejections
+from newsfold.plugin.fold.rejections import record_rejections
 from newsfold.state.jobs import JobStore
 from newsfold.task_names import REINDEX, RETRY_FAILURES
 from tests.admin.helpers import (

@@ -1,6 +1,6 @@
 """Fixtures of the browser tests: one headless Chromium per session, a live app per test on its own index.
 
-The corpus is ingested with ``plugin.signing.sign_page`` + ``ingest`` directly
+The corpus is ingested with ``plugin.sign.signing.sign_page`` + ``ingest`` directly
 (no Celery). Without Chromium the tests are skipped with a message, except in
 CI (``CI`` set), where a missing browser is an error: there they must run.
 """
@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from newsfold.plugin.document import Page
+from newsfold.plugin.sign.signed_page import Page
 from tests.browser.live import (
     DESKTOP,
     LiveServer,

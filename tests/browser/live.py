@@ -16,11 +16,12 @@ from collections.abc import Iterable, Iterator
 from werkzeug.security import generate_password_hash
 from werkzeug.serving import make_server
 
-from newsfold.plugin.batch import ingest
-from newsfold.plugin.document import Outcome, Page
-from newsfold.plugin.extract import Rejection
+from newsfold.plugin.extract.article import Rejection
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.fold.document import Outcome
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signing import sign_page
+from newsfold.plugin.sign.signed_page import Page
+from newsfold.plugin.sign.signing import sign_page
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
 from newsfold.web.resources import get_resources

@@ -1,0 +1,172 @@
+"""Story names and founding: which page's call reports a story ``new``, exactly once, under racing writers.
+
+A cluster id is a *name*. A new story is named after the page that founds it
+(its page id), unless another story already carries that name (the page was
+rewritten with unrelated text, or deleted while its copies stayed): then the
+name gets the new text's hash, ``<page id>~<8 hex>``. Names never follow their
+founder afterwards: the founder may be rewritten or deleted and the story keeps
+its name as long as any page carries it.
+
+Founding is a two-step handshake on the founder's document, so that exactly
+one call reports ``new`` for every story that exists when the writers are
+done, however their writes interleave:
+
+1. ``ingest`` writes the founder with ``newsfold.founding`` set to the story's
+   name: the story is *pending*;
+2. after its reconcile, ``ingest`` *commits* it: a conditional update
+   (``if_seq_no``/``if_primary_term``) clears ``founding`` if the document is
+   still the one it read, still in that story. Only then is the outcome
+   ``new``.
+
+A merge (``plugin.fold.regroup.relabel``) that would absorb a pending story first
+*claims* its founder with the same kind of conditional update (moving it to the
+survivor). Commit and claim race on one document version, so one of them
+fails: a story is committed and reported, or absorbed and never reported. A
+merge never absorbs a committed story into a pending one (it turns round);
+two committed stories merge only when a page joins both, and that page's
+outcome is ``merged``, naming the stories that ceased to exist.
+
+Pure except the functions that take a client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from newsfold.plugin.fold import lookups
+from newsfold.plugin.fold.document import FOUNDING_SOURCE, fold_of, fold_update
+from newsfold.plugin.settings import Settings
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
+#: times a claim or a commit reads again after losing a version race before giving up on it (other partial
+#: updates, such as a story's origin written onto its pages, also move a founder's version)
+VERSION_RETRIES = 10
+
+
+def renamed(page_id: str, content_hash: str, attempt: int = 0) -> str:
+    """The name of a story founded by ``page_id`` when its own id already names another story."""
+    suffix = content_hash[:8] if attempt == 0 else f"{content_hash[:8]}{attempt}"
+    return f"{page_id}~{suffix}"
+
+
+def founder_ids(name: str) -> list[str]:
+    """The page ids that may have founded a story of this name (the name, and the name without a suffix)."""
+    ids = [name]
+    if "~" in name:
+        ids.append(name.rsplit("~", 1)[0])
+    return ids
+
+
+def names_in_use(
+    names: Iterable[str], *, besides: Iterable[str], client: Elasticsearch, settings: Settings
+) -> set[str]:
+    """The names among ``names`` that some page other than ``besides`` carries as its cluster id."""
+    names = sorted(set(names))
+    if not names:
+        return set()
+    body = lookups.names_in_use(names, exclude_ids=sorted(set(besides)))
+    res = client.search(index=settings.index, **body)
+    return {b["key"] for b in res["aggregations"]["names"]["buckets"]}
+
+
+@dataclass(frozen=True)
+class Founder:
+    """A story's founder document as last read (its version, for a conditional write).
+
+    ``absorbed``: a merge claimed the story before it was committed; the
+    founder is in another story now and the name is dead (a page written
+    into it meanwhile is moved on by whoever finds it).
+    """
+
+    page_id: str
+    name: str
+    seq_no: int
+    primary_term: int
+    absorbed: bool = False
+
+
+def founders(names: Iterable[str], *, client: Elasticsearch, settings: Settings) -> dict[str, Founder]:
+    """The stories among ``names`` that are pending or were absorbed, with their founders (a realtime read).
+
+    A name left out is a committed story (or one founded before the handshake existed).
+    """
+    names = sorted(set(names))
+    ids = sorted({i for n in names for i in founder_ids(n)})
+    if not ids:
+        return {}
+    out: dict[str, Founder] = {}
+    docs = client.mget(index=settings.index, ids=ids, source=FOUNDING_SOURCE)["docs"]
+    wanted = set(names)
+    for d in docs:
+        if not d.get("found"):
+            continue
+        fold = fold_of(d.get("_source"))
+        name = fold.get("founding")
+        if name in wanted and (name not in out or out[name].absorbed):
+            absorbed = fold.get("cluster_id") != name
+            out[name] = Founder(d["_id"], name, int(d["_seq_no"]), int(d["_primary_term"]), absorbed)
+    return out
+
+
+def pending(names: Iterable[str], *, client: Elasticsearch, settings: Settings) -> dict[str, Founder]:
+    """The stories among ``names`` that are pending (founded, neither committed nor absorbed)."""
+    return {n: f for n, f in founders(names, client=client, settings=settings).items() if not f.absorbed}
+
+
+def conditional_update(client: Elasticsearch, settings: Settings, founder: Founder, doc: dict) -> bool:
+    """Update the founder's document only if it is still the version read; False when it changed (or is gone).
+
+    No refresh: the handshake reads documents by id (realtime), never by search.
+    """
+    from elasticsearch import ConflictError, NotFoundError
+
+    try:
+        client.update(
+            index=settings.index,
+            id=founder.page_id,
+            doc=doc,
+            if_seq_no=founder.seq_no,
+            if_primary_term=founder.primary_term,
+        )
+    except (ConflictError, NotFoundError):
+        return False
+    return True
+
+
+def claim(founder: Founder, survivor: str, *, client: Elasticsearch, settings: Settings) -> bool:
+    """Absorb a pending story: move its founder to ``survivor`` unless it changed since it was read.
+
+    The founder keeps ``founding``, so the name reads as absorbed from then on.
+    """
+    return conditional_update(client, settings, founder, fold_update(cluster_id=survivor))
+
+
+def commit(founders: dict[str, str], *, client: Elasticsearch, settings: Settings) -> set[str]:
+    """Commit the stories that pages founded (page id -> story name); returns the page ids whose commit held.
+
+    A page is left out when its story was absorbed by a merge first (the page
+    is in another story now), or the page is gone: that call must not report
+    the story ``new``.
+    """
+    from newsfold.plugin.fold.store import bulk_failures
+
+    todo = dict(founders)
+    done: set[str] = set()
+    for _ in range(VERSION_RETRIES):
+        if not todo:
+            break
+        waiting = pending(todo.values(), client=client, settings=settings)
+        ready = {pid: waiting[name] for pid, name in todo.items() if name in waiting and waiting[name].page_id == pid}
+        actions = [
+            {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(founding=None),
+             "if_seq_no": f.seq_no, "if_primary_term": f.primary_term}
+            for pid, f in sorted(ready.items())
+        ]  # fmt: skip
+        failed = bulk_failures(client, actions, settings=settings, missing_ok=False)
+        done |= {pid for pid in ready if pid not in failed}
+        todo = {pid: todo[pid] for pid in ready if pid in failed}  # lost a version race: read again
+    return done

@@ -1,0 +1,297 @@
+"""Index bodies: the fold fields as a component template, newsfold's own index, and checking an index's ``_meta``.
+
+newsfold's fields (``plugin.fold.document.FOLD_FIELDS``) are one component
+template (:func:`component_template`) that a host composes into its own index
+template; newsfold's own index is the same fields plus the article fields of
+``mappings/articles.json``. Every index records the signature parameters in
+``_meta.newsfold``; newsfold refuses to write into an index whose parameters
+differ (its signatures would not be comparable).
+
+The application reads and writes only through the alias
+(``settings.index``); concrete indices are ``<alias>-<suffix>`` so a reindex
+can build a new one and swap the alias atomically.
+
+Pure except the functions that take a client (which import ``elasticsearch``
+when called).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING
+
+from newsfold.plugin.errors import IndexMismatchError
+from newsfold.plugin.fold.document import FOLD, FOLD_FIELDS, fold_mapping
+from newsfold.plugin.settings import Settings
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
+#: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
+FOLD_LAYOUT = 5
+#: older layouts the current one only adds fold fields to (3 added ``passages``, 4 ``founding``, 5 the
+#: provenance fields ``wire`` and ``origin_*``): an index recording one is brought up to date in place (an
+#: additive ``put_mapping``) the first time newsfold checks it, never refused
+ADDITIVE_FROM = (2, 3, 4)
+_META_CACHE_SECONDS = 60.0
+_checked: dict[tuple[int, str], float] = {}
+
+
+@lru_cache(maxsize=1)
+def _mapping_file() -> dict:
+    return json.loads(resources.files("newsfold.mappings").joinpath("articles.json").read_text("utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _corrections_mapping_file() -> dict:
+    return json.loads(resources.files("newsfold.mappings").joinpath("corrections.json").read_text("utf-8"))
+
+
+def corrections_index(settings: Settings) -> str:
+    """The corrections index: ``<alias>-corrections`` unless ``settings.corrections_index`` names another.
+
+    It is a side index: never behind the articles alias, and a reindex keeps
+    it (point the new build's settings at the live one's corrections index).
+    """
+    return settings.corrections_index or f"{settings.index}-corrections"
+
+
+def corrections_index_body(settings: Settings) -> dict:
+    """The body for ``indices.create`` of the corrections index (one small shard)."""
+    body = copy.deepcopy(_corrections_mapping_file())
+    body["settings"]["index"]["number_of_replicas"] = settings.replicas
+    return body
+
+
+def fold_meta(settings: Settings) -> dict:
+    """What ``_meta.newsfold`` of an index records: the fold-field layout and every signature parameter."""
+    return {"fold_layout": FOLD_LAYOUT, **settings.signature_meta()}
+
+
+def component_template(settings: Settings) -> dict:
+    """The body of an Elasticsearch component template holding newsfold's fields.
+
+    A host composes it into its own index template::
+
+        client.cluster.put_component_template(name="newsfold", **component_template(settings))
+        client.indices.put_index_template(name="news", index_patterns=["news-*"],
+                                          composed_of=["newsfold"], template={"mappings": {...}})
+
+    Returns:
+        ``{"template": {"mappings": {"_meta": {"newsfold": ...}, "properties": {"newsfold": ...}}}, "_meta": ...}``:
+        one object field ``newsfold`` holding the fold fields (``plugin.fold.document.FOLD_FIELDS``).
+    """
+    meta = fold_meta(settings)
+    return {
+        "template": {"mappings": {"_meta": {"newsfold": meta}, "properties": fold_mapping()}},
+        "_meta": {"description": "newsfold fold fields (docs/embedding.md)", "newsfold": meta},
+    }
+
+
+def index_body(settings: Settings) -> dict:
+    """The body for ``indices.create`` of newsfold's own index: settings, mapping and ``_meta``.
+
+    The mapping is the article fields of ``mappings/articles.json`` plus the
+    fold fields of :func:`component_template`; ``_meta.newsfold`` records
+    every parameter that makes signatures comparable (datasketch version and
+    hash scheme, num_perm, seed, bands, rows, shingle lengths).
+    """
+    body = copy.deepcopy(_mapping_file())
+    body["settings"]["index"]["number_of_shards"] = settings.shards
+    body["settings"]["index"]["number_of_replicas"] = settings.replicas
+    body["settings"]["index"]["refresh_interval"] = settings.refresh_interval
+    body["mappings"]["properties"].update(fold_mapping())
+    body["mappings"]["_meta"]["newsfold"] = fold_meta(settings)
+    return body
+
+
+def new_index_name(settings: Settings) -> str:
+    """A fresh concrete index name behind the alias."""
+    return f"{settings.index}-{time.strftime('%Y%m%d%H%M%S')}-{time.time_ns() % 1_000_000:06d}"
+
+
+def create_index(client: Elasticsearch, name: str, body: dict, *, aliases: dict | None = None) -> None:
+    """Create an index, or, when another process created it first, wait until its primary shards are active.
+
+    ``indices.create`` returns once the primaries are started; a process that
+    lost the race to create gets "already exists" at once, and its first
+    search could otherwise fail with ``no_shard_available_action_exception``.
+    """
+    from elasticsearch import BadRequestError
+
+    try:
+        client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"], aliases=aliases)
+    except BadRequestError as exc:
+        if exc.error != "resource_already_exists_exception":
+            raise
+        wait_until_active(client, name)
+
+
+def wait_until_active(client: Elasticsearch, name: str, timeout: str = "30s") -> None:
+    """Wait (bounded) until every primary shard of ``name`` is active (cluster health yellow or green)."""
+    client.options(ignore_status=408).cluster.health(index=name, wait_for_status="yellow", timeout=timeout)
+
+
+def ensure_index(client: Elasticsearch, settings: Settings) -> str:
+    """Create newsfold's own index and alias if missing; check an existing one's ``_meta``.
+
+    Returns:
+        The concrete index name behind the alias.
+
+    Raises:
+        IndexMismatchError: the existing index was built with other signature
+            parameters (its signatures are not comparable: reindex).
+    """
+    from elasticsearch import NotFoundError
+
+    try:
+        current = list(client.indices.get_alias(name=settings.index))
+    except NotFoundError:
+        current = []
+    if not current:
+        # A fixed first name: workers racing to create it get "already exists", not two indices.
+        name = f"{settings.index}-000001"
+        create_index(client, name, index_body(settings), aliases={settings.index: {"is_write_index": True}})
+        check_meta(client, settings, name)
+        return name
+    name = sorted(current)[-1]
+    # Another process may have just created it: its alias is in the cluster state before its primaries start.
+    wait_until_active(client, name)
+    check_meta(client, settings, name)
+    add_new_fields(client, name)
+    return name
+
+
+def add_new_fields(client: Elasticsearch, name: str) -> None:
+    """Add fields a newer mapping defines to an existing index (additive changes need no reindex).
+
+    Raises:
+        elasticsearch.BadRequestError: a field changed its type; that needs ``newsfold reindex``.
+    """
+    current = client.indices.get_mapping(index=name)[name]["mappings"].get("properties", {})
+    missing = {f: spec for f, spec in _mapping_file()["mappings"]["properties"].items() if f not in current}
+    missing.update(_missing_fold_fields(current))
+    if missing:
+        client.indices.put_mapping(index=name, properties=missing)
+
+
+def _missing_fold_fields(current: dict) -> dict:
+    """The part of the ``newsfold`` object mapping an index lacks (empty when it has every fold field)."""
+    have = (current.get(FOLD) or {}).get("properties", {})
+    lacking = {f: spec for f, spec in FOLD_FIELDS.items() if f not in have}
+    return {FOLD: {"properties": lacking}} if lacking else {}
+
+
+def ensure_fold_fields(client: Elasticsearch, index: str, settings: Settings) -> list[str]:
+    """Add newsfold's fields and ``_meta.newsfold`` to a host index (or every index behind an alias) that exists.
+
+    The way to adopt newsfold in an index created before its template held
+    ``component_template``: additive ``put_mapping`` calls, no reindex. The
+    host's own ``_meta`` keys are kept. An index that already records other
+    signature parameters is refused.
+
+    Returns:
+        The concrete index names updated.
+
+    Raises:
+        IndexMismatchError: a host field has one of newsfold's names with another
+            mapping, or the recorded signature parameters differ.
+    """
+    mappings = client.indices.get_mapping(index=index)
+    wanted = fold_meta(settings)
+    for name, body in sorted(mappings.items()):
+        current = body["mappings"].get("properties", {})
+        mine = current.get(FOLD)
+        have = (mine or {}).get("properties", {})
+        clash = sorted(f for f, spec in FOLD_FIELDS.items() if f in have and have[f].get("type") != spec["type"])
+        if (mine is not None and "properties" not in mine) or clash:
+            raise IndexMismatchError(
+                f"index {name} already has a field {FOLD!r} that is not newsfold's "
+                f"({', '.join(clash) or 'not an object'}): newsfold's fields live in that object"
+            )
+        meta = dict(body["mappings"].get("_meta") or {})
+        if meta.get("newsfold") not in (None, wanted):
+            check_meta(client, settings, name)
+        meta["newsfold"] = wanted
+        missing = _missing_fold_fields(current) if mine is not None else fold_mapping()
+        client.indices.put_mapping(index=name, properties=missing, meta=meta)
+    return sorted(mappings)
+
+
+def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
+    """Raise when an index's signature parameters (``_meta.newsfold``) differ from the settings.
+
+    An index at an older fold layout that only lacks fields (:data:`ADDITIVE_FROM`) is upgraded instead.
+    """
+    mapping = client.indices.get_mapping(index=name)
+    for concrete, body in sorted(mapping.items()):
+        meta = (body["mappings"].get("_meta") or {}).get("newsfold")
+        if meta is None:
+            raise IndexMismatchError(
+                f"index {concrete} has no newsfold fields (_meta.newsfold is missing): compose "
+                "component_template() into its index template, or call ensure_fold_fields() (docs/embedding.md)"
+            )
+        wanted = fold_meta(settings)
+        diff = {k: (meta.get(k), v) for k, v in wanted.items() if meta.get(k) != v}
+        if set(diff) == {"fold_layout"} and meta.get("fold_layout") in ADDITIVE_FROM:
+            _upgrade_layout(client, concrete, body["mappings"])
+            continue
+        if diff:
+            detail = ", ".join(f"{k}: index has {a!r}, settings say {b!r}" for k, (a, b) in sorted(diff.items()))
+            raise IndexMismatchError(
+                f"index {concrete} was built with other signature parameters ({detail}); reindex it"
+            )
+
+
+def _upgrade_layout(client: Elasticsearch, name: str, mappings: dict) -> None:
+    """Add the fold fields a newer layout defines to an index and record the layout (other ``_meta`` kept)."""
+    meta = dict(mappings.get("_meta") or {})
+    meta["newsfold"] = {**meta["newsfold"], "fold_layout": FOLD_LAYOUT}
+    missing = _missing_fold_fields(mappings.get("properties", {}))
+    client.indices.put_mapping(index=name, meta=meta, **({"properties": missing} if missing else {}))
+
+
+def check_meta_cached(client: Elasticsearch, settings: Settings, name: str) -> None:
+    """:func:`check_meta` at most once a minute per client, index and signature settings (the ingest path calls it
+    per batch; other settings on the same client and index are checked on their own)."""
+    key = (id(client), name, repr(sorted(settings.signature_meta().items())))
+    now = time.monotonic()
+    if now - _checked.get(key, -_META_CACHE_SECONDS) < _META_CACHE_SECONDS:
+        return
+    check_meta(client, settings, name)
+    _checked[key] = now
+
+
+def drop_index(client: Elasticsearch, settings: Settings) -> None:
+    """Delete every concrete index behind the alias and the side indices (for tests and fresh runs).
+
+    The side indices are the corrections log (``plugin.edit.corrections``) and the
+    rejected pages (``<alias>-rejected``); missing ones are skipped.
+    """
+    from elasticsearch import NotFoundError
+
+    try:
+        names = list(client.indices.get_alias(name=settings.index))
+    except NotFoundError:
+        names = []
+    for name in names:
+        client.indices.delete(index=name)
+    for side in (corrections_index(settings), f"{settings.index}-rejected"):
+        client.options(ignore_status=404).indices.delete(index=side)
+
+
+def current_index(client: Elasticsearch, settings: Settings) -> str | None:
+    """The concrete index behind the alias (the write index when there are several), or None."""
+    from elasticsearch import NotFoundError
+
+    try:
+        aliases = client.indices.get_alias(name=settings.index)
+    except NotFoundError:
+        return None
+    names = sorted(aliases)
+    writers = [n for n in names if aliases[n]["aliases"].get(settings.index, {}).get("is_write_index")]
+    return (writers or names or [None])[-1]

@@ -1,0 +1,127 @@
+"""Query builders of ingest and corrections: band lookups, a story's pages, names in use, the corrections log.
+
+They return search bodies and never execute them. Read by ingest (``plugin.fold.batch``,
+``plugin.fold.founding``, ``plugin.fold.regroup``, ``plugin.fold.store``) and by corrections
+(``plugin.fold.constraints``, ``plugin.edit.corrections``, ``plugin.edit.correction_log``). The public
+search's builders are in ``plugin.search.queries``.
+"""
+
+from __future__ import annotations
+
+from newsfold.plugin.fold.document import CLUSTER_ID, LOOKUP_SOURCE, VERSION_SOURCE
+
+#: from + size of a search at most (Elasticsearch's index.max_result_window default): pages beyond it are refused
+MAX_WINDOW = 10_000
+
+def band_lookup(
+    keys: list[str],
+    *,
+    size: int = 50,
+    exclude_ids: list[str] | None = None,
+    min_bands: int = 1,
+    exclude_cluster: str | None = None,
+) -> dict:
+    """Search body finding indexed pages sharing at least ``min_bands`` band keys.
+
+    Each key is a ``constant_score`` term clause, so a hit's score is the
+    number of bands it shares: the most similar candidates come first.
+    ``exclude_cluster`` leaves out the pages of one cluster (the reconcile
+    step only looks for other clusters).
+    """
+    query: dict = {
+        "bool": {
+            "should": [{"constant_score": {"filter": {"term": {"newsfold.band_keys": k}}}} for k in keys],
+            "minimum_should_match": min_bands,
+        }
+    }
+    must_not: list[dict] = []
+    if exclude_ids:
+        must_not.append({"ids": {"values": list(exclude_ids)}})
+    if exclude_cluster:
+        must_not.append({"term": {CLUSTER_ID: exclude_cluster}})
+    if must_not:
+        query["bool"]["must_not"] = must_not
+    return {"query": query, "size": size, "_source": LOOKUP_SOURCE}
+
+
+#: a sort clause that puts the page that founded its story (matched to no copy) before the copies, on a tie
+FOUNDER_FIRST = {"newsfold.matched_id": {"order": "asc", "missing": "_first", "unmapped_type": "keyword"}}
+#: an editor's representative first in a story's versions (missing counts as not chosen)
+REPRESENTATIVE_FIRST = {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}}
+#: the last tie-break of version lists: the normalised URL
+URL_ORDER = {"newsfold.url_key": {"order": "asc", "unmapped_type": "keyword"}}
+
+
+def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | None = None) -> dict:
+    """Search body listing a cluster's pages (oldest first, paged by ``search_after``)."""
+    body: dict = {
+        "query": {"term": {CLUSTER_ID: cluster_id}},
+        "size": size,
+        "sort": [{"ingested": "asc"}, FOUNDER_FIRST, {"newsfold.url_key": "asc"}],
+        "_source": VERSION_SOURCE + ["newsfold.similarity", "newsfold.matched_id"],
+        "track_total_hits": True,
+    }
+    if search_after:
+        body["search_after"] = search_after
+    return body
+
+
+def cluster_ids_only(cluster_id: str, *, size: int = 1000) -> dict:
+    """Search body returning only the ids of a cluster's pages (for relabelling)."""
+    return {"query": {"term": {CLUSTER_ID: cluster_id}}, "size": size, "_source": False}
+
+
+def names_in_use(names: list[str], *, exclude_ids: list[str]) -> dict:
+    """Search body: which of ``names`` some page (other than ``exclude_ids``) carries as its cluster id."""
+    query: dict = {"bool": {"filter": [{"terms": {CLUSTER_ID: list(names)}}]}}
+    if exclude_ids:
+        query["bool"]["must_not"] = [{"ids": {"values": list(exclude_ids)}}]
+    return {"query": query, "size": 0, "aggs": {"names": {"terms": {"field": CLUSTER_ID, "size": len(names)}}}}
+
+
+def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict:
+    """Search body: the pages of some clusters (ids, and ``source`` fields when asked)."""
+    return {"query": {"terms": {CLUSTER_ID: list(cluster_ids)}}, "size": size, "_source": source}
+
+
+# ------------------------------------------------------------------ corrections (plugin.edit.corrections)
+DECISION_SOURCE = ["id", "kind", "at", "pages", "must_link", "cannot_link", "released", "not_representative"]
+
+
+def corrections_touching(page_ids: list[str], *, size: int = 10_000) -> dict:
+    """Search body: the corrections that say something about any of ``page_ids`` (their decisions only)."""
+    return {"query": {"terms": {"touches": list(page_ids)}}, "size": size, "_source": DECISION_SOURCE}
+
+
+def corrections_since(since: str | None, *, size: int = 1000, search_after: list | None = None) -> dict:
+    """Search body: the pages touched by corrections made at or after ``since`` (all when None), oldest first."""
+    body: dict = {
+        "query": {"range": {"at": {"gte": since}}} if since else {"match_all": {}},
+        "sort": [{"at": "asc"}, {"id": "asc"}],
+        "size": size,
+        "_source": ["touches"],
+    }
+    if search_after:
+        body["search_after"] = search_after
+    return body
+
+
+def corrections_log(
+    *, cluster_id: str | None = None, page_id: str | None = None, offset: int = 0, size: int = 50
+) -> dict:
+    """Search body: the corrections log, newest first, optionally of one cluster and/or one page."""
+    filters: list[dict] = []
+    if cluster_id:
+        filters.append({"term": {"clusters": cluster_id}})
+    if page_id:
+        filters.append({"term": {"touches": page_id}})
+    return {
+        "query": {"bool": {"filter": filters}} if filters else {"match_all": {}},
+        "sort": [{"at": "desc"}, {"id": "desc"}],
+        "from": offset,
+        "size": size,
+        "track_total_hits": True,
+    }
+
+
+# ------------------------------------------------------------------ folding a search (newsfold's own and a host's)

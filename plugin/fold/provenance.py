@@ -1,0 +1,237 @@
+"""Where a story came from: its origin, kept on every page of the story, and the evidence for it.
+
+Each version records the agency it credits (``newsfold.wire``, read at
+extraction: ``plugin.extract.credits``). A story's **origin** is
+
+1. the wire most of its crediting versions name, when any version credits one
+   (the origin version is the earliest of those crediting it); else
+2. the earliest version (by the time field, then ingest time, then URL key):
+   its site is the story's origin site.
+
+:func:`refresh_origins` writes the origin onto every page of the stories a
+batch touched (``newsfold.origin_wire``, ``origin_site``, ``origin_id``), so
+filters such as "this site's own stories" (:func:`originals_filter`) and "no
+wire stories" (:func:`no_wire_filter`) are plain term filters that page like
+any other search. Only pages whose stored origin differs are rewritten: a new
+copy costs one partial update, a story whose origin changes costs one update
+per page. Two searches and one bulk request per batch.
+
+The evidence shown with an origin ("credited by 31 of 40 versions",
+"earliest by 2 h") comes from aggregations of the story's own request
+(:func:`story_aggs`, read by :func:`read_origin`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from newsfold.plugin.fold.document import CLUSTER_ID, FOLD, fold_of, path
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
+    from newsfold.plugin.settings import Settings
+
+WIRE = path("wire")
+ORIGIN_WIRE = path("origin_wire")
+ORIGIN_SITE = path("origin_site")
+ORIGIN_ID = path("origin_id")
+SITE_KEY = path("site_key")
+#: stories handled per request
+MAX_STORIES = 1000
+MAX_PAGES = 10_000
+
+
+def _time_sort(time_field: str) -> list[dict]:
+    return [
+        {time_field: {"order": "asc", "missing": "_last", "unmapped_type": "date"}},
+        {"ingested": {"order": "asc", "unmapped_type": "date"}},
+        {path("url_key"): {"order": "asc", "unmapped_type": "keyword"}},
+    ]
+
+
+def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -> dict:
+    """Search body: per story, its earliest version, the wires its versions credit and the earliest crediting one."""
+    ids = [c for c in dict.fromkeys(cluster_ids) if c]
+    top = {"size": 1, "sort": _time_sort(time_field), "_source": [SITE_KEY, WIRE]}
+    return {
+        "size": 0,
+        "query": {"terms": {CLUSTER_ID: ids}},
+        "aggs": {"stories": {"terms": {"field": CLUSTER_ID, "size": max(1, len(ids))}, "aggs": {
+            "earliest": {"top_hits": top},
+            "wires": {"terms": {"field": WIRE, "size": 5, "order": [{"_count": "desc"}, {"_key": "asc"}]}},
+            "credited": {"filter": {"exists": {"field": WIRE}}, "aggs": {"earliest": {"top_hits": top}}},
+            # what the story's pages hold now: the most common stored origin, and how many hold none
+            "stored": {"terms": {"field": ORIGIN_ID, "size": 2}},
+            "stored_wires": {"terms": {"field": ORIGIN_WIRE, "size": 2}},
+            "unset": {"filter": {"bool": {"must_not": [{"exists": {"field": ORIGIN_ID}}]}}},
+        }}},
+    }  # fmt: skip
+
+
+def read_origins(response: Mapping) -> dict[str, dict]:
+    """``cluster id -> {"origin_wire", "origin_site", "origin_id"}`` of an :func:`origins_body` response."""
+    return {c: o for c, (o, _) in _read(response).items()}
+
+
+def _read(response: Mapping) -> dict[str, tuple[dict, tuple[int, int, bool]]]:
+    """Each story's origin, and ``(pages, pages without an origin, whether every other page holds this one)``."""
+    out: dict[str, tuple[dict, tuple[int, int, bool]]] = {}
+    for bucket in ((response.get("aggregations") or {}).get("stories") or {}).get("buckets", []):
+        origin = _origin(bucket)
+        if origin is None:
+            continue
+        pages = int(bucket["doc_count"])
+        unset = int(bucket.get("unset", {}).get("doc_count", pages))
+        stored = bucket.get("stored", {}).get("buckets", [])
+        wires = bucket.get("stored_wires", {}).get("buckets", [])
+        held = pages - unset
+        agree = (not held or (len(stored) == 1 and stored[0]["key"] == origin["origin_id"]
+                 and int(stored[0]["doc_count"]) == held
+                 and (([w["key"] for w in wires] == [origin["origin_wire"]] and int(wires[0]["doc_count"]) == held)
+                      if origin["origin_wire"] else not wires)))  # fmt: skip
+        out[bucket["key"]] = (origin, (pages, unset, agree))
+    return out
+
+
+def _origin(bucket: Mapping) -> dict | None:
+    """A story's origin from its bucket: the most credited wire (its earliest crediting page), else the earliest."""
+    wires = bucket.get("wires", {}).get("buckets", [])
+    if wires:
+        hits = bucket["credited"]["earliest"]["hits"]["hits"]
+        return {"origin_wire": str(wires[0]["key"]), "origin_site": None,
+                "origin_id": hits[0]["_id"] if hits else None}  # fmt: skip
+    hits = bucket["earliest"]["hits"]["hits"]
+    if not hits:
+        return None
+    site = fold_of(hits[0].get("_source")).get("site_key")
+    return {"origin_wire": None, "origin_site": site, "origin_id": hits[0]["_id"]}
+
+
+def _same(field: str, value) -> dict:
+    return {"term": {field: value}} if value is not None else {"bool": {"must_not": [{"exists": {"field": field}}]}}
+
+
+def stale_body(origins: Mapping[str, Mapping]) -> dict:
+    """Search body: the pages of some stories whose stored origin differs from ``origins`` (ids and cluster ids)."""
+    should = []
+    for cluster, origin in origins.items():
+        matches = [_same(ORIGIN_ID, origin["origin_id"]), _same(ORIGIN_WIRE, origin["origin_wire"]),
+                   _same(ORIGIN_SITE, origin["origin_site"])]  # fmt: skip
+        mine = [{"term": {CLUSTER_ID: cluster}}]
+        should.append({"bool": {"filter": mine, "must_not": [{"bool": {"filter": matches}}]}})
+    return {"size": MAX_PAGES, "query": {"bool": {"should": should, "minimum_should_match": 1}},
+            "_source": [CLUSTER_ID]}  # fmt: skip
+
+
+def refresh_origins(
+    cluster_ids: Sequence[str],
+    *,
+    new_pages: Mapping[str, Sequence[str]] | None = None,
+    client: Elasticsearch,
+    settings: Settings,
+    index: str | None = None,
+    time_field: str = "published",
+    refresh: bool | str = False,
+) -> int:
+    """Write each story's origin onto those of its pages that do not hold it yet.
+
+    Args:
+        cluster_ids: the stories to bring up to date (at most :data:`MAX_STORIES` per request; more are chunked).
+        new_pages: per story, the pages just written (they hold no origin yet). When a story's origin is
+            the one its other pages hold and only these lack it, they are updated without a search.
+        client: an Elasticsearch client.
+        settings: newsfold's settings (``index`` defaults to ``settings.index``).
+        index: the index or alias.
+        time_field: the date field that orders versions.
+        refresh: passed to the bulk request.
+
+    Returns:
+        The number of pages updated.
+    """
+    from newsfold.plugin.fold.store import bulk_write
+
+    index = index or settings.index
+    ids = [c for c in dict.fromkeys(cluster_ids) if c]
+    updated = 0
+    for start in range(0, len(ids), MAX_STORIES):
+        chunk = ids[start : start + MAX_STORIES]
+        found = _read(client.search(index=index, body=origins_body(chunk, time_field=time_field)))
+        actions, search = [], {}
+        for cluster, (origin, (_pages, unset, agree)) in found.items():
+            mine = list((new_pages or {}).get(cluster, ()))
+            if agree and unset <= len(mine):  # only the new pages lack the origin the others hold
+                actions += [{"_op_type": "update", "_index": index, "_id": pid, "doc": {FOLD: dict(origin)}}
+                            for pid in mine]  # fmt: skip
+            elif not agree or unset:
+                search[cluster] = origin
+        stale = client.search(index=index, body=stale_body(search))["hits"]["hits"] if search else []
+        origins = search
+        for hit in stale:
+            origin = origins.get(fold_of(hit.get("_source")).get("cluster_id"))
+            if origin is not None:
+                actions.append({"_op_type": "update", "_index": hit["_index"], "_id": hit["_id"],
+                                "doc": {FOLD: dict(origin)}})  # fmt: skip
+        bulk_write(client, actions, settings=settings, what="writing story origins", refresh=refresh)
+        updated += len(actions)
+    return updated
+
+
+# ------------------------------------------------------------------ filters
+def originals_filter(site: str) -> dict:
+    """Filter clause: pages of the stories ``site`` originated (it published the earliest, uncredited version)."""
+    return {"term": {ORIGIN_SITE: site}}
+
+
+def no_wire_filter() -> dict:
+    """Filter clause: pages of stories no version credits to a wire."""
+    return {"bool": {"must_not": [{"exists": {"field": ORIGIN_WIRE}}]}}
+
+
+# ------------------------------------------------------------------ evidence (a story's page)
+def story_aggs(*, time_field: str = "published") -> dict:
+    """Aggregations to add to a story's request: the wires credited and the two sites that published first."""
+    return {
+        "wires": {"terms": {"field": WIRE, "size": 5, "order": [{"_count": "desc"}, {"_key": "asc"}]}},
+        "credited": {"filter": {"exists": {"field": WIRE}}},
+        "first_sites": {"terms": {"field": SITE_KEY, "size": 2, "order": [{"first": "asc"}, {"_key": "asc"}]},
+                        "aggs": {"first": {"min": {"field": time_field}}}},
+    }  # fmt: skip
+
+
+def _span(ms: float) -> str:
+    minutes = round(ms / 60_000)
+    if minutes < 60:
+        return f"{minutes} min"
+    hours = minutes / 60
+    if hours < 48:
+        return f"{round(hours)} h"
+    return f"{round(hours / 24)} days"
+
+
+def read_origin(aggs: Mapping, *, versions: int, stored: Mapping | None) -> dict | None:
+    """A story's ``origin``: ``{"wire", "site", "id", "evidence"}`` from :func:`story_aggs` and a page's stored fields.
+
+    The stored origin (``stored``: any page's fold fields) says what was decided; the aggregations say why.
+    None when the story has no stored origin yet.
+    """
+    fold = stored or {}
+    if not fold.get("origin_id"):
+        return None
+    wire, site = fold.get("origin_wire"), fold.get("origin_site")
+    if wire:
+        count = next((int(b["doc_count"]) for b in aggs.get("wires", {}).get("buckets", []) if b["key"] == wire), 0)
+        evidence = f"credited by {count} of {versions} version{'s' if versions != 1 else ''}"
+    else:
+        firsts = aggs.get("first_sites", {}).get("buckets", [])
+        times = [b["first"].get("value") for b in firsts]
+        if len(firsts) < 2:
+            evidence = "the only site that ran it"
+        elif times[0] is None or times[1] is None:
+            evidence = "earliest ingested"
+        elif times[1] == times[0]:
+            evidence = "earliest, at the same time as another site"
+        else:
+            evidence = f"earliest by {_span(times[1] - times[0])}"
+    return {"wire": wire, "site": site, "id": fold.get("origin_id"), "evidence": evidence}

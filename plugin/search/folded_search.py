@@ -1,0 +1,197 @@
+"""Running a folded search on a host's index: exact even while some documents are not folded yet."""
+
+from __future__ import annotations
+
+import copy
+import functools
+
+from elasticsearch import BadRequestError, Elasticsearch
+
+from newsfold.plugin.errors import IndexMismatchError, ServerError, check_type
+from newsfold.plugin.search.queries import ALL_VERSIONS_KEY, FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
+
+
+def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int = 3, count_all: bool = False) -> dict:
+    """Run the host's search body folded by story and return an Elasticsearch-shaped response.
+
+    One search when every matching document is folded (the usual case).
+    When some are not (newsfold has not ingested them yet, or never will),
+    Elasticsearch would put them all in one collapse group; then the folded
+    stories and the unfolded documents are fetched separately (one
+    ``msearch``) and merged in the body's order, each unfolded document its
+    own story. Aggregations always cover every matching document.
+
+    Args:
+        client: an Elasticsearch client.
+        body: the host's search body (any query, filters, sort, from/size,
+            highlight and aggregations; not ``collapse``, ``search_after``,
+            ``scroll`` or ``rescore``).
+        index: the index or alias to search.
+        versions: other versions per story (see ``fold_query``).
+        count_all: also count every story's versions in the whole index,
+            matching the body or not (one more search, a ``terms``
+            aggregation on the stories of the page): ``folded_hits`` then
+            gives ``other_versions_all`` beside ``other_versions_matching``.
+
+    Returns:
+        The response of the folded body: ``hits.hits`` one per story with
+        ``inner_hits.newsfold_versions``, ``hits.total`` counting documents,
+        and the ``newsfold_stories`` / ``newsfold_unfolded`` aggregations
+        (``story_count(response)`` is the number of stories).
+
+    Raises:
+        InputError: see ``fold_query`` (from + size over 10,000 included).
+        IndexMismatchError: the index does not have newsfold's fields.
+        ServerError: the second search (of documents not folded yet) failed.
+    """
+    check_type(index, str, "index")
+    check_type(count_all, bool, "count_all")
+    fold_query(body, versions=versions)  # checks the body and versions, from + size included, before any request
+    folded = fold_query(body, versions=0)  # the versions come from one more search, not from inner hits
+    try:
+        first = client.search(index=index, body=folded)
+    except BadRequestError as exc:
+        if FOLD_FIELD in str(exc) and "no mapping found" in str(exc):
+            raise IndexMismatchError(
+                f"{index} has no newsfold fields ({FOLD_FIELD} is not mapped): compose component_template() into "
+                "its index template, or call ensure_fold_fields(), then ingest its documents (docs/embedding.md)"
+            ) from exc
+        raise
+    out = _merge_unfolded(client, body, index, folded, first)
+    if versions:
+        _attach_versions(client, body, index, out["hits"]["hits"], versions)
+    if count_all:
+        _count_all_versions(client, index, out["hits"]["hits"])
+    return out
+
+
+def _attach_versions(client: Elasticsearch, body: dict, index: str, hits: list[dict], versions: int) -> None:
+    """Give every folded hit its best ``versions + 1`` matching versions, as collapse inner hits would.
+
+    One search for the whole page (a ``terms`` aggregation on the stories'
+    cluster ids with a ``top_hits`` in the body's sort, ``_source`` and
+    highlight), where collapse's inner hits cost Elasticsearch one more search
+    per story: 4.1-4.4x an unfolded search on a real node against about 1.3x
+    this way (docs/scaling.md).
+    """
+    clusters = sorted({_cluster(h) for h in hits if _cluster(h)})
+    if not clusters:
+        return
+    filters: list[dict] = [{"terms": {FOLD_FIELD: clusters}}]
+    if body.get("post_filter"):
+        filters.append(copy.deepcopy(body["post_filter"]))
+    top: dict = {"size": versions + 1}
+    for key in ("sort", "_source", "highlight"):
+        if key in body:
+            top[key] = copy.deepcopy(body[key])
+    search = {
+        "size": 0,
+        "query": {"bool": {"must": [copy.deepcopy(body.get("query") or {"match_all": {}})], "filter": filters}},
+        "aggs": {
+            "stories": {"terms": {"field": FOLD_FIELD, "size": len(clusters)}, "aggs": {"top": {"top_hits": top}}}
+        },
+    }
+    if "timeout" in body:
+        search["timeout"] = body["timeout"]
+    res = client.search(index=index, body=search)
+    found = {b["key"]: b for b in res["aggregations"]["stories"]["buckets"]}
+    for h in hits:
+        bucket = found.get(_cluster(h))
+        if bucket is None:
+            continue  # a document not folded: it has its own inner hits already
+        inner = {"total": {"value": int(bucket["doc_count"]), "relation": "eq"}, "hits": bucket["top"]["hits"]["hits"]}
+        h.setdefault("inner_hits", {})[VERSIONS_NAME] = {"hits": inner}
+
+
+def _cluster(hit: dict) -> str | None:
+    return ((hit.get("fields") or {}).get(FOLD_FIELD) or [None])[0]
+
+
+def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict]) -> None:
+    """Put each story's number of versions in the whole index on its hit (``ALL_VERSIONS_KEY``)."""
+    clusters = sorted({_cluster(h) for h in hits if _cluster(h)})
+    counts: dict[str, int] = {}
+    if clusters:
+        body = {"size": 0, "query": {"terms": {FOLD_FIELD: clusters}},
+                "aggs": {"c": {"terms": {"field": FOLD_FIELD, "size": len(clusters)}}}}  # fmt: skip
+        res = client.search(index=index, body=body)
+        counts = {b["key"]: int(b["doc_count"]) for b in res["aggregations"]["c"]["buckets"]}
+    for h in hits:
+        cluster = _cluster(h)
+        h[ALL_VERSIONS_KEY] = counts.get(cluster, 1) if cluster else 1
+
+
+def _merge_unfolded(client: Elasticsearch, body: dict, index: str, folded: dict, first) -> dict:
+    """The first response, or, when some matching documents are not folded, the two searches merged."""
+    unfolded = (first.get("aggregations") or {}).get(UNFOLDED_AGG, {}).get("doc_count", 0)
+    if not unfolded:
+        out = dict(first)
+        out["hits"] = dict(first["hits"])
+        return out
+    start, size = int(body.get("from", 0) or 0), int(body.get("size", 10) if body.get("size") is not None else 10)
+    window = {"from": 0, "size": start + size}
+    stories = {**folded, **window, "post_filter": _and(body.get("post_filter"), {"exists": {"field": FOLD_FIELD}})}
+    stories.pop("aggs", None)
+    loose = {**copy.deepcopy(body), **window}
+    loose["post_filter"] = _and(body.get("post_filter"), {"bool": {"must_not": [{"exists": {"field": FOLD_FIELD}}]}})
+    loose.pop("aggs", None)
+    loose.pop("aggregations", None)
+    res_stories, res_loose = client.msearch(searches=[{"index": index}, stories, {"index": index}, loose])["responses"]
+    for res in (res_stories, res_loose):
+        if "error" in res:
+            raise ServerError(f"folded search failed: {res['error']}")
+    for hit in res_loose["hits"]["hits"]:  # each unfolded document is its own story with no other versions
+        hit.setdefault("inner_hits", {})[VERSIONS_NAME] = {
+            "hits": {"total": {"value": 1, "relation": "eq"}, "hits": [copy.deepcopy(hit)]}
+        }
+    order = functools.cmp_to_key(_comparator(body.get("sort")))
+    merged = sorted(res_stories["hits"]["hits"] + res_loose["hits"]["hits"], key=order)
+    out = dict(first)
+    out["hits"] = dict(first["hits"])
+    out["hits"]["hits"] = merged[start : start + size]
+    return out
+
+
+def _and(a: dict | None, b: dict) -> dict:
+    return b if not a else {"bool": {"filter": [a, b]}}
+
+
+def _comparator(sort):
+    """Order hits as Elasticsearch did: by their ``sort`` values when the body sorts, else by score."""
+    if not sort:
+        return lambda x, y: _cmp(y.get("_score") or 0.0, x.get("_score") or 0.0)
+    clauses = sort if isinstance(sort, list) else [sort]
+    orders = []
+    for clause in clauses:
+        if isinstance(clause, str):
+            orders.append("desc" if clause == "_score" else "asc")
+        else:
+            ((name, spec),) = clause.items()
+            default = "desc" if name == "_score" else "asc"
+            orders.append(spec.get("order", default) if isinstance(spec, dict) else spec)
+
+    def compare(x: dict, y: dict) -> int:
+        for i, order in enumerate(orders):
+            a, b = _at(x.get("sort"), i), _at(y.get("sort"), i)
+            if a is None or b is None:  # missing values sort last
+                c = (a is None) - (b is None)
+            elif order == "asc":
+                c = _cmp(a, b)
+            else:
+                c = _cmp(b, a)
+            if c:
+                return c
+        return 0
+
+    return compare
+
+
+def _at(values, i):
+    return values[i] if values and i < len(values) else None
+
+
+def _cmp(a, b) -> int:
+    try:
+        return (a > b) - (a < b)
+    except TypeError:
+        return (str(a) > str(b)) - (str(a) < str(b))

@@ -1,0 +1,52 @@
+"""What signing takes and gives: a :class:`Page` in, a :class:`SignedPage` out.
+
+Plain data: the stored form of a signed page (its fold and content fields) is
+written by ``plugin.fold.document``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from newsfold.plugin.extract.result import Article
+    from newsfold.plugin.sign.signature import Signature
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page to ingest: raw bytes (or decoded HTML) and what is known about it."""
+
+    html: bytes | str
+    url: str | None = None
+    id: str | None = None
+    site: str | None = None
+    lang: str | None = None
+    published: str | None = None
+
+
+@dataclass
+class SignedPage:
+    """A page ready to index: the article, its signature and its band keys."""
+
+    page_id: str
+    url: str | None
+    url_key: str | None
+    site: str | None
+    article: Article
+    signature: Signature
+    band_keys: list[str]
+    content_hash: str
+    published: str | None = None
+    title_key: str | None = None
+    features: np.ndarray | None = None  # feature hashes counted by StoryStats when the page starts a story
+    nearest_rejected: float | None = None  # best Jaccard among candidates that failed verification
+    passages: dict | None = None  # the text's passage keys (plugin.sign.novelty), compared with the story's reference
+
+    def day(self) -> str | None:
+        """The page's publication day (YYYY-MM-DD) when known."""
+        published = self.article.published or self.published
+        return published[:10] if published else None

@@ -1,0 +1,203 @@
+"""Signing: a page (HTML) or an extracted text becomes a :class:`SignedPage` ready for ``ingest``.
+
+Pure: no server is contacted unless the caller passes the Redis-backed
+statistics (``repeated``, ``stats``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING
+
+from newsfold.plugin.errors import InputTypeError, check_type, clean_text
+from newsfold.plugin.extract.article import Article, Rejection, extract_article
+from newsfold.plugin.extract.credits import wire_credit
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.sign.novelty import kept_paragraphs, layout_of, split_text, stored_keys
+from newsfold.plugin.sign.signature import band_keys, content_hash, signed_features
+from newsfold.plugin.sign.signed_page import Page, SignedPage
+from newsfold.plugin.text import cjk_share, tokenize
+from newsfold.plugin.urls import normalize_title, normalize_url, site_of
+
+if TYPE_CHECKING:
+    from newsfold.state.repeated_lines import RepeatedLines
+    from newsfold.state.story_stats import StoryStats
+
+
+def page_id_for(page: Page, text: str | None = None) -> str:
+    """The document id: the caller's id, else a hash of the normalised URL, else of the text."""
+    if page.id:
+        return str(page.id)
+    key = normalize_url(page.url) or text or ""
+    return hashlib.sha1(key.encode("utf-8")).hexdigest()[:20]
+
+
+def sign_page(
+    page: Page, settings: Settings, *, repeated: RepeatedLines | None = None, stats: StoryStats | None = None
+) -> SignedPage | Rejection:
+    """Extract and sign one page (the public "sign a page" call).
+
+    Args:
+        page: the raw page and its metadata; ``page.id`` is the document id
+            (a host's own id), else a hash of the normalised URL.
+        settings: signature and extraction settings.
+        repeated: the site statistics; when given, lines other pages of the
+            same site carried this week are left out of the signature.
+        stats: the collection's story frequencies, read by the weighted
+            signature and the frequent-shingle filter (see ``newsfold.state.story_stats``).
+
+    Returns:
+        A ``SignedPage`` ready for ``ingest``, or the ``Rejection`` (reason and detail).
+
+    Raises:
+        InputTypeError: ``page`` is not a ``Page`` or ``settings`` not ``Settings``
+            (bad page contents are a ``Rejection``, never an error).
+    """
+    check_type(page, Page, "page")
+    check_type(settings, Settings, "settings")
+    check_type(page.html, (bytes, str), "page.html")
+    for name in ("url", "id", "site", "lang", "published"):
+        check_type(getattr(page, name), str, f"page.{name}", optional=True)
+    html = clean_text(page.html) if isinstance(page.html, str) else page.html
+    article = extract_article(
+        html,
+        url=page.url,
+        lang=page.lang,
+        min_tokens=settings.min_tokens,
+        max_bytes=settings.max_page_bytes,
+        cleanup=settings.cleanup,
+        limits=settings.markup_limits,
+    )
+    if isinstance(article, Rejection):
+        return article
+    return sign_article(
+        article,
+        page_id=page_id_for(page, article.text),
+        url=page.url,
+        site=page.site,
+        published=page.published,
+        settings=settings,
+        repeated=repeated,
+        stats=stats,
+    )
+
+
+def sign_text(
+    text: str,
+    *,
+    settings: Settings,
+    title: str | None = None,
+    url: str | None = None,
+    lang: str | None = None,
+    page_id: str | None = None,
+    site: str | None = None,
+    published: str | None = None,
+    repeated: RepeatedLines | None = None,
+    stats: StoryStats | None = None,
+) -> SignedPage | Rejection:
+    """Sign an article a host already holds as text (no HTML, no extraction).
+
+    Args:
+        text: the article body, paragraphs separated by newlines.
+        settings: signature settings (the same as the index's).
+        title: the headline (title evidence within a site; not signed).
+        url: the article's URL (URL evidence within a site; the id when ``page_id`` is None).
+        lang: a language code, if known.
+        page_id: the document id in the index (the host's own id).
+        site: the site; the URL's host when None.
+        published: publication date (ISO 8601) or None.
+        repeated: see :func:`sign_page`.
+        stats: see :func:`sign_page`.
+
+    Returns:
+        A ``SignedPage`` ready for ``ingest``, or a ``Rejection``: ``too_short``
+        below ``settings.min_tokens`` tokens, ``no_article`` for empty text.
+        Lone surrogates (which no encoder accepts) become U+FFFD.
+
+    Raises:
+        InputTypeError: an argument of the wrong type (``text`` as bytes: decode it first).
+    """
+    if isinstance(text, bytes | bytearray):
+        raise InputTypeError("text must be str, not bytes: decode it first, or pass the HTML to sign_page")
+    check_type(text, str, "text", optional=True)
+    check_type(settings, Settings, "settings")
+    for name, value in (("title", title), ("url", url), ("lang", lang), ("page_id", page_id), ("site", site),
+                        ("published", published)):  # fmt: skip
+        check_type(value, str, name, optional=True)
+    text, title = clean_text(text or ""), clean_text(title) if title else title
+    body = text.strip()
+    if not body:
+        return Rejection("no_article", "the text is empty")
+    tokens = tokenize(body)
+    if len(tokens) < settings.min_tokens:
+        return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {settings.min_tokens}")
+    if not lang and cjk_share(tokens) >= 0.5:
+        lang = "ja" if re.search("[\u3040-\u30ff]", body) else "zh"
+    credit = wire_credit(None, body)  # a text has its dateline and credit lines, not the page's metadata
+    article = Article(title=(title or "").strip(), text=body, lang=lang, published=published,
+                      wire=credit[0] if credit else None, wire_by=credit[1] if credit else None)  # fmt: skip
+    pid = page_id_for(Page(html="", url=url, id=page_id), body)
+    return sign_article(
+        article,
+        page_id=pid,
+        url=url,
+        site=site,
+        published=published,
+        settings=settings,
+        repeated=repeated,
+        stats=stats,
+    )
+
+
+def sign_article(
+    article: Article,
+    *,
+    page_id: str,
+    url: str | None,
+    site: str | None,
+    published: str | None,
+    settings: Settings,
+    repeated: RepeatedLines | None = None,
+    stats: StoryStats | None = None,
+) -> SignedPage:
+    """Sign an extracted article (the second half of :func:`sign_page`; a text reindex starts here).
+
+    Args:
+        article: the extracted title and text.
+        page_id: the document id.
+        url: the page URL, if known.
+        site: the site; the URL's host when None.
+        published: a publication date given from outside (the article's own date wins).
+        settings: signature settings.
+        repeated: see :func:`sign_page`.
+        stats: see :func:`sign_page`.
+
+    Returns:
+        The signed page.
+    """
+    site = site or site_of(url)
+    text = article.text
+    split = split_text(text)  # tokenised once: for the line filter, the passages and the signature
+    if repeated is not None:
+        lines = [sum(len(tokens) for tokens, _ in paragraph) for paragraph in split]
+        text = repeated.strip(text, site=site, page_id=page_id, date=article.published or published, line_tokens=lines)
+        if text != article.text:
+            split = kept_paragraphs(split, article.text, text)
+    # the passages of what is signed: lines the site repeats on its other pages are not the story's material
+    layout, tokens = layout_of(split)
+    signature, features = signed_features(text, settings, stats=stats, tokens=tokens)
+    return SignedPage(
+        page_id=page_id,
+        url=url,
+        url_key=normalize_url(url),
+        site=site,
+        article=article,
+        signature=signature,
+        band_keys=band_keys(signature.hashvalues, bands=settings.bands, rows=settings.rows),
+        content_hash=content_hash(article.title + "\n" + article.text),
+        published=published,
+        title_key=normalize_title(article.title, site),
+        features=features,
+        passages=stored_keys(layout),
+    )
