@@ -30,7 +30,7 @@ from benchlib import env_settings, write_json
 
 from newsfold.evaluate import load_extractions, load_truth
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.shingles import shingles, stopword_shingles
+from newsfold.plugin.sign import shingles
 from newsfold.plugin.sign.signature import containment, jaccard, signed_features, signing_text
 from newsfold.plugin.text import is_cjk_text, tokenize
 
@@ -38,11 +38,7 @@ from newsfold.plugin.text import is_cjk_text, tokenize
 def shingle_set(text: str, settings: Settings) -> set[bytes]:
     """The exact set a signature of ``text`` is computed from (as ``signed_features`` builds it)."""
     tokens = tokenize(signing_text(text, settings))
-    if is_cjk_text(tokens):
-        return shingles(tokens, settings.cjk_shingle)
-    if settings.shingle_scheme == "stopwords":
-        return stopword_shingles(tokens, settings.word_shingle)
-    return shingles(tokens, settings.word_shingle)
+    return shingles.shingle_set(tokens, settings, cjk=is_cjk_text(tokens))
 
 
 def pair_rows(truth_dir: Path, extraction: Path, settings: Settings) -> list[dict]:

@@ -21,7 +21,7 @@ from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits
 HASH_SCHEME = "affine32"  # datasketch >= 2.0 scheme; recorded in the index _meta
 SIGNATURE_VERSION = 1  # bump when shingling or signing changes meaning
 CJK_METHODS = ("ngram", "periods")
-SHINGLE_SCHEMES = ("words", "stopwords")
+SHINGLE_SCHEMES = ("words", "stopwords")  # the names of plugin.sign.shingles.SCHEMES (a test checks they agree)
 SIGNATURE_KINDS = ("minhash", "weighted")
 SHINGLE_FILTERS = ("none", "frequent")
 CJK_VERIFIERS = ("minhash", "lcc")

@@ -28,7 +28,74 @@ FORBIDDEN = {
 
 
 def _modules(folder: str) -> list[Path]:
-    return sorted(p for p in (ROOT / folder).glob("*.py") if p.name != "__init__.py" or folder != "newsfold")
+    """The modules of a package folder and its subpackages (the subfolders of ``newsfold/`` are listed apart)."""
+    if folder == "newsfold":
+        return sorted(p for p in (ROOT / folder).glob("*.py") if p.name != "__init__.py")
+    return sorted((ROOT / folder).rglob("*.py"))
+
+
+#: plugin's features, lowest first, and the features each may import (besides itself and the modules at the top of
+#: plugin/: settings, client, errors, text, urls, page_limits, which import no feature). docs/architecture.md draws it.
+PLUGIN_FEATURES = {
+    "": set(),
+    "extract": set(),
+    "sign": {"extract"},
+    "fold": {"extract", "sign"},
+    "edit": {"extract", "sign", "fold"},
+    "search": {"extract", "sign", "fold"},
+    "admin": {"extract", "sign", "fold", "search"},
+}
+
+
+def _feature(module: str) -> str | None:
+    """The plugin feature of a dotted module name ("" for the top of plugin/), None outside plugin."""
+    parts = module.split(".")
+    if parts[:2] != ["newsfold", "plugin"]:
+        return None
+    return parts[2] if len(parts) > 2 and parts[2] in PLUGIN_FEATURES else ""
+
+
+def _plugin_imports(path: Path) -> set[str]:
+    """Every plugin module a file names in an import, type-only imports included (a loop there is a loop)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("newsfold.plugin"):
+            found.update(
+                [f"{node.module}.{a.name}" for a in node.names] if node.module == "newsfold.plugin" else [node.module]
+            )
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("newsfold.plugin"))
+    return found
+
+
+def _feature_breaches(root: Path) -> list[str]:
+    broken = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root)
+        own = rel.parts[0] if len(rel.parts) > 1 else ""
+        if own == "" and path.name == "__init__.py":
+            continue  # the public API resolves names from every feature, lazily
+        for name in _plugin_imports(path):
+            other = _feature(name)
+            if other and other != own and other not in PLUGIN_FEATURES[own]:
+                broken.append(f"plugin/{rel} ({own or 'top'}) imports {name} ({other or 'top'})")
+    return broken
+
+
+def test_plugin_features_import_only_the_features_below_them():
+    broken = _feature_breaches(ROOT / "plugin")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_feature_rule_catches_an_upward_import(tmp_path):
+    for folder in ("sign", "fold"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "settings.py").write_text("from newsfold.plugin.errors import InputError\n")
+    (tmp_path / "sign" / "bad.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from newsfold.plugin.fold.document import fold_of\n"
+    )
+    (tmp_path / "fold" / "ok.py").write_text("from newsfold.plugin.sign import signing\nimport newsfold.plugin.text\n")
+    assert _feature_breaches(tmp_path) == ["plugin/sign/bad.py (sign) imports newsfold.plugin.fold.document (fold)"]
 
 
 def _runtime_imports(path: Path) -> set[str]:
@@ -222,3 +289,17 @@ def test_the_reference_check_catches_a_module_that_is_gone():
         "plugin.jobs",
     ]
     assert _stale_references("see ``plugin.fold.cluster.merge_survivor`` and `newsfold.state.jobs`; state.get()") == []
+
+
+def test_the_module_paths_of_0_1_import_the_modules_that_hold_their_code_now():
+    import importlib
+
+    import newsfold.plugin as plugin
+
+    for old, new in plugin.MOVED.items():
+        assert importlib.import_module(f"newsfold.plugin.{old}") is importlib.import_module(f"newsfold.plugin.{new}")
+    from newsfold.plugin.queries import with_story_counts  # the path docs/embedding.md showed hosts in 0.1
+
+    assert with_story_counts.__module__ == "newsfold.plugin.search.queries"
+    gone = [old for old in plugin.MOVED if (ROOT / "plugin" / f"{old}.py").exists()]
+    assert not gone, f"a module file and an old path share a name: {gone}"

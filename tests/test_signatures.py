@@ -119,3 +119,30 @@ def test_containment_estimate_is_exact_at_the_extremes():
     assert containment(_sig(head), _sig(story_set)) == 1.0
     assert containment(_sig(other), _sig(story_set)) == 0.0
     assert containment(_sig(head), _sig(head)) == 1.0
+
+
+def test_the_shingle_schemes_settings_accept_are_the_registered_ones():
+    from newsfold.plugin import settings as settings_module
+    from newsfold.plugin.sign.shingles import SCHEMES
+
+    assert set(settings_module.SHINGLE_SCHEMES) == set(SCHEMES), "register a scheme in SCHEMES and name it in settings"
+
+
+def test_a_registered_shingle_scheme_is_what_signatures_are_made_of(monkeypatch):
+    from newsfold.plugin import settings as settings_module
+    from newsfold.plugin.sign import shingles as shingles_module
+
+    calls = []
+
+    def first_words(tokens: list[str], k: int) -> set[bytes]:
+        calls.append(k)
+        return {" ".join(tokens[:k]).encode()}
+
+    monkeypatch.setitem(shingles_module.SCHEMES, "first_words", first_words)
+    monkeypatch.setattr(settings_module, "SHINGLE_SCHEMES", (*settings_module.SHINGLE_SCHEMES, "first_words"))
+    text = " ".join(story(7))
+    mine = Settings(shingle_scheme="first_words", word_shingle=3)
+    sig, _ = signed_features(text, mine)
+    assert calls == [3] and sig.shingle_count == 1
+    other, _ = signed_features(text.replace(".", ". Extra words here."), mine)
+    assert jaccard(sig, other) == 1.0  # the same first three words: the same one-shingle set

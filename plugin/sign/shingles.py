@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from newsfold.plugin.errors import InputError
+
+if TYPE_CHECKING:
+    from newsfold.plugin.settings import Settings
 
 
 def shingles(tokens: list[str], k: int) -> set[bytes]:
@@ -45,6 +50,22 @@ def stopword_shingles(tokens: list[str], k: int = 2) -> set[bytes]:
     if len(out) < max(5, len(tokens) // 20):
         return shingles(tokens, k)
     return out
+
+
+#: the shingle schemes of word-separated text, by the name ``NEWSFOLD_SHINGLES`` selects; each takes a text's
+#: tokens and the shingle length (``NEWSFOLD_WORD_SHINGLE``). A new scheme is one function registered here, its name
+#: added to ``plugin.settings.SHINGLE_SCHEMES`` (tests/test_signatures.py checks that the two agree).
+SCHEMES: dict[str, Callable[[list[str], int], set[bytes]]] = {
+    "words": shingles,
+    "stopwords": stopword_shingles,
+}
+
+
+def shingle_set(tokens: list[str], settings: Settings, *, cjk: bool) -> set[bytes]:
+    """The set a text's signature is computed from: CJK text by characters, other text by the configured scheme."""
+    if cjk:
+        return shingles(tokens, settings.cjk_shingle)
+    return SCHEMES[settings.shingle_scheme](tokens, settings.word_shingle)
 
 
 def feature_hashes(features: list[bytes] | set[bytes]) -> np.ndarray:

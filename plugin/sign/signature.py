@@ -13,7 +13,7 @@ from datasketch import MinHash
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.settings import HASH_SCHEME, Settings
-from newsfold.plugin.sign.shingles import STOP_WORDS, feature_hashes, shingles, stopword_shingles
+from newsfold.plugin.sign.shingles import STOP_WORDS, feature_hashes, shingle_set
 from newsfold.plugin.sign.weighted import weighted_minhash
 from newsfold.plugin.text import cjk_sentences, is_cjk_text, tokenize
 
@@ -89,17 +89,13 @@ def signed_features(
     """
     signed, tokens = _signed_tokens(text, settings, tokens)
     cjk = is_cjk_text(tokens)
-    k = settings.cjk_shingle if cjk else settings.word_shingle  # characters for CJK text, words otherwise
-    if settings.shingle_scheme == "stopwords" and not cjk:
-        shingle_set = stopword_shingles(tokens, settings.word_shingle)
-    else:
-        shingle_set = shingles(tokens, k)
+    shingled = shingle_set(tokens, settings, cjk=cjk)
     cjk_features = cjk_feature_string(signed) if cjk else ""
     if not uses_stats(settings):
-        m = minhash(shingle_set, num_perm=settings.num_perm, seed=settings.seed)
-        sig = Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(shingle_set), len(tokens), cjk_features)
+        m = minhash(shingled, num_perm=settings.num_perm, seed=settings.seed)
+        sig = Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(shingled), len(tokens), cjk_features)
         return sig, np.zeros(0, dtype=np.uint64)
-    features = sorted(shingle_set)
+    features = sorted(shingled)
     shingle_hashes = feature_hashes(features)
     # word frequencies are needed only for the weights of weighted signatures
     words = sorted({b"w:" + t.encode() for t in tokens}) if settings.signature_kind == "weighted" else []
