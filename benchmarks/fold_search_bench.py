@@ -126,7 +126,7 @@ def build_index(client, settings: Settings, signed: list[SignedPage], pages: int
 
 
 def host_body(word: str, *, highlight: bool = True) -> dict:
-    from newsfold.plugin.search.queries import text_query
+    from newsfold.plugin.search.public_query import text_query
 
     body = {"query": text_query(word), "size": 10, "_source": ["title", "url", "site", "published"]}
     if highlight:

@@ -13,7 +13,7 @@ target after 10 unmeasured ones, in the same process and run:
 - ``story``: ``GET /api/stories/<id>`` and the page ``/stories/<id>``, over the 10 largest stories;
 - ``search``: ``GET /api/search?q=WORD`` as today's search page asks it, without
   and with the version relations (the references read in the versions request,
-  ``plugin.search.story_queries.with_references``, and the relations computed), measured
+  ``plugin.search.version_relations.with_references``, and the relations computed), measured
   as the search's own two requests plus the Python work.
 
 p50 and p95 wall milliseconds per target and their ratios to ``collapsed``
@@ -38,7 +38,7 @@ from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold.document import cluster_of
 from newsfold.plugin.search import queries
-from newsfold.plugin.search.story_queries import read_references, relation_of, with_references
+from newsfold.plugin.search.version_relations import read_references, relation_of, with_references
 from newsfold.plugin.settings import Settings
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from newsfold.plugin.admin import admin_queries
-from newsfold.plugin.search import queries
+from newsfold.plugin.admin import admin_queries, stats_queries
+from newsfold.plugin.search import public_query
 from newsfold.web.clusters import select_buckets
 
 
@@ -43,10 +43,10 @@ def test_cluster_list_query_with_ids_page_filters_and_sort():
         "min_doc_count": 3,
         "order": [{"first": "asc"}, {"_key": "asc"}],
     }
-    filters = queries.page_filters(site="a.test", q="storm")
+    filters = public_query.page_filters(site="a.test", q="storm")
     assert filters == [
         {"term": {"site": "a.test"}},
-        queries.text_query("storm"),
+        public_query.text_query("storm"),
     ]
     body = admin_queries.cluster_list(matching=filters, sort="sites")
     assert body["aggs"]["clusters"]["aggs"]["matching"] == {"filter": {"bool": {"filter": filters}}}
@@ -102,7 +102,7 @@ def test_page_filter_and_statistics_queries():
     }
     with pytest.raises(ValueError, match="limit is 500"):
         admin_queries.clusters_with_pages(q="x" * 501)
-    sim = admin_queries.similarity_distribution(interval=0.1)
+    sim = stats_queries.similarity_distribution(interval=0.1)
     assert sim["aggs"]["rejected"] == {
         "histogram": {
             "field": "newsfold.nearest_rejected",
@@ -111,15 +111,15 @@ def test_page_filter_and_statistics_queries():
             "extended_bounds": {"min": 0, "max": 1},
         }
     }
-    assert admin_queries.rate_interval(0, 30 * 60_000) == ("1m", 60_000)
-    assert admin_queries.rate_interval(0, 3 * 86_400_000) == ("6h", 21_600_000)
-    assert admin_queries.ingest_rate(start_ms=0, end_ms=86_400_000)["aggs"]["rate"]["date_histogram"] == {
+    assert stats_queries.rate_interval(0, 30 * 60_000) == ("1m", 60_000)
+    assert stats_queries.rate_interval(0, 3 * 86_400_000) == ("6h", 21_600_000)
+    assert stats_queries.ingest_rate(start_ms=0, end_ms=86_400_000)["aggs"]["rate"]["date_histogram"] == {
         "field": "ingested",
         "fixed_interval": "1h",
         "min_doc_count": 0,
         "extended_bounds": {"min": 0, "max": 86_400_000},
     }
-    assert admin_queries.rejection_reasons(size=5)["aggs"] == {"reasons": {"terms": {"field": "reason", "size": 5}}}
+    assert stats_queries.rejection_reasons(size=5)["aggs"] == {"reasons": {"terms": {"field": "reason", "size": 5}}}
     detail = admin_queries.cluster_detail("c1", size=10)
     assert detail["query"] == {"term": {"newsfold.cluster_id": "c1"}} and detail["size"] == 10
     representative_first = {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}

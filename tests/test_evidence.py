@@ -1,4 +1,4 @@
-"""Why pages share a cluster (plugin.admin.evidence): passages, word differences, similarity matrix, signals."""
+"""Why pages share a cluster (plugin.admin.evidence, text_compare): passages, word differences, matrix, signals."""
 
 from __future__ import annotations
 
@@ -8,10 +8,9 @@ from newsfold.plugin.admin.evidence import (
     choose_representative,
     least_similar_pairs,
     membership_evidence,
-    shared_passages,
     similarity_matrix,
-    word_diff,
 )
+from newsfold.plugin.admin.text_compare import shared_passages, word_diff
 from newsfold.plugin.sign.signature import signed_features
 from tests.admin.helpers import MARKER
 from tests.pages import story

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from newsfold.plugin.search import queries
+from newsfold.plugin.search import public_query, queries
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
 from newsfold.web.resources import get_resources
@@ -89,14 +89,14 @@ def test_a_hostile_query_answers_fast_and_leaves_the_server_idle(app, es):
 
 
 def test_public_queries_allow_only_cheap_operators():
-    body = queries.text_query('"storm surge" -flood harbour|port')
+    body = public_query.text_query('"storm surge" -flood harbour|port')
     sqs = body["simple_query_string"]
     allowed = set(sqs["flags"].split("|"))
     assert allowed == {"AND", "OR", "NOT", "PHRASE", "PRECEDENCE", "WHITESPACE", "ESCAPE"}
     with pytest.raises(ValueError, match="at most 32 words"):
-        queries.text_query(" ".join(["word"] * 33))
+        public_query.text_query(" ".join(["word"] * 33))
     with pytest.raises(ValueError, match="characters; the limit is 500"):
-        queries.text_query("x" * 501)
+        public_query.text_query("x" * 501)
     assert queries.collapsed_search("storm")["timeout"] == queries.SEARCH_TIMEOUT
 
 

@@ -25,7 +25,7 @@ from newsfold.plugin import (
     story_count,
 )
 from newsfold.plugin.client import build_client
-from newsfold.plugin.search.story_queries import add_relations
+from newsfold.plugin.search.version_relations import add_relations
 from tests.pages import page, story
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -270,7 +270,7 @@ def test_a_control_character_in_the_title_is_dropped_not_the_page():
 
 
 def test_the_query_cap_counts_terms_and_operators_not_spaces():
-    from newsfold.plugin.search.queries import checked_query
+    from newsfold.plugin.search.public_query import checked_query
 
     with pytest.raises(ValueError, match="120 words and 119 operators"):
         checked_query("|".join(["the"] * 120))

@@ -85,7 +85,8 @@ def test_a_story_with_dates_far_apart_has_a_bounded_timeline_and_a_note(app, es,
 def test_timeline_bins_are_bounded_however_far_apart_the_times():
     import datetime as dt
 
-    from newsfold.plugin.search.story_queries import plausible_times, timeline_bins
+    from newsfold.plugin.search.page_dates import plausible_times
+    from newsfold.plugin.search.story_versions import timeline_bins
 
     far = [int(dt.datetime(y, 1, 1, tzinfo=dt.UTC).timestamp() * 1000) for y in (1, 1991, 9999)]
     name, bins = timeline_bins(far)

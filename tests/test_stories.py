@@ -1,4 +1,4 @@
-"""Top stories, a story's versions and version relations (plugin.search.story_queries) on a real index."""
+"""Top stories, a story's versions and version relations (plugin/search/) on a real index."""
 
 from __future__ import annotations
 
@@ -8,19 +8,14 @@ from newsfold.plugin import fold_search, folded_hits
 from newsfold.plugin.edit.corrections import set_representative
 from newsfold.plugin.search.story_queries import (
     MAX_STORIES,
-    STORY_SOURCE,
-    add_relations,
     newest,
     page_buckets,
     read_newest,
-    read_story,
     read_top_stories,
-    references,
-    story,
-    story_times,
-    timeline_bins,
     top_stories,
 )
+from newsfold.plugin.search.story_versions import STORY_SOURCE, read_story, story, story_times, timeline_bins
+from newsfold.plugin.search.version_relations import add_relations, references
 from tests.story_corpus import ingest_story_corpus
 
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from flask import Flask
 
 from newsfold.plugin.admin.admin_queries import MAX_LIST_CLUSTERS
-from newsfold.plugin.admin.evidence import MAX_TEXT_WORDS
+from newsfold.plugin.admin.text_compare import MAX_TEXT_WORDS
 from newsfold.plugin.edit.correction_log import MAX_ID_CHARS, MAX_NOTE_CHARS
-from newsfold.plugin.search.queries import MAX_QUERY_CHARS
+from newsfold.plugin.search.public_query import MAX_QUERY_CHARS
 from newsfold.plugin.settings import Settings
 from newsfold.web import admin, admin_api, api, auth, display, errors, formatting, resources, search, story_pages
 from newsfold.web.config import WebSettings

@@ -21,7 +21,7 @@ from newsfold.plugin.admin.evidence import (
     similarity_matrix,
 )
 from newsfold.plugin.fold.document import cluster_of, flat
-from newsfold.plugin.search.queries import page_filters, parse_day
+from newsfold.plugin.search.public_query import page_filters, parse_day
 from newsfold.plugin.settings import Settings
 from newsfold.web.formatting import page_count
 from newsfold.web.stories import decode_signature
@@ -402,7 +402,7 @@ def load_comparison(
         ValueError: both ids are the same, or one is missing.
         LookupError: a page is not in the cluster.
     """
-    from newsfold.plugin.admin.evidence import MAX_TEXT_WORDS, word_diff, words
+    from newsfold.plugin.admin.text_compare import MAX_TEXT_WORDS, word_diff, words
 
     max_words = max_words or MAX_TEXT_WORDS
     if not a_id or not b_id:

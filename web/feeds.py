@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from newsfold.plugin.search.story_queries import utc_time
+from newsfold.plugin.search.page_dates import utc_time
 
 ATOM = "http://www.w3.org/2005/Atom"
 MIMETYPE = "application/atom+xml"

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 
 from elasticsearch import Elasticsearch, NotFoundError
 
-from newsfold.plugin.admin import admin_queries
+from newsfold.plugin.admin import stats_queries
 from newsfold.plugin.fold.rejections import rejections_index
 from newsfold.plugin.search import story_queries
+from newsfold.plugin.search.page_dates import iso_millis
 from newsfold.plugin.settings import Settings
 from newsfold.web.charts import bar_chart, histogram, line_chart, stacked_bar_chart
 from newsfold.web.formatting import format_datetime, percent
@@ -123,25 +124,25 @@ def reason_rows(response: Mapping | None) -> tuple[int, list[dict]]:
 
 def load_stats(es: Elasticsearch, settings: Settings) -> dict:
     """Run the statistics aggregations and draw their charts."""
-    overview = es.search(index=settings.index, **admin_queries.duplicate_overview())
+    overview = es.search(index=settings.index, **stats_queries.duplicate_overview())
     overall, sites = duplicate_rows(overview)
-    sizes, singles, sizes_capped = size_rows(es.search(index=settings.index, **admin_queries.cluster_size_counts()))
+    sizes, singles, sizes_capped = size_rows(es.search(index=settings.index, **stats_queries.cluster_size_counts()))
     edges, similarity = similarity_rows(
-        es.search(index=settings.index, **admin_queries.similarity_distribution(interval=SIMILARITY_STEP))
+        es.search(index=settings.index, **stats_queries.similarity_distribution(interval=SIMILARITY_STEP))
     )
     ingested = overview["aggregations"]["ingested"]
     start, end = _ms(ingested.get("min")), _ms(ingested.get("max"))
     rate: list[tuple[str, int]] = []
     interval = None
     if start is not None and end is not None:
-        name, _ = admin_queries.rate_interval(start, end)
+        name, _ = stats_queries.rate_interval(start, end)
         rate = rate_points(
-            es.search(index=settings.index, **admin_queries.ingest_rate(start_ms=start, end_ms=end)), name
+            es.search(index=settings.index, **stats_queries.ingest_rate(start_ms=start, end_ms=end)), name
         )
         interval = INTERVAL_WORDS.get(name, name)
     try:
         rejected = es.search(
-            index=rejections_index(settings), ignore_unavailable=True, **admin_queries.rejection_reasons()
+            index=rejections_index(settings), ignore_unavailable=True, **stats_queries.rejection_reasons()
         )
     except NotFoundError:
         rejected = None
@@ -219,13 +220,13 @@ def syndication(es: Elasticsearch, settings: Settings, *, window: str = "all", s
     """
     field_name, anchor = time_field(es, settings)
     filters = story_queries.window_filter(window, anchor_ms=anchor, time_field=field_name)
-    res = es.search(index=settings.index, body=admin_queries.syndication_sites(filters=filters, sites=sites))
+    res = es.search(index=settings.index, body=stats_queries.syndication_sites(filters=filters, sites=sites))
     buckets = res["aggregations"]["sites"]["buckets"]
     owns = []
     if buckets:
         searches = []
         for bucket in buckets:
-            searches += [{"index": settings.index}, admin_queries.syndication_site(bucket["key"], filters=filters)]
+            searches += [{"index": settings.index}, stats_queries.syndication_site(bucket["key"], filters=filters)]
         owns = es.msearch(searches=searches)["responses"]
     rows = []
     for bucket, own in zip(buckets, owns, strict=True):
@@ -246,7 +247,7 @@ def syndication(es: Elasticsearch, settings: Settings, *, window: str = "all", s
             "wires": [{"wire": w["key"], "pages": int(w["doc_count"]), "share": int(w["doc_count"]) / pages}
                       for w in bucket["wires"]["buckets"]],
         })  # fmt: skip
-    return {"window": window, "time_field": field_name, "newest": story_queries.iso_millis(anchor), "sites": rows}
+    return {"window": window, "time_field": field_name, "newest": iso_millis(anchor), "sites": rows}
 
 
 def syndication_charts(figures: dict) -> dict:

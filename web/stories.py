@@ -18,8 +18,9 @@ from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.document import cluster_of, flat, fold_of, read_signature
 from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
 from newsfold.plugin.search import queries
-from newsfold.plugin.search.queries import parse_day, story_count
-from newsfold.plugin.search.story_queries import read_references, relation_of, with_references
+from newsfold.plugin.search.public_query import MAX_QUERY_CHARS, parse_day
+from newsfold.plugin.search.queries import story_count
+from newsfold.plugin.search.version_relations import read_references, relation_of, with_references
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import Signature, jaccard
 from newsfold.web.display import dress_story, headline, headline_highlight, image_of, learn_affixes, origin_of
@@ -100,7 +101,7 @@ class SearchParams:
             return (args.get(name) or "").strip()[:limit]
 
         return cls(
-            q=text("q", 2 * queries.MAX_QUERY_CHARS),
+            q=text("q", 2 * MAX_QUERY_CHARS),
             site=text("site", MAX_FILTER_CHARS) or None,
             lang=text("lang", MAX_FILTER_CHARS) or None,
             date_from=text("from", 40) or None,
@@ -249,7 +250,7 @@ def run_search(
 ) -> SearchResult:
     """Execute ``body`` and fetch the versions of the stories found, in two requests.
 
-    The second request also reads each story's reference (``plugin.search.story_queries.with_references``), so every
+    The second request also reads each story's reference (``plugin.search.version_relations.with_references``), so every
     version comes with its relation to it (``plugin.sign.novelty``: "adds 2 paragraphs", "shorter").
     """
     res = es.search(index=settings.index, **body)

@@ -1,6 +1,7 @@
 """Top stories, a story's page and a version's added passages: arguments, the requests they cost, what pages show.
 
-The builders and readers are ``plugin.search.story_queries``; this module checks what a
+The builders and readers are ``plugin.search.story_queries``, ``plugin.search.story_versions`` and
+``plugin.search.version_relations``; this module checks what a
 request asks for (every value from outside is checked before anything is
 sent: a bad one is a ``ValueError`` whose message the view answers with 400),
 runs the requests and shapes the results for the templates, the API and the
@@ -16,7 +17,8 @@ from dataclasses import dataclass, field
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.fold.document import fold_of
-from newsfold.plugin.search import story_queries
+from newsfold.plugin.search import story_queries, story_versions, version_relations
+from newsfold.plugin.search.page_dates import iso_millis
 from newsfold.plugin.search.queries import MAX_WINDOW
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.novelty import Passage, marked_passages
@@ -181,11 +183,11 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     ids = [b["key"] for b in story_queries.page_buckets(res, page=params.page, size=page_size)]
     refs = None
     if ids:
-        body = story_queries.references(ids, time_field=field_name, source=story_queries.STORY_SOURCE)
+        body = version_relations.references(ids, time_field=field_name, source=story_versions.STORY_SOURCE)
         refs = es.search(index=settings.index, body=body)
     total, found = story_queries.read_top_stories(res, refs, page=params.page, size=page_size)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
-                       anchor=story_queries.iso_millis(anchor))  # fmt: skip
+                       anchor=iso_millis(anchor))  # fmt: skip
     origins = _origin_versions(es, settings, [item["reference"] for item in found if item["reference"]])
     affixes = learn_affixes(es, settings, [v.get("site") for v in origins.values()])
     for item in found:
@@ -213,7 +215,7 @@ def _origin_versions(es: Elasticsearch, settings: Settings, references: list[dic
     out = {ref["id"]: ref for ref in references}
     wanted = sorted({o["id"] for ref in references if (o := origin_of(ref)) and o["id"] not in out})
     if wanted:
-        docs = es.mget(index=settings.index, ids=wanted, source=story_queries.STORY_SOURCE)["docs"]
+        docs = es.mget(index=settings.index, ids=wanted, source=story_versions.STORY_SOURCE)["docs"]
         out.update({d["_id"]: {"id": d["_id"], **d["_source"]} for d in docs if d.get("found")})
     return out
 
@@ -246,20 +248,20 @@ class StoryResult:
 
 def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, page_size: int) -> StoryResult | None:
     """A story's page in one ``msearch`` (its versions and their times); None when no page has that cluster id."""
-    body = story_queries.story(params.cluster_id, page=params.page, size=page_size)
+    body = story_versions.story(params.cluster_id, page=params.page, size=page_size)
     index = {"index": settings.index}
-    page, times = es.msearch(searches=[index, body, index, story_queries.story_times(params.cluster_id)])["responses"]
+    page, times = es.msearch(searches=[index, body, index, story_versions.story_times(params.cluster_id)])["responses"]
     for res in (page, times):
         if "error" in res:
             raise RuntimeError(f"story search failed: {res['error']}")
-    found = story_queries.read_story(page, times, page=params.page, size=page_size)
+    found = story_versions.read_story(page, times, page=params.page, size=page_size)
     if found is None:
         return None
     origin = found.get("origin") or {}
     at_hand = {v["id"]: v for v in (found["reference"], found["first"], *found["versions"]) if v}
     if origin.get("id") and origin["id"] not in at_hand:
         doc = es.options(ignore_status=404).get(
-            index=settings.index, id=origin["id"], source=story_queries.STORY_SOURCE
+            index=settings.index, id=origin["id"], source=story_versions.STORY_SOURCE
         )
         if doc.get("found"):
             at_hand[origin["id"]] = {"id": origin["id"], **doc["_source"]}
@@ -299,10 +301,11 @@ def version_passages(
     doc = es.options(ignore_status=404).get(index=settings.index, id=page_id)
     if not doc.get("found") or fold_of(doc["_source"]).get("cluster_id") != cluster_id:
         return None
-    refs = story_queries.read_references(es.search(index=settings.index, body=story_queries.references([cluster_id])))
+    found = es.search(index=settings.index, body=version_relations.references([cluster_id]))
+    refs = version_relations.read_references(found)
     reference = refs.get(cluster_id)
     source = doc["_source"]
-    relation = story_queries.relation_of({"_id": page_id, "_source": source}, refs)
+    relation = version_relations.relation_of({"_id": page_id, "_source": source}, refs)
     version = {"id": page_id, **_public(source), "relation": relation,
                "reference_id": reference["_id"] if reference else None}  # fmt: skip
     version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))

@@ -6,7 +6,7 @@ import json
 
 from flask import request
 
-from newsfold.plugin.search.queries import checked_query
+from newsfold.plugin.search.public_query import checked_query
 
 MAX_OFFSET = 10_000_000
 #: the longest site or language filter
@@ -161,7 +161,7 @@ def has_control_chars(text: str) -> bool:
 
 
 def query_text(value: str | None) -> str:
-    """A full-text query argument, stripped; within the core's limits (``plugin.search.queries.checked_query``).
+    """A full-text query argument, stripped; within the core's limits (``plugin.search.public_query.checked_query``).
 
     Raises:
         ValueError: too long, too many words, or control characters (the message says which).

@@ -1,136 +1,26 @@
-"""Elasticsearch query builders of the public search; they return dicts and never execute them.
+"""Query builders and readers of folded searches; the builders return dicts and never execute them.
 
-Read by newsfold's own search (``web``) and a host's (through :func:`fold_query` and
-``plugin.search.folded_search``). The lookups of ingest and corrections are in ``plugin.fold.lookups``;
-the admin pages' aggregations in ``plugin.admin.admin_queries``.
+A host folds its own search with :func:`fold_query` (run by ``plugin.search.folded_search``) and reads it
+back with :func:`folded_hits` and :func:`story_count`; its facets count stories with
+:func:`with_story_counts` and :func:`story_buckets`. newsfold's own search (``web``) is
+:func:`collapsed_search` folded the same way, with :func:`search_facets` and :func:`versions_of`. What a
+public query may ask is checked in ``plugin.search.public_query``; the lookups of ingest and corrections
+are in ``plugin.fold.lookups``; the admin pages' aggregations in ``plugin.admin.admin_queries``.
 """
 
 from __future__ import annotations
 
 import copy
-import datetime as dt
-import re
 
 from newsfold.plugin.errors import InputError, check_type
 from newsfold.plugin.fold.document import CLUSTER_ID, VERSION_SOURCE, cluster_of
 from newsfold.plugin.fold.lookups import FOUNDER_FIRST, MAX_WINDOW, REPRESENTATIVE_FIRST, URL_ORDER
+from newsfold.plugin.search.public_query import checked_query, page_filters, text_query
 
-MAX_QUERY_CHARS = 500
-MAX_QUERY_TERMS = 32
-#: the simple_query_string operators a public query may use: no fuzzy (~N after a word), no phrase slop
-#: (~N after a phrase) and no prefix (word*): each of those can make one query cost the server minutes
-PUBLIC_QUERY_FLAGS = "AND|OR|NOT|PHRASE|PRECEDENCE|WHITESPACE|ESCAPE"
 #: the server-side time limit of a public search (Elasticsearch returns what it found by then)
 SEARCH_TIMEOUT = "2s"
 REPRESENTATIVE_BOOST = 2.0  # added to the relevance score of an editor-chosen representative
 SORTS = ("relevance", "date")
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-#: what the term cap counts: each word, each ``|``, ``(`` and ``)``, and a ``+`` or ``-`` that starts a word
-#: (``the|the|the`` is three terms and two operators, however few its spaces)
-_QUERY_PARTS = re.compile(r"""[|()]|(?:^|(?<=[\s(|]))[+-]|[^\s|()"+-][^\s|()"]*""")
-
-
-# ------------------------------------------------------------------ the public search
-def parse_day(value: str, name: str) -> dt.date:
-    """A day given as ``YYYY-MM-DD`` (the one date format of every date argument and filter).
-
-    Raises:
-        ValueError: ``value`` is not such a day; the message calls it ``name``.
-    """
-    try:
-        if not _ISO_DATE.match(value):
-            raise InputError(value)
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise InputError(f"{name} must be a date like 2024-05-31, got {value[:40]!r}") from None
-
-
-def page_filters(
-    *,
-    site: str | None = None,
-    lang: str | None = None,
-    date_from: str | None = None,
-    date_to: str | None = None,
-    q: str | None = None,
-) -> list[dict]:
-    """Filter clauses for pages of a site, in a language, published in a date range and containing text.
-
-    Args:
-        site: pages of this site.
-        lang: pages in this language.
-        date_from: first day (``YYYY-MM-DD``) of ``published``, inclusive.
-        date_to: last day, inclusive.
-        q: text in the title or body (:func:`text_query`, all words; unscored here).
-
-    Returns:
-        The clauses (empty for no filter).
-
-    Raises:
-        ValueError: a date is malformed, the range is empty or the text query too long.
-    """
-    out: list[dict] = []
-    if site:
-        out.append({"term": {"site": site}})
-    if lang:
-        out.append({"term": {"lang": lang}})
-    start = parse_day(date_from, "date_from") if date_from else None
-    end = parse_day(date_to, "date_to") if date_to else None
-    if start and end and start > end:
-        raise InputError(f"the date range is empty: {start.isoformat()} is after {end.isoformat()}")
-    published = {}
-    if start:
-        published["gte"] = start.isoformat()
-    if end and end < dt.date.max:
-        # "up to and including that day": before the next midnight, the same on every Elasticsearch version
-        published["lt"] = (end + dt.timedelta(days=1)).isoformat()
-    if published:  # 9999-12-31 and nothing else is no bound at all
-        out.append({"range": {"published": published}})
-    if checked_query(q):
-        out.append(text_query(q))
-    return out
-
-
-def checked_query(q: str | None) -> str:
-    """A public query string, stripped and checked against the limits.
-
-    Raises:
-        ValueError: more than ``MAX_QUERY_CHARS`` characters, or more than ``MAX_QUERY_TERMS`` words and
-            operators together (the message says which).
-    """
-    q = (q or "").strip()
-    if len(q) > MAX_QUERY_CHARS:
-        raise InputError(f"the query has {len(q):,} characters; the limit is {MAX_QUERY_CHARS}")
-    parts = _QUERY_PARTS.findall(q)
-    if len(parts) > MAX_QUERY_TERMS:
-        operators = sum(part in "|()+-" for part in parts)
-        raise InputError(
-            f"the query has {len(parts) - operators} words and {operators} operators; ask with at most "
-            f"{MAX_QUERY_TERMS} words and operators (| ( ) + -) together"
-        )
-    return q
-
-
-def text_query(q: str | None) -> dict:
-    """The full-text part of a public search: every word must match, titles count double.
-
-    Quotes, ``-word``, ``|`` and parentheses work; fuzziness, phrase slop and
-    prefixes are switched off (``PUBLIC_QUERY_FLAGS``), so their characters
-    are read as text.
-
-    Raises:
-        ValueError: see :func:`checked_query`.
-    """
-    q = checked_query(q)
-    if not q:
-        return {"match_all": {}}
-    return {
-        "simple_query_string": {
-            "query": q,
-            "fields": ["title^2", "body"],
-            "default_operator": "and",
-            "flags": PUBLIC_QUERY_FLAGS,
-        }
-    }
 
 
 def collapsed_search(
@@ -185,19 +75,30 @@ def collapsed_search(
         "timeout": SEARCH_TIMEOUT,
     }
     if q:
-        body["highlight"] = {
-            "fields": {"body": {"fragment_size": 180, "number_of_fragments": 2}, "title": {"number_of_fragments": 0}},
-            "pre_tags": ["<mark>"],
-            "post_tags": ["</mark>"],
-            "encoder": "html",
-        }
+        body["highlight"] = _highlight()
     if sort == "date" or not q:
-        body["sort"] = [
-            {"published": {"order": "desc", "missing": "_last"}},
-            {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
-            {"ingested": "desc"},
-        ]
+        body["sort"] = _newest_first()
     return fold_query(body, versions=0, precision_threshold=precision_threshold)
+
+
+def _highlight() -> dict:
+    """The highlight of a public search: two fragments of the body, the whole title, the text HTML-escaped."""
+    return {
+        "fields": {"body": {"fragment_size": 180, "number_of_fragments": 2}, "title": {"number_of_fragments": 0}},
+        "pre_tags": ["<mark>"],
+        "post_tags": ["</mark>"],
+        "encoder": "html",
+    }
+
+
+def _newest_first() -> list[dict]:
+    """The order of a search by date (and of one without words): newest first, an editor's representative
+    first among versions of one date, then the latest ingested."""
+    return [
+        {"published": {"order": "desc", "missing": "_last"}},
+        {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
+        {"ingested": "desc"},
+    ]
 
 
 def representative_clause(boost: float = REPRESENTATIVE_BOOST) -> dict:
