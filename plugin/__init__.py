@@ -92,6 +92,7 @@ MOVED = {
     "document": "fold.document",
     "index": "fold.index",
     "queries": "search.queries",
+    "stories": "search.story_queries",
     "admin_queries": "admin.admin_queries",
     "headlines": "extract.headlines",
 }

@@ -299,7 +299,15 @@ def test_the_module_paths_of_0_1_import_the_modules_that_hold_their_code_now():
     for old, new in plugin.MOVED.items():
         assert importlib.import_module(f"newsfold.plugin.{old}") is importlib.import_module(f"newsfold.plugin.{new}")
     from newsfold.plugin.queries import with_story_counts  # the path docs/embedding.md showed hosts in 0.1
+    from newsfold.plugin.stories import (  # docs/stories.md
+        add_relations,
+        newest,
+        read_newest,
+        read_top_stories,
+        top_stories,
+    )
 
     assert with_story_counts.__module__ == "newsfold.plugin.search.queries"
+    assert all(callable(f) for f in (add_relations, newest, read_newest, read_top_stories, top_stories))
     gone = [old for old in plugin.MOVED if (ROOT / "plugin" / f"{old}.py").exists()]
     assert not gone, f"a module file and an old path share a name: {gone}"
