@@ -159,7 +159,8 @@ def cmd_web(args) -> int:
 
 
 def cmd_elasticsearch(args) -> int:
-    from newsfold.esnode import DEFAULT_HEAP, ES_VERSION, ElasticsearchNode
+    from newsfold.esinstall import ES_VERSION
+    from newsfold.esnode import DEFAULT_HEAP, ElasticsearchNode
 
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
     node = ElasticsearchNode(
