@@ -45,13 +45,11 @@ from newsfold.plugin.index import check_meta_cached, wait_until_active
 from newsfold.plugin.provenance import refresh_origins
 from newsfold.plugin.regroup import enforce_constraints, relabel
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.signature import uses_stats
+from newsfold.plugin.signature import StoryStatistics, uses_stats
 from newsfold.plugin.store import bulk_failures, current_labels
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
-
-    from newsfold.state.story_stats import StoryStats
 
 log = logging.getLogger(__name__)
 
@@ -434,7 +432,7 @@ def ingest(
     settings: Settings,
     index: str | None = None,
     content: bool | None = None,
-    stats: StoryStats | None = None,
+    stats: StoryStatistics | None = None,
 ) -> list[Outcome]:
     """Find the cluster of every signed page and write it (the public "find its cluster" call).
 
