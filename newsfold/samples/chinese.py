@@ -16,8 +16,8 @@ WIRE_ZH = ZH["wire"]
 
 
 @dataclass(frozen=True)
-class _Names:
-    """The place names a story draws before its numbers."""
+class _Picks:
+    """What a story draws from the vocabularies before its numbers."""
 
     districts: list[str]
     stations: list[str]
@@ -27,7 +27,7 @@ class _Names:
     towns: list[str]
 
     @classmethod
-    def draw(cls, rng: Random) -> _Names:
+    def draw(cls, rng: Random) -> _Picks:
         return cls(
             districts=rng.sample(ZH["districts"], 3),
             stations=rng.sample(ZH["stations"], 2),
@@ -42,20 +42,20 @@ def _person(rng: Random) -> str:
     return rng.choice(ZH["surnames"]) + rng.choice(ZH["given_names"])
 
 
-def _transit_slots(names: _Names, rng: Random, date: dt.date) -> dict:
+def _transit_slots(picks: _Picks, rng: Random, date: dt.date) -> dict:
     """A new metro line: its number, stations, passengers, cost and timetable."""
-    line_n = names.line_n
+    line_n = picks.line_n
     return {
         "line": ZH["digits"][line_n - 1],
         "line_n": str(line_n),
         "line2": ZH["digits"][line_n],
         "km": str(rng.randint(18, 42)),
         "stations": str(rng.randint(14, 30)),
-        "district1": names.districts[0],
-        "district2": names.districts[1],
-        "district3": names.districts[2],
-        "station": names.stations[0],
-        "station2": names.stations[1],
+        "district1": picks.districts[0],
+        "district2": picks.districts[1],
+        "district3": picks.districts[2],
+        "station": picks.stations[0],
+        "station2": picks.stations[1],
         "flow": str(rng.randint(15, 40)),
         "inv": str(rng.randint(120, 290)),
         "start_year": str(date.year - rng.randint(4, 6)),
@@ -72,13 +72,13 @@ def _transit_slots(names: _Names, rng: Random, date: dt.date) -> dict:
     }
 
 
-def _flood_slots(names: _Names, rng: Random) -> dict:
+def _flood_slots(picks: _Picks, rng: Random) -> dict:
     """A flood: the river, the rain, the water level, the evacuation and the damage."""
-    river, river_slug = names.river
+    river, river_slug = picks.river
     return {
         "river": river,
         "river_slug": river_slug,
-        "town": names.towns[0],
+        "town": picks.towns[0],
         "rain": str(rng.randint(180, 260)),
         "rain_max": str(rng.randint(300, 420)),
         "hour": str(rng.randint(14, 18)),
@@ -96,9 +96,9 @@ def _flood_slots(names: _Names, rng: Random) -> dict:
     }
 
 
-def _harvest_slots(names: _Names, place_slug: str, rng: Random) -> dict:
+def _harvest_slots(picks: _Picks, place_slug: str, rng: Random) -> dict:
     """A village's fruit harvest sold online: the crop, the training, the parcels and the buyers."""
-    fruit, fruit_slug = names.fruit
+    fruit, fruit_slug = picks.fruit
     cities = ZH["cities"]
     return {
         "fruit": fruit,
@@ -121,16 +121,16 @@ def _harvest_slots(names: _Names, place_slug: str, rng: Random) -> dict:
 def _context(topic: dict, rng: Random, date: dt.date) -> dict:
     """The slot values of one story: where and when, then every topic's slots, then the people."""
     place, place_slug = rng.choice(topic["places"])
-    names = _Names.draw(rng)
+    picks = _Picks.draw(rng)
     return {
         "place": place,
         "county": rng.choice(ZH["counties"]),
         "m": str(date.month),
         "d": str(date.day),
         "d0": str(max(1, date.day - 3)),
-        **_transit_slots(names, rng, date),
-        **_flood_slots(names, rng),
-        **_harvest_slots(names, place_slug, rng),
+        **_transit_slots(picks, rng, date),
+        **_flood_slots(picks, rng),
+        **_harvest_slots(picks, place_slug, rng),
         "age": str(rng.randint(58, 79)),
         "p1": _person(rng),
         "p3": _person(rng),
