@@ -18,7 +18,7 @@ newsfold's own decoder; every method gets the same ``str``. Methods:
 CPU time is ``time.process_time`` around one call; with ``--repeat R`` each
 call runs R times and the page's figure is the smallest of the R (the run least
 disturbed by other work on the machine). Token F1 is
-``newsfold.evaluate.token_prf`` against the gold text, macro-averaged over the
+``newsfold.scoring.token_prf`` against the gold text, macro-averaged over the
 pages, a failed extraction scoring 0, exactly as ``newsfold evaluate
 --extraction`` does. Rows are given overall, per language (``lang`` of
 pages.jsonl) and per source group (``source`` of ``truth/provenance.jsonl``:
@@ -48,9 +48,10 @@ import trafilatura
 from benchlib import percentiles
 from trafilatura.utils import load_html
 
-from newsfold.evaluate import load_truth, token_prf
+from newsfold.evaluate import load_truth
 from newsfold.plugin.extract.article import PATHS as PATHS_ORDER
 from newsfold.plugin.extract.article import Rejection, decode_html, extract_article
+from newsfold.scoring import token_prf
 
 MAX_BYTES = 10 * 1024 * 1024
 

@@ -11,7 +11,7 @@ out in turn, the "on" setting with the best macro token F1 on the *other*
 sources is chosen, and its F1 on the held-out source is compared with the
 "off" setting's there. A rule is kept only when its tuned setting does not
 lose on any held-out source (by :data:`TOLERANCE` or more) and helps the
-total. The token F1 is ``newsfold.evaluate.token_prf``, a failed extraction
+total. The token F1 is ``newsfold.scoring.token_prf``, a failed extraction
 scoring 0, as in ``extract_bench.py``.
 
 Settings are module attributes patched for the run (thresholds, or a
@@ -31,9 +31,9 @@ from pathlib import Path
 
 from extract_bench import MAX_BYTES, load_pages
 
-from newsfold.evaluate import token_prf
 from newsfold.plugin.extract import cleanup as extract_cleanup
 from newsfold.plugin.extract.article import Rejection, decode_html, extract_article
+from newsfold.scoring import token_prf
 
 _FRAMES_ONLY_BASE: list = []  # the real _layout_kind, captured at import
 

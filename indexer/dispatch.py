@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from newsfold import task_names
 from newsfold.state import patiently
+from newsfold.state.heartbeats import HEARTBEAT_EVERY
 from newsfold.state.job_records import failed_batch
-from newsfold.state.jobs import HEARTBEAT_EVERY, JobStore
+from newsfold.state.jobs import JobStore
 
 if TYPE_CHECKING:
     from celery import Celery

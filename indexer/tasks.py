@@ -18,8 +18,8 @@ from newsfold.indexer.reindex_chunks import run_chunk
 from newsfold.indexer.resources import TRANSIENT, job_store_for, worker_settings
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently
+from newsfold.state.heartbeats import UnitBusy
 from newsfold.state.job_records import failed_batch
-from newsfold.state.jobs import UnitBusy
 
 log = logging.getLogger(__name__)
 logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems become rejection reasons

@@ -12,15 +12,11 @@ import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
 from newsfold.cli_run import cmd_cluster, cmd_demo, cmd_ingest, cmd_reindex, load_settings
 from newsfold.plugin.settings import Settings
-
-if TYPE_CHECKING:
-    pass
 
 log = logging.getLogger("newsfold")
 
@@ -82,21 +78,6 @@ def cmd_extract(args) -> int:
                 out.write(json.dumps(rec, ensure_ascii=False) + "\n")
     print(f"extracted {len(rows) - errors} of {len(rows)} pages ({errors} errors) -> {args.out}", file=sys.stderr)
     return 0
-
-
-# ---------------------------------------------------------------- ingest through workers
-
-
-# ---------------------------------------------------------------- jobs
-
-
-# ---------------------------------------------------------------- ingest
-
-
-# ---------------------------------------------------------------- reindex
-
-
-# ---------------------------------------------------------------- demo
 
 
 # ---------------------------------------------------------------- credentials
@@ -178,7 +159,8 @@ def cmd_web(args) -> int:
 
 
 def cmd_elasticsearch(args) -> int:
-    from newsfold.esnode import DEFAULT_HEAP, ES_VERSION, ElasticsearchNode
+    from newsfold.esinstall import ES_VERSION
+    from newsfold.esnode import DEFAULT_HEAP, ElasticsearchNode
 
     say = lambda m: print(m, file=sys.stderr)  # noqa: E731
     node = ElasticsearchNode(
@@ -241,7 +223,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="newsfold", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log more")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_demo_commands(sub)
+    _add_page_list_commands(sub)
+    _add_job_commands(sub)
+    _add_evaluate_command(sub)
+    _add_server_commands(sub)
+    _add_credential_commands(sub)
+    _add_index_commands(sub)
+    return parser
 
+
+def _add_demo_commands(sub) -> None:
+    """The commands to try newsfold on one machine: ``demo`` and ``elasticsearch``."""
     p = sub.add_parser("demo", help="embedded servers + workers + sample corpus + UI")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--host", default="127.0.0.1")
@@ -262,6 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--heap", default=None, help="JVM heap, for example 1g (default 2g)")
     p.set_defaults(func=cmd_elasticsearch)
 
+
+def _add_page_list_commands(sub) -> None:
+    """The commands that run a page list outside the index: ``extract`` and ``cluster``."""
     p = sub.add_parser("extract", help="extract the article of every page of PAGES.jsonl")
     p.add_argument("pages")
     p.add_argument("--out", required=True)
@@ -279,6 +275,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_cluster)
 
+
+def _add_job_commands(sub) -> None:
+    """The resumable jobs that write the index: ``ingest`` and ``reindex``."""
     p = sub.add_parser("ingest", help="stream JSONL page lists, directory trees or WARC files into the index")
     p.add_argument("sources", nargs="*", help="PAGES.jsonl, a folder of .html/.html.gz files, or .warc/.warc.gz files")
     p.add_argument("--resume", metavar="JOB", help="continue an interrupted ingest job (its done batches are skipped)")
@@ -307,6 +306,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_reindex)
 
+
+def _add_evaluate_command(sub) -> None:
+    """``evaluate``: score the output of ``extract`` and ``cluster`` against a truth set."""
     p = sub.add_parser("evaluate", help="score predictions against a truth set (dev-set layout)")
     p.add_argument("--truth", required=True, help="folder with pages.jsonl and truth/")
     p.add_argument("--pred", help="OUT.jsonl of newsfold cluster")
@@ -314,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_evaluate)
 
+
+def _add_server_commands(sub) -> None:
+    """The long-running processes of a deployment: ``worker`` and ``web``."""
     p = sub.add_parser("worker", help="run a Celery worker (production)")
     p.add_argument("--concurrency", type=int, default=os.cpu_count() or 2)
     p.add_argument("--loglevel", default="INFO")
@@ -324,6 +329,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1")
     p.set_defaults(func=cmd_web)
 
+
+def _add_credential_commands(sub) -> None:
+    """The commands that make credentials: ``hash-password`` and ``api-token``."""
     p = sub.add_parser("hash-password", help="print the hash of an admin password (read from the terminal or stdin)")
     p.set_defaults(func=cmd_hash_password)
 
@@ -331,6 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="a name for the token, logged with the changes made with it")
     p.set_defaults(func=cmd_api_token)
 
+
+def _add_index_commands(sub) -> None:
+    """The index checks: ``init-index`` and ``unfolded``."""
     p = sub.add_parser("init-index", help="create the index and alias if missing")
     p.set_defaults(func=cmd_init_index)
 
@@ -339,7 +350,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--show", type=_show_count, default=20, help="how many ids to name (0-1000, default 20)")
     p.add_argument("--json", action="store_true", help="print {index, count, ids} as JSON")
     p.set_defaults(func=cmd_unfolded)
-    return parser
 
 
 def _terminate(signum, frame):

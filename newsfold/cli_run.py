@@ -138,56 +138,18 @@ def cmd_ingest(args) -> int:
     into it once, and ``--resume JOB`` reads the same sources again, skipping
     the batches the job has counted (batches are numbered in input order).
     """
-    from collections import Counter
-
-    from newsfold.indexer.ingest_job import IngestRun, counts_text, create_ingest, mark_stopped
+    from newsfold.indexer.ingest_job import mark_stopped
 
     settings = load_settings(args)
     if not args.sources and not args.resume:
         raise SystemExit("newsfold: name the sources to ingest, or --resume JOB")
-    totals: Counter = Counter()
-    reasons: Counter = Counter()
-    out = open(args.out, "w", encoding="utf-8") if args.out else None  # noqa: SIM115 (closed below)
-    started = time.perf_counter()
-    bar = tqdm(desc="ingest", unit="page", disable=args.quiet)
-    job = store = run = None
-
-    def record(outcome: dict) -> None:
-        totals[outcome["status"]] += 1
-        if outcome["status"] == "rejected":
-            reasons[outcome.get("reason") or "unknown"] += 1
-        if out:
-            out.write(json.dumps(outcome, ensure_ascii=False) + "\n")
-            out.flush()  # each line as soon as it is known: a crash loses no outcome already reported
-        bar.update(1)
-
+    report = _IngestReport(args.out, quiet=args.quiet)
+    job = store = None
     try:
         with _pipeline(settings, args.workers) as (live, app):
             store = _job_store(live)
-            sources = [str(Path(p).resolve()) for p in args.sources]
-            if args.resume:
-                job = _resumable(store, args.resume, "ingest")
-                if sources and sources != job.params.get("sources"):
-                    raise SystemExit(f"newsfold: job {job.id} ingests {job.params.get('sources')}; resume it alone")
-            else:
-                index = args.index or live.index
-                archive = args.archive or settings.archive_dir
-                job = create_ingest(
-                    store, sources, index=index, batch_size=live.batch_size, archive=archive, announce=_stderr
-                )
-            done = store.recorded(job.id)
-            bar.reset(total=job.total)
-            _stderr(f"ingest job {job.id}" + (f"; resuming: {len(done)} batches already done" if done else ""))
-            run = IngestRun(
-                job,
-                app=app,
-                store=store,
-                settings=live,
-                on_outcome=record,
-                on_skip=bar.update,
-                on_wait=lambda state: bar.set_description(state or "ingest"),
-            )
-            final = run.run()
+            job = _ingest_job(args, settings, live, store)
+            _run_ingest_job(job, app=app, store=store, live=live, report=report)
     except KeyboardInterrupt:
         if job is not None:
             message = f"interrupted; `newsfold ingest --resume {job.id}` continues from the checkpoint"
@@ -199,19 +161,89 @@ def cmd_ingest(args) -> int:
             mark_stopped(store, job.id, exc, announce=_stderr)
         raise
     finally:
-        bar.close()
-        if out:
-            out.close()
-    elapsed = time.perf_counter() - started
-    pages = sum(totals.values())
-    skipped = run.stats.skipped_total
-    _stderr(
-        f"{pages} pages in {elapsed:.1f} s ({pages / max(elapsed, 1e-9):.1f} pages/s): "
-        f"{counts_text(totals, reasons)}" + (f"; skipped {skipped} non-page records" if skipped else "")
-    )
-    if done:
-        _stderr(f"job {job.id} in all: {counts_text(final.counts, final.rejected)}")
+        report.close()
+    report.print_summary()
     return 0
+
+
+def _ingest_job(args, settings: Settings, live: Settings, store):
+    """The job to run: the one ``--resume`` names (over the same sources), or a new one over the sources given."""
+    from newsfold.indexer.ingest_job import create_ingest
+
+    sources = [str(Path(p).resolve()) for p in args.sources]
+    if args.resume:
+        job = _resumable(store, args.resume, "ingest")
+        if sources and sources != job.params.get("sources"):
+            raise SystemExit(f"newsfold: job {job.id} ingests {job.params.get('sources')}; resume it alone")
+        return job
+    index = args.index or live.index
+    archive = args.archive or settings.archive_dir
+    return create_ingest(store, sources, index=index, batch_size=live.batch_size, archive=archive, announce=_stderr)
+
+
+def _run_ingest_job(job, *, app, store, live: Settings, report: _IngestReport) -> None:
+    """Run ``job`` through the workers, skipping the batches it has already counted, into ``report``."""
+    from newsfold.indexer.ingest_job import IngestRun
+
+    done = store.recorded(job.id)
+    report.resumed = bool(done)
+    report.bar.reset(total=job.total)
+    _stderr(f"ingest job {job.id}" + (f"; resuming: {len(done)} batches already done" if done else ""))
+    run = IngestRun(
+        job,
+        app=app,
+        store=store,
+        settings=live,
+        on_outcome=report.record,
+        on_skip=report.bar.update,
+        on_wait=lambda state: report.bar.set_description(state or "ingest"),
+    )
+    report.final = run.run()
+    report.skipped = run.stats.skipped_total
+
+
+class _IngestReport:
+    """What an ingest run shows: a progress bar, each outcome in ``--out``, and the counts at the end."""
+
+    def __init__(self, out_path: str | None, *, quiet: bool) -> None:
+        from collections import Counter
+
+        self.totals: Counter = Counter()
+        self.reasons: Counter = Counter()
+        self.out = open(out_path, "w", encoding="utf-8") if out_path else None  # noqa: SIM115 (closed by close())
+        self.started = time.perf_counter()
+        self.bar = tqdm(desc="ingest", unit="page", disable=quiet)
+        self.resumed = False  # the job had batches done before this run
+        self.final = None  # the job as it ended
+        self.skipped = 0  # non-page records of the sources
+
+    def record(self, outcome: dict) -> None:
+        self.totals[outcome["status"]] += 1
+        if outcome["status"] == "rejected":
+            self.reasons[outcome.get("reason") or "unknown"] += 1
+        if self.out:
+            self.out.write(json.dumps(outcome, ensure_ascii=False) + "\n")
+            self.out.flush()  # each line as soon as it is known: a crash loses no outcome already reported
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+        if self.out:
+            self.out.close()
+
+    def print_summary(self) -> None:
+        """This run's pages, speed and counts; and the whole job's counts when it was resumed."""
+        from newsfold.indexer.ingest_job import counts_text
+
+        elapsed = time.perf_counter() - self.started
+        pages = sum(self.totals.values())
+        skipped = self.skipped
+        _stderr(
+            f"{pages} pages in {elapsed:.1f} s ({pages / max(elapsed, 1e-9):.1f} pages/s): "
+            f"{counts_text(self.totals, self.reasons)}" + (f"; skipped {skipped} non-page records" if skipped else "")
+        )
+        if self.resumed:
+            _stderr(f"job {self.final.id} in all: {counts_text(self.final.counts, self.final.rejected)}")
 
 
 def cmd_reindex(args) -> int:

@@ -110,5 +110,3 @@ class LocalWorkers:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-

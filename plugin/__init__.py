@@ -18,7 +18,7 @@ functions that take ``client=``.
 The modules are grouped by feature (docs/architecture.md): ``extract``, ``sign``,
 ``fold``, ``edit``, ``search`` and ``admin``, over ``settings``, ``client``,
 ``errors``, ``text``, ``urls`` and ``page_limits``. The flat module paths of
-newsfold 0.1 that docs/embedding.md named (``newsfold.plugin.queries``, ...)
+newsfold 0.1 that docs/embedding.md named (``newsfold.plugin.search.queries``, ...)
 still import: :data:`MOVED` maps each to its home.
 """
 

@@ -298,8 +298,8 @@ def test_the_module_paths_of_0_1_import_the_modules_that_hold_their_code_now():
 
     for old, new in plugin.MOVED.items():
         assert importlib.import_module(f"newsfold.plugin.{old}") is importlib.import_module(f"newsfold.plugin.{new}")
-    from newsfold.plugin.queries import with_story_counts  # the path docs/embedding.md showed hosts in 0.1
-    from newsfold.plugin.stories import (  # docs/stories.md
+    from newsfold.plugin.search.queries import with_story_counts  # the path docs/embedding.md showed hosts in 0.1
+    from newsfold.plugin.search.story_queries import (  # docs/stories.md
         add_relations,
         newest,
         read_newest,
@@ -311,3 +311,46 @@ def test_the_module_paths_of_0_1_import_the_modules_that_hold_their_code_now():
     assert all(callable(f) for f in (add_relations, newest, read_newest, read_top_stories, top_stories))
     gone = [old for old in plugin.MOVED if (ROOT / "plugin" / f"{old}.py").exists()]
     assert not gone, f"a module file and an old path share a name: {gone}"
+
+
+def _state_names(path: Path, package: str) -> list[str]:
+    """Where a module names ``newsfold.state``: an import of it (under ``if TYPE_CHECKING:`` too), or a mention."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.level:  # relative: resolved against the module's package
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            module = ".".join(base + ([node.module] if node.module else []))
+            names = [module] if node.module else [f"{module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found += [
+            f"line {node.lineno}: imports {n}"
+            for n in names
+            if n == "newsfold.state" or n.startswith("newsfold.state.")
+        ]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    found += [f"line {n}: names newsfold.state" for n, line in enumerate(lines, 1) if "newsfold.state" in line]
+    return found
+
+
+def test_the_core_never_names_the_state_package():
+    """plugin takes state objects (story statistics, repeated lines) through Protocols of its own: no import loop."""
+    named = {}
+    for path in sorted((ROOT / "plugin").rglob("*.py")):
+        sub = path.parent.relative_to(ROOT / "plugin").parts
+        found = _state_names(path, ".".join(("newsfold", "plugin", *sub)))
+        if found:
+            named[str(path.relative_to(ROOT))] = found
+    assert named == {}
+
+
+def test_the_state_name_check_catches_a_type_only_import(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..state import jobs\n")
+    assert _state_names(bad, "newsfold.plugin") == ["line 3: imports newsfold.state"]
+    bad.write_text("if False:\n    import newsfold.state.story_stats\n")
+    assert _state_names(bad, "newsfold.plugin")[0] == "line 2: imports newsfold.state.story_stats"

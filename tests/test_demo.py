@@ -35,7 +35,7 @@ def test_demo_serves_folded_stories_and_stops_cleanly(redis_url, es_url):
 @pytest.mark.realnode
 def test_demo_on_a_real_node_of_its_own_serves_and_stops_it(redis_url):
     """``./run demo --elasticsearch``: the demo starts a real node of the pinned version and stops it on exit."""
-    from newsfold.esnode import ES_VERSION
+    from newsfold.esinstall import ES_VERSION
 
     env = {k: v for k, v in os.environ.items() if k != "ELASTICSEARCH_URL"} | {"REDIS_URL": redis_url}
     out = _run_demo(env, "--elasticsearch")

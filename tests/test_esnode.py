@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from newsfold.esnode import ES_VERSION, NodeError, check_java, find_java
+from newsfold.esinstall import ES_VERSION, NodeError, check_java, find_java
 
 JDKS = Path("/usr/lib/jvm")
 
@@ -110,9 +110,9 @@ def test_a_java_that_cannot_run_the_node_is_named_with_its_reason(tmp_path):
 
 
 def test_with_no_usable_java_the_error_lists_every_candidate(monkeypatch, tmp_path):
-    import newsfold.esnode as esnode
+    import newsfold.esinstall as esinstall
 
-    monkeypatch.setattr(esnode, "java_candidates", lambda: [("ES_JAVA_HOME", tmp_path)])
+    monkeypatch.setattr(esinstall, "java_candidates", lambda: [("ES_JAVA_HOME", tmp_path)])
     with pytest.raises(NodeError, match=r"(?s)no Java that can run Elasticsearch 9.*ES_JAVA_HOME .*no bin/java"):
         find_java()
 
@@ -127,13 +127,13 @@ def test_bad_node_arguments_are_refused_by_name():
 
 
 def test_a_damaged_download_is_a_clear_error(tmp_path, monkeypatch):
-    import newsfold.esnode as esnode
+    import newsfold.esinstall as esinstall
 
     damaged = tmp_path / "m2" / "elasticsearch.zip"
     damaged.parent.mkdir()
     damaged.write_bytes(b"PK\x03\x04 not really a zip")
     monkeypatch.setenv("NEWSFOLD_ES_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(esnode, "_maven_zip", lambda: damaged)
+    monkeypatch.setattr(esinstall, "_maven_zip", lambda: damaged)
     with pytest.raises(NodeError, match="cannot unpack .*delete it and run the command again"):
-        esnode.fetch_distribution(announce=lambda m: None)
+        esinstall.fetch_distribution(announce=lambda m: None)
     assert not (tmp_path / "cache" / f"elasticsearch-{ES_VERSION}").exists()

@@ -1,4 +1,4 @@
-"""Scoring functions of newsfold.evaluate, on small hand-made cases with hand-computed answers."""
+"""newsfold.scoring and newsfold.evaluate on small hand-made cases with hand-computed answers."""
 
 from __future__ import annotations
 
@@ -8,16 +8,12 @@ import random
 
 import pytest
 
-from newsfold.evaluate import (
+from newsfold.evaluate import evaluate, format_report, load_extractions, load_predictions, load_truth
+from newsfold.scoring import (
     adjusted_rand_index,
     bcubed_scores,
-    evaluate,
     extraction_scores,
-    format_report,
     lang_group,
-    load_extractions,
-    load_predictions,
-    load_truth,
     pair_kind_scores,
     pairwise_scores,
     token_prf,

@@ -213,7 +213,7 @@ def test_an_abandoned_lock_expires(redis_url):
 
 
 def test_one_live_delivery_of_a_batch_at_a_time(store):
-    from newsfold.state.jobs import UnitBusy
+    from newsfold.state.heartbeats import UnitBusy
 
     job = store.create("ingest", params={})
     # another worker process is on batch 7 (its heartbeat is current)

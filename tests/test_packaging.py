@@ -126,7 +126,7 @@ def test_wheel_installed_in_a_fresh_virtualenv_extracts_and_clusters(wheel, tmp_
 
 
 def test_the_elasticsearch_version_is_pinned_once_and_compose_follows_it():
-    from newsfold.esnode import ARTIFACT, ES_VERSION
+    from newsfold.esinstall import ARTIFACT, ES_VERSION
 
     root = Path(__file__).resolve().parents[1]
     assert ES_VERSION.startswith("9.") and ARTIFACT.endswith(f":{ES_VERSION}:zip")

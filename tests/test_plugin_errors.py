@@ -121,7 +121,7 @@ def test_fold_search_on_an_index_without_the_fold_fields_says_what_to_do(es, set
 
 
 def test_one_hierarchy_for_every_error_newsfold_raises_on_purpose():
-    from newsfold.esnode import NodeError
+    from newsfold.esinstall import NodeError
     from newsfold.indexer.archive import ArchiveError
     from newsfold.indexer.ingest_job import JobError
     from newsfold.indexer.records import PageFileError

@@ -14,7 +14,13 @@ from newsfold.plugin.search.story_queries import (
     read_top_stories,
     top_stories,
 )
-from newsfold.plugin.search.story_versions import STORY_SOURCE, read_story, story, story_times, timeline_bins
+from newsfold.plugin.search.story_versions import (
+    STORY_SOURCE,
+    read_story,
+    story,
+    story_times,
+    timeline_bins,
+)
 from newsfold.plugin.search.version_relations import add_relations, references
 from tests.story_corpus import ingest_story_corpus
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from random import Random
 
 from newsfold.samples.stories import Story, expand
@@ -10,37 +11,51 @@ from newsfold.samples.vocab import ZH
 
 WIRE_ZH = ZH["wire"]
 
+# The values are drawn from one ``Random`` in a fixed order; the pinned sample corpus depends on that order,
+# so the helpers below are called in the order of the slots they fill and draw nothing else.
 
-def chinese_story(number: int, topic: dict, rng: Random, date: dt.date) -> Story:
-    """Story ``number`` on ``topic`` (an entry of ``chinese.json``'s topics)."""
-    place, place_slug = rng.choice(topic["places"])
 
-    def person() -> str:
-        return rng.choice(ZH["surnames"]) + rng.choice(ZH["given_names"])
+@dataclass(frozen=True)
+class _Picks:
+    """What a story draws from the vocabularies before its numbers."""
 
-    districts = rng.sample(ZH["districts"], 3)
-    stations = rng.sample(ZH["stations"], 2)
-    river, river_slug = rng.choice(ZH["rivers"])
-    fruit, fruit_slug = rng.choice(ZH["fruits"])
-    line_n = rng.randint(3, 6)
-    towns = rng.sample(ZH["towns"], 2)
-    cities = ZH["cities"]
-    ctx = {
-        "place": place,
-        "county": rng.choice(ZH["counties"]),
-        "m": str(date.month),
-        "d": str(date.day),
-        "d0": str(max(1, date.day - 3)),
+    districts: list[str]
+    stations: list[str]
+    river: tuple[str, str]
+    fruit: tuple[str, str]
+    line_n: int
+    towns: list[str]
+
+    @classmethod
+    def draw(cls, rng: Random) -> _Picks:
+        return cls(
+            districts=rng.sample(ZH["districts"], 3),
+            stations=rng.sample(ZH["stations"], 2),
+            river=rng.choice(ZH["rivers"]),
+            fruit=rng.choice(ZH["fruits"]),
+            line_n=rng.randint(3, 6),
+            towns=rng.sample(ZH["towns"], 2),
+        )
+
+
+def _person(rng: Random) -> str:
+    return rng.choice(ZH["surnames"]) + rng.choice(ZH["given_names"])
+
+
+def _transit_slots(picks: _Picks, rng: Random, date: dt.date) -> dict:
+    """A new metro line: its number, stations, passengers, cost and timetable."""
+    line_n = picks.line_n
+    return {
         "line": ZH["digits"][line_n - 1],
         "line_n": str(line_n),
         "line2": ZH["digits"][line_n],
         "km": str(rng.randint(18, 42)),
         "stations": str(rng.randint(14, 30)),
-        "district1": districts[0],
-        "district2": districts[1],
-        "district3": districts[2],
-        "station": stations[0],
-        "station2": stations[1],
+        "district1": picks.districts[0],
+        "district2": picks.districts[1],
+        "district3": picks.districts[2],
+        "station": picks.stations[0],
+        "station2": picks.stations[1],
         "flow": str(rng.randint(15, 40)),
         "inv": str(rng.randint(120, 290)),
         "start_year": str(date.year - rng.randint(4, 6)),
@@ -54,9 +69,16 @@ def chinese_story(number: int, topic: dict, rng: Random, date: dt.date) -> Story
         "trial": str(rng.randint(60, 100)),
         "fare": str(rng.randint(2, 3)),
         "mins": str(rng.randint(25, 40)),
+    }
+
+
+def _flood_slots(picks: _Picks, rng: Random) -> dict:
+    """A flood: the river, the rain, the water level, the evacuation and the damage."""
+    river, river_slug = picks.river
+    return {
         "river": river,
         "river_slug": river_slug,
-        "town": towns[0],
+        "town": picks.towns[0],
         "rain": str(rng.randint(180, 260)),
         "rain_max": str(rng.randint(300, 420)),
         "hour": str(rng.randint(14, 18)),
@@ -71,6 +93,14 @@ def chinese_story(number: int, topic: dict, rng: Random, date: dt.date) -> Story
         "crop": f"{rng.randint(2, 9)}.{rng.randint(1, 9)}万",
         "households": str(rng.randint(3000, 9000)),
         "days": rng.choice(ZH["days"]),
+    }
+
+
+def _harvest_slots(picks: _Picks, place_slug: str, rng: Random) -> dict:
+    """A village's fruit harvest sold online: the crop, the training, the parcels and the buyers."""
+    fruit, fruit_slug = picks.fruit
+    cities = ZH["cities"]
+    return {
         "fruit": fruit,
         "fruit_slug": fruit_slug,
         "town_slug": place_slug,
@@ -85,15 +115,33 @@ def chinese_story(number: int, topic: dict, rng: Random, date: dt.date) -> Story
         "city1": cities[rng.randrange(3)],
         "city2": cities[3 + rng.randrange(3)],
         "max_orders": str(rng.randint(1500, 4000)),
+    }
+
+
+def _context(topic: dict, rng: Random, date: dt.date) -> dict:
+    """The slot values of one story: where and when, then every topic's slots, then the people."""
+    place, place_slug = rng.choice(topic["places"])
+    picks = _Picks.draw(rng)
+    return {
+        "place": place,
+        "county": rng.choice(ZH["counties"]),
+        "m": str(date.month),
+        "d": str(date.day),
+        "d0": str(max(1, date.day - 3)),
+        **_transit_slots(picks, rng, date),
+        **_flood_slots(picks, rng),
+        **_harvest_slots(picks, place_slug, rng),
         "age": str(rng.randint(58, 79)),
-        "p1": person(),
-        "p3": person(),
-        "p4": person(),
+        "p1": _person(rng),
+        "p3": _person(rng),
+        "p4": _person(rng),
         "work": topic["work"],
     }
-    lede = expand(topic["lede"], ctx, rng)
-    # the sentences are written in story order; keep that order, drop a few, mix in generic ones
-    body = [(t, "（" in t) for t in topic["sentences"]]
+
+
+def _paragraphs(topic: dict, lede: str, ctx: dict, rng: Random) -> list[str]:
+    """The lede and the topic's sentences in story order, a few optional ones dropped and generic ones mixed in."""
+    body = [(t, "（" in t) for t in topic["sentences"]]  # a sentence with a parenthesis is always kept
     for g in ZH["generic"]:
         body.insert(rng.randrange(4, len(body)), (g, False))
     sizes = [rng.choice((2, 3)) for _ in range(rng.randint(6, 8))]
@@ -108,9 +156,17 @@ def chinese_story(number: int, topic: dict, rng: Random, date: dt.date) -> Story
     for size in sizes:
         paragraphs.append(texts[:size])
         texts = texts[size:]
-    paragraphs = [p for p in paragraphs if p]
+    return ["".join(p) for p in paragraphs if p]
+
+
+def chinese_story(number: int, topic: dict, rng: Random, date: dt.date) -> Story:
+    """Story ``number`` on ``topic`` (an entry of ``chinese.json``'s topics)."""
+    ctx = _context(topic, rng, date)
+    place = ctx["place"]
+    lede = expand(topic["lede"], ctx, rng)
+    paragraphs = _paragraphs(topic, lede, ctx, rng)
     heads = [expand(h, ctx, rng) for h in topic["heads"]]
-    reporter = person()
+    reporter = _person(rng)
     ctx["reporter"] = reporter
     dateline = f"{WIRE_ZH}{place}{date.month}月{date.day}日电（记者{reporter}）"
     return Story(
@@ -119,8 +175,8 @@ def chinese_story(number: int, topic: dict, rng: Random, date: dt.date) -> Story
         section=topic["section"],
         headlines=heads,
         dateline=dateline,
-        alt_datelines=[f"本报{place}讯（通讯员{person()}）", f"本报讯（记者{person()}）", f"{place}消息，"],
-        paragraphs=["".join(p) for p in paragraphs],
+        alt_datelines=[f"本报{place}讯（通讯员{_person(rng)}）", f"本报讯（记者{_person(rng)}）", f"{place}消息，"],
+        paragraphs=paragraphs,
         teaser=lede,
         published=date,
         slug=expand(topic["slug"], ctx, rng),

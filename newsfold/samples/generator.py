@@ -67,13 +67,30 @@ def _comments(story: Story, rng: Random) -> list[tuple[str, str, str]]:
     return out
 
 
+_START = dt.date(2025, 1, 6)  # the corpus's stories are published within 320 days of it
+
+
 def _plan(rng: Random, stories: int) -> list[_Copy]:
     """Write the stories and decide which site carries which copy."""
+    all_stories = _write_stories(rng, stories)
+    copies = _place_copies(rng, all_stories)
+    # the two broken pages
+    en_sites = [i for i, s in enumerate(SITES) if s.lang == "en"]
+    for variant in ("bad-empty", "bad-pdf"):
+        site = rng.choice(en_sites)
+        stamp = dt.datetime.combine(_START + dt.timedelta(days=rng.randint(0, 320)), dt.time(rng.randint(6, 20)))
+        copies.append(_Copy(all_stories[0], site, variant, "", stamp))
+    copies.sort(key=lambda c: (c.published, c.site_index, c.story.number))
+    _name_pages(copies)
+    return copies
+
+
+def _write_stories(rng: Random, stories: int) -> list[Story]:
+    """``stories`` stories: English ones over the topics in a random order, then two or three Chinese ones."""
     zh_topics = ZH["topics"]
     n_zh = min(len(zh_topics), 2 if stories < 30 else 3)
     n_en = stories - n_zh
     names = Names(rng)
-    start = dt.date(2025, 1, 6)
     topic_order = list(range(len(TOPICS)))
     rng.shuffle(topic_order)
     per_topic: dict[int, int] = {}
@@ -83,12 +100,17 @@ def _plan(rng: Random, stories: int) -> list[_Copy]:
         t = topic_order[i % len(topic_order)]
         k = per_topic.get(t, 0)
         per_topic[t] = k + 1
-        date = start + dt.timedelta(days=rng.randint(0, 320))
+        date = _START + dt.timedelta(days=rng.randint(0, 320))
         all_stories.append(english_story(i + 1, TOPICS[t], k, names, usage, rng, date))
     for j in range(n_zh):
-        date = start + dt.timedelta(days=rng.randint(0, 320))
+        date = _START + dt.timedelta(days=rng.randint(0, 320))
         all_stories.append(chinese_story(n_en + j + 1, zh_topics[j], rng, date))
+    return all_stories
 
+
+def _place_copies(rng: Random, all_stories: list[Story]) -> list[_Copy]:
+    """Give each story its sites (the least loaded first) and each copy its variant, headline and time."""
+    n_en = sum(story.lang == "en" for story in all_stories)
     en_sites = [i for i, s in enumerate(SITES) if s.lang == "en"]
     zh_sites = [i for i, s in enumerate(SITES) if s.lang == "zh"]
     load = dict.fromkeys(range(len(SITES)), 0)
@@ -111,13 +133,11 @@ def _plan(rng: Random, stories: int) -> list[_Copy]:
                                  minutes=rng.randint(0, 59))  # fmt: skip
             published = dt.datetime.combine(story.published, dt.time()) + delay
             copies.append(_Copy(story, site, variant, heads[n % len(heads)], published))
-    # the two broken pages
-    for variant in ("bad-empty", "bad-pdf"):
-        site = rng.choice(en_sites)
-        stamp = dt.datetime.combine(start + dt.timedelta(days=rng.randint(0, 320)), dt.time(rng.randint(6, 20)))
-        copies.append(_Copy(all_stories[0], site, variant, "", stamp))
+    return copies
 
-    copies.sort(key=lambda c: (c.published, c.site_index, c.story.number))
+
+def _name_pages(copies: list[_Copy]) -> None:
+    """Give each copy, in publication order, its page id (a counter per site) and its url."""
     counters = dict.fromkeys(range(len(SITES)), 0)
     for c in copies:
         counters[c.site_index] += 1
@@ -127,7 +147,6 @@ def _plan(rng: Random, stories: int) -> list[_Copy]:
         name = "document" if c.variant.startswith("bad") else (slug(c.headline) if site.lang == "en" else c.story.slug)
         d = c.published
         c.url = f"https://www.{site.domain}/{section}/{d.year:04d}/{d.month:02d}/{name}-{c.page_id.split('-')[1]}"
-    return copies
 
 
 def _site_section(site: Site, section: str) -> str:

@@ -25,12 +25,13 @@ from __future__ import annotations
 import datetime as dt
 import html
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from random import Random
 
 from newsfold.samples.chinese import chinese_story
-from newsfold.samples.sites import SITES
-from newsfold.samples.stories import Names, english_story, slug
+from newsfold.samples.sites import SITES, Site
+from newsfold.samples.stories import Names, Story, english_story, slug
 from newsfold.samples.vocab import TOPICS, ZH
 
 #: (credited name, canonical name) of the English agencies the set uses
@@ -107,53 +108,92 @@ def generate_provenance(out_dir: Path, *, seed: int = 11, stories: int = 40) -> 
     rng = Random(seed)
     out_dir = Path(out_dir)
     (out_dir / "html").mkdir(parents=True, exist_ok=True)
-    names, usage = Names(rng), {}
-    en_sites = [s for s in SITES if s.lang == "en"]
-    zh_sites = [s for s in SITES if s.lang == "zh"]
-    forms = {s.domain: _TITLE_FORMS[k % len(_TITLE_FORMS)] for k, s in enumerate(SITES)}
+    writer = _SetWriter(out_dir, rng)
     start = dt.date(2025, 2, 3)
-    rows, truths = [], []
-    zh_topics = ZH["topics"]
     for number in range(1, stories + 1):
         date = start + dt.timedelta(days=rng.randint(0, 200))
+        writer.publish(*writer.story(number, date), date)
+    pages = out_dir / "pages.jsonl"
+    pages.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in writer.rows), "utf-8")
+    (out_dir / "truth.jsonl").write_text(
+        "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in writer.truths), "utf-8"
+    )
+    return pages
+
+
+@dataclass(frozen=True)
+class _Agency:
+    """The agency behind a story and how its copies name it."""
+
+    credited: str  # the name a credit shows
+    canonical: str  # the name the truth records
+    mentioned: str  # an agency a page may name in its text without crediting it
+    wire: bool  # a wire story (the agency's text) rather than a site's own
+    origin: str  # who published first: wire:<agency> or site:<domain>
+
+
+class _SetWriter:
+    """Writes the set one story at a time: each copy's page under ``out_dir``, its row and its truth."""
+
+    def __init__(self, out_dir: Path, rng: Random) -> None:
+        self.out_dir = out_dir
+        self.rng = rng
+        self.names = Names(rng)
+        self.usage: dict[str, int] = {}
+        self.forms = {s.domain: _TITLE_FORMS[k % len(_TITLE_FORMS)] for k, s in enumerate(SITES)}
+        self.rows: list[dict] = []
+        self.truths: list[dict] = []
+
+    def story(self, number: int, date: dt.date) -> tuple[Story, bool]:
+        """Story ``number`` and whether it is Chinese."""
+        zh_topics = ZH["topics"]
         # one Chinese story per topic: two stories written from one Chinese topic are near-duplicates
         zh = number % 8 == 0 and number // 8 <= len(zh_topics)
-        story = (chinese_story(number, zh_topics[number // 8 - 1], rng, date) if zh
-                 else english_story(number, TOPICS[number % len(TOPICS)], number // len(TOPICS), names, usage, rng,
-                                    date))  # fmt: skip
+        if zh:
+            return chinese_story(number, zh_topics[number // 8 - 1], self.rng, date), True
+        topic = TOPICS[number % len(TOPICS)]
+        return english_story(number, topic, number // len(TOPICS), self.names, self.usage, self.rng, date), False
+
+    def publish(self, story: Story, zh: bool, date: dt.date) -> None:
+        """Carry ``story`` on a few sites of its language, each copy crediting the agency in a style or not."""
+        rng = self.rng
         wire_story = rng.random() < 0.5
-        pool = zh_sites if zh else en_sites
+        pool = [s for s in SITES if s.lang == ("zh" if zh else "en")]
         sites = rng.sample(pool, min(len(pool), rng.randint(2, 2 if zh else 5)))
-        agency_name, agency = rng.choice(AGENCIES_ZH if zh else AGENCIES_EN)
+        agency_name, agency_canonical = rng.choice(AGENCIES_ZH if zh else AGENCIES_EN)
         mention_name, _ = rng.choice(AGENCIES_ZH if zh else AGENCIES_EN)
         times = sorted(dt.datetime.combine(date, dt.time(6)) + dt.timedelta(minutes=rng.randint(0, 2000))
                        for _ in sites)  # fmt: skip
-        origin = f"wire:{agency}" if wire_story else f"site:{sites[0].domain}"
+        origin = f"wire:{agency_canonical}" if wire_story else f"site:{sites[0].domain}"
+        agency = _Agency(agency_name, agency_canonical, mention_name, wire_story, origin)
         credited = rng.randrange(len(sites))
         for n, (site, when) in enumerate(zip(sites, times, strict=True)):
-            headline = story.headlines[n % len(story.headlines)]
-            title = forms[site.domain].format(site=site.name, headline=headline)
-            paras = list(story.paragraphs)
             styles = STYLES_ZH if zh else STYLES
             if n == credited:  # one copy at least credits the agency: the pages must be able to tell
                 styles = styles[:-1]
             style = rng.choice(styles) if wire_story else "none"
-            head = byline = ""
-            if style != "none":
-                paras, head, byline = _credit(style, agency_name, paras, story, rng)
-            if rng.random() < 0.25:  # an agency named in the text only: no credit
-                template = rng.choice(_MENTIONS_ZH if zh else _MENTIONS_EN)
-                paras.insert(rng.randint(1, len(paras) - 1), template.format(agency=mention_name))
-                style = style if style != "none" else "mention"
-            page_id = f"p{number:03d}-{n}"
-            rel = f"html/{page_id}.html"
-            (out_dir / rel).write_text(_page(title, paras, lang=site.lang, head=head, byline=byline), "utf-8")
-            name = story.slug if zh else slug(headline)
-            rows.append({"id": page_id, "url": f"https://www.{site.domain}/news/{name}-{page_id}", "site": site.domain,
-                         "lang": site.lang, "html": rel, "published": when.isoformat() + "Z"})  # fmt: skip
-            truths.append({"id": page_id, "cluster": story.cluster, "wire": agency if style not in ("none", "mention")
-                           else None, "style": style, "origin": origin, "headline": headline})  # fmt: skip
-    pages = out_dir / "pages.jsonl"
-    pages.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
-    (out_dir / "truth.jsonl").write_text("".join(json.dumps(t, ensure_ascii=False) + "\n" for t in truths), "utf-8")
-    return pages
+            self.copy(story, n, site, when, style, agency)
+
+    def copy(self, story: Story, n: int, site: Site, when: dt.datetime, style: str, agency: _Agency) -> None:
+        """Write copy ``n`` of ``story`` on ``site``, credited in ``style``, and record its row and truth."""
+        rng, zh = self.rng, story.lang == "zh"
+        headline = story.headlines[n % len(story.headlines)]
+        title = self.forms[site.domain].format(site=site.name, headline=headline)
+        paras = list(story.paragraphs)
+        head = byline = ""
+        if style != "none":
+            paras, head, byline = _credit(style, agency.credited, paras, story, rng)
+        if rng.random() < 0.25:  # an agency named in the text only: no credit
+            template = rng.choice(_MENTIONS_ZH if zh else _MENTIONS_EN)
+            paras.insert(rng.randint(1, len(paras) - 1), template.format(agency=agency.mentioned))
+            style = style if style != "none" else "mention"
+        page_id = f"p{story.number:03d}-{n}"
+        rel = f"html/{page_id}.html"
+        (self.out_dir / rel).write_text(_page(title, paras, lang=site.lang, head=head, byline=byline), "utf-8")
+        name = story.slug if zh else slug(headline)
+        self.rows.append({"id": page_id, "url": f"https://www.{site.domain}/news/{name}-{page_id}",
+                          "site": site.domain, "lang": site.lang, "html": rel,
+                          "published": when.isoformat() + "Z"})  # fmt: skip
+        self.truths.append({"id": page_id, "cluster": story.cluster,
+                            "wire": agency.canonical if style not in ("none", "mention") else None,
+                            "style": style, "origin": agency.origin, "headline": headline})  # fmt: skip

@@ -122,15 +122,25 @@ def _words_number(rng: Random) -> str:
 #   amount amount_small amount2 amount_tiny pct pct_fixed num num_small km population years year_past year_next
 #   decade weekday weekday_next month month_past next_month
 # A value that is a function or a list is drawn again at every use.
+# The values are drawn from one ``Random`` in a fixed order; the pinned sample corpus depends on that order.
 def _english_context(topic: dict, index: int, names: Names, rng: Random, date: dt.date) -> dict:
+    ctx, org = _cast(topic, names, rng)
+    ctx.update(_figures(rng))
+    ctx.update(_calendar(rng, date))
+    _describe(ctx, topic, index, org, rng)
+    _add_references(ctx)
+    ctx["issue"] = expand(ctx["issue"], ctx, rng)
+    return ctx
+
+
+def _cast(topic: dict, names: Names, rng: Random) -> tuple[dict, tuple[str, str]]:
+    """Where the story happens and who is in it; also the organisation's (template, short name)."""
     place, place2, place3 = names.place(), names.place(), names.place()
     region = rng.choice(EN["regions"])
     (p1, p1_last), (p2, p2_last), (p3, p3_last), (expert, _), (reporter, _) = names.people(5)
-    thing, head = topic["things"][index % len(topic["things"])]
-    org, org_short = topic["orgs"][rng.randrange(len(topic["orgs"]))]
+    org = topic["orgs"][rng.randrange(len(topic["orgs"]))]
     street = f"{rng.choice(EN['streets'])} {rng.choice(EN['street_kinds'])}"
-    year = date.year
-    ctx = {
+    slots = {
         "place": place,
         "place2": place2,
         "place3": place3,
@@ -153,6 +163,13 @@ def _english_context(topic: dict, index: int, names: Names, rng: Random, date: d
         "expert": expert,
         "reporter": reporter,
         "expert_inst": rng.choice(EN["institutions"]).format(place3=place3, region=region),
+    }
+    return slots, org
+
+
+def _figures(rng: Random) -> dict:
+    """Sums, shares, counts and measures."""
+    return {
         "amount": f"${rng.randint(12, 480)} million",
         "amount_small": f"${rng.randint(2, 9)}.{rng.randint(1, 9)} million",
         "amount2": f"${rng.randint(500, 900)} million",
@@ -177,6 +194,13 @@ def _english_context(topic: dict, index: int, names: Names, rng: Random, date: d
         "population": f"{rng.randint(12, 180)},000",
         "residents_word": EN["residents"],
         "years": rng.choice(EN["number_words"]),
+    }
+
+
+def _calendar(rng: Random, date: dt.date) -> dict:
+    """Years, decades, weekdays and months around the story's ``date``."""
+    year = date.year
+    return {
         "year_past": lambda r: str(year - r.randint(2, 12)),
         "year_next": lambda r: str(year + r.randint(1, 3)),
         "decade": rng.choice(EN["decades"]),
@@ -187,13 +211,22 @@ def _english_context(topic: dict, index: int, names: Names, rng: Random, date: d
         "month_past": MONTHS[(date.month - 3) % 12],
         "next_month": MONTHS[date.month % 12],
     }
+
+
+def _describe(ctx: dict, topic: dict, index: int, org: tuple[str, str], rng: Random) -> None:
+    """Fill what the story is about (the ``index``-th thing of ``topic``), the organisation and the people's roles."""
+    thing, head = topic["things"][index % len(topic["things"])]
     ctx["thing"] = expand(thing, ctx, rng)
     ctx["head"] = expand(head, ctx, rng)
-    ctx["org"] = expand(org, ctx, rng)
-    ctx["org_short"] = org_short
+    ctx["org"] = expand(org[0], ctx, rng)
+    ctx["org_short"] = org[1]
     ctx["p1_role"] = expand(rng.choice(topic["off_roles"]), ctx, rng)
     ctx["p2_role"] = expand(topic["crit_roles"][index % len(topic["crit_roles"])], ctx, rng)
     ctx["p3_role"] = expand(rng.choice(EN["resident_roles"]), ctx, rng)
+
+
+def _add_references(ctx: dict) -> None:
+    """Add ``pN_who``, ``pN_end`` and ``pN_name``: a person's full name and role once, the surname after that."""
     introduced: set[str] = set()
 
     def ref(key: str, kind: str) -> Callable[[Random], str]:
@@ -210,8 +243,6 @@ def _english_context(topic: dict, index: int, names: Names, rng: Random, date: d
     for key in ("p1", "p2", "p3"):
         for kind in ("who", "end", "name"):
             ctx[f"{key}_{kind}"] = ref(key, kind)
-    ctx["issue"] = expand(ctx["issue"], ctx, rng)
-    return ctx
 
 
 class _Pool:
@@ -237,16 +268,8 @@ class _Pool:
         return choice
 
 
-def english_story(
-    number: int, topic: dict, index: int, names: Names, usage: dict[str, int], rng: Random, date: dt.date
-) -> Story:
-    """Story ``number``, the ``index``-th on ``topic``; ``usage`` counts the templates used so far."""
-    ctx = _english_context(topic, index, names, rng, date)
-    place_upper, month_day = ctx["place"].upper(), f"{MONTHS[date.month - 1]} {date.day}"  # for the datelines
-    angle = topic["ledes"][index % len(topic["ledes"])]
-    flavour = topic["flavours"][index % len(topic["flavours"])]
-    part = index % 3  # the topic's facts and quotes at i % 3 == part fit this angle (and no other story's)
-
+def _pools(topic: dict, flavour: str, part: int) -> dict[str, list[str]]:
+    """Sentence templates by role: the generic ones for ``flavour``, and the topic's facts and quotes for ``part``."""
     generic = SENTENCES["generic"]
     pools = {
         role: generic["any"].get(role, [])
@@ -256,12 +279,23 @@ def english_story(
     }
     for role in ("fact", "q_off", "q_crit", "q_res"):
         pools[role] += [t for i, t in enumerate(topic[role]) if i % 3 == part]
-    pool = _Pool(pools, usage, rng)
-    used_bodies: set[str] = set()
+    return pools
 
-    def sentence(role: str) -> str | None:
+
+class _Writer:
+    """Writes a story's sentences by role from a ``_Pool``; a quote's words are never said twice."""
+
+    def __init__(self, pool: _Pool, ctx: dict, rng: Random) -> None:
+        self.pool = pool
+        self.ctx = ctx
+        self.rng = rng
+        self.used_bodies: set[str] = set()
+
+    def sentence(self, role: str) -> str | None:
+        """A sentence of ``role`` (a fact, background or reaction when none is left); None when all are used."""
+        ctx, rng, pool = self.ctx, self.rng, self.pool
         template = pool.take(role)
-        while role.startswith("q_") and template in used_bodies:
+        while role.startswith("q_") and template in self.used_bodies:
             template = pool.take(role)
         if template is None:
             for fallback in ("fact", "background", "reaction"):
@@ -270,32 +304,59 @@ def english_story(
                     return cap(expand(template, ctx, rng))
             return None
         if role.startswith("q_"):
-            used_bodies.add(template)
+            self.used_bodies.add(template)
             body = cap(expand(template, ctx, rng))
             return cap(expand(rng.choice(SENTENCES["frames"][role]), {**ctx, "q": body}, rng))
         return cap(expand(template, ctx, rng))
 
+    def sentences(self, role: str, n: int) -> list[str]:
+        return [s for s in (self.sentence(role) for _ in range(n)) if s]
+
+
+def _kinds(rng: Random) -> list[str]:
+    """The kinds of the middle paragraphs, each kind once before any repeats."""
     kinds_of = SENTENCES["kinds"]
     n_paras = rng.randint(6, 12)
     kinds = list(kinds_of)
     rng.shuffle(kinds)
     while len(kinds) < n_paras - 3:
         kinds.append(rng.choice(list(kinds_of)))
-    kinds = kinds[: n_paras - 3]
-    first = cap(expand(angle["lede"], ctx, rng))
-    paragraphs = [[first] + [s for s in (sentence("fact") for _ in range(rng.randint(1, 2))) if s]]
+    return kinds[: n_paras - 3]
+
+
+def _body(angle: dict, writer: _Writer, rng: Random) -> tuple[str, list[str]]:
+    """The lede and the paragraphs: the lede with facts, a detail, the middle kinds, what comes next."""
+    kinds_of = SENTENCES["kinds"]
+    kinds = _kinds(rng)
+    first = cap(expand(angle["lede"], writer.ctx, rng))
+    paragraphs = [[first] + writer.sentences("fact", rng.randint(1, 2))]
     for kind in ["detail", *kinds]:
         lead, rest = kinds_of[kind]["lead"], kinds_of[kind]["then"]
-        sents = [sentence(lead)] + [sentence(rng.choice(rest)) for _ in range(rng.choice((1, 1, 1, 2, 2, 2, 3)))]
+        sents = [writer.sentence(lead)] + [
+            writer.sentence(rng.choice(rest)) for _ in range(rng.choice((1, 1, 1, 2, 2, 2, 3)))
+        ]
         paragraphs.append([s for s in sents if s])
-    paragraphs.append([s for s in (sentence("next") for _ in range(rng.randint(2, 3))) if s])
+    paragraphs.append(writer.sentences("next", rng.randint(2, 3)))
     merged: list[list[str]] = []
     for p in paragraphs:  # a paragraph left with one sentence joins the one before
         if len(p) >= 2 or not merged:
             merged.append(p)
         else:
             merged[-1].extend(p)
-    paragraphs = [p for p in merged if p]
+    return first, [" ".join(p) for p in merged if p]
+
+
+def english_story(
+    number: int, topic: dict, index: int, names: Names, usage: dict[str, int], rng: Random, date: dt.date
+) -> Story:
+    """Story ``number``, the ``index``-th on ``topic``; ``usage`` counts the templates used so far."""
+    ctx = _english_context(topic, index, names, rng, date)
+    place_upper, month_day = ctx["place"].upper(), f"{MONTHS[date.month - 1]} {date.day}"  # for the datelines
+    angle = topic["ledes"][index % len(topic["ledes"])]
+    flavour = topic["flavours"][index % len(topic["flavours"])]
+    part = index % 3  # the topic's facts and quotes at i % 3 == part fit this angle (and no other story's)
+    writer = _Writer(_Pool(_pools(topic, flavour, part), usage, rng), ctx, rng)
+    first, paragraphs = _body(angle, writer, rng)
     heads = [cap(expand(h, ctx, rng)) for h in (*angle["heads"], *topic["heads"], *SENTENCES["generic_heads"])]
     return Story(
         number=number,
@@ -304,7 +365,7 @@ def english_story(
         headlines=heads,
         dateline=f"{place_upper}, {month_day} ({WIRE}) —",
         alt_datelines=[f"{place_upper} —", f"{place_upper}, {ctx['region']} —", f"{month_day}, {ctx['place']} —"],
-        paragraphs=[" ".join(p) for p in paragraphs],
+        paragraphs=paragraphs,
         teaser=first,
         published=date,
         slug=slug(heads[0]),

@@ -1,7 +1,8 @@
 """newsfold's state in Redis, in one place, every client from one factory.
 
-- :mod:`newsfold.state.jobs`: bulk jobs (progress, checkpoints, failures,
-  heartbeats) and the named locks a reindex takes;
+- :mod:`newsfold.state.jobs`: bulk jobs (progress, checkpoints, failures),
+  with the heartbeats of their units (:mod:`newsfold.state.heartbeats`), and
+  the named locks a reindex takes;
 - :mod:`newsfold.state.story_stats`: the collection's story frequencies (a
   count-min sketch) read by weighted signatures and the frequent-shingle filter;
 - :mod:`newsfold.state.repeated_lines`: the lines each site carried per week

@@ -17,6 +17,8 @@ OUTCOMES = ("new", "duplicate", "merged", "updated", "unchanged", "rejected")
 #: rejection reasons a second attempt can cure (the server or the file was away); content
 #: reasons (empty, too_short, not_html, ...) give the same answer every time
 RETRYABLE_REASONS = frozenset({"failed", "index_failed", "unreadable", "internal_error", "timeout", "worker_crashed"})
+#: seconds a finished job (and the mark of a unit's start) is kept
+RETENTION_SECONDS = 30 * 24 * 3600
 
 
 def now_iso() -> str:

@@ -47,13 +47,11 @@ from newsfold.plugin.fold.provenance import refresh_origins
 from newsfold.plugin.fold.regroup import enforce_constraints, relabel
 from newsfold.plugin.fold.store import bulk_failures, current_labels
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.signature import uses_stats
+from newsfold.plugin.sign.signature import StoryStatistics, uses_stats
 from newsfold.plugin.sign.signed_page import SignedPage
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
-
-    from newsfold.state.story_stats import StoryStats
 
 log = logging.getLogger(__name__)
 
@@ -437,7 +435,7 @@ def ingest(
     settings: Settings,
     index: str | None = None,
     content: bool | None = None,
-    stats: StoryStats | None = None,
+    stats: StoryStatistics | None = None,
 ) -> list[Outcome]:
     """Find the cluster of every signed page and write it (the public "find its cluster" call).
 

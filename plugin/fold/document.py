@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from newsfold.plugin.extract.headlines import lede, title_affixes
 from newsfold.plugin.fold.cluster import NO_SIGNALS, SiteSignals
 from newsfold.plugin.sign.signature import Signature
-from newsfold.plugin.sign.signed_page import Page as Page  # re-exported: the 0.1 path newsfold.plugin.document
+from newsfold.plugin.sign.signed_page import Page as Page  # re-exported: the 0.1 path newsfold.plugin.fold.document
 from newsfold.plugin.sign.signed_page import SignedPage
 
 if TYPE_CHECKING:

@@ -21,7 +21,9 @@ from newsfold.plugin.fold.document import CLUSTER_ID
 from newsfold.plugin.fold.provenance import SITE_KEY
 from newsfold.plugin.search.page_dates import PLAUSIBLE_RANGE, epoch_millis, iso_millis
 from newsfold.plugin.search.public_query import check_page
-from newsfold.plugin.search.version_relations import add_relations as add_relations  # 0.1: plugin.stories
+from newsfold.plugin.search.version_relations import (
+    add_relations as add_relations,  # 0.1: plugin.search.story_queries
+)
 from newsfold.plugin.search.version_relations import read_references
 
 #: the windows of top stories, in milliseconds back from the newest page (None: every page)

@@ -6,7 +6,7 @@ import base64
 import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from datasketch import MinHash
@@ -17,8 +17,21 @@ from newsfold.plugin.sign.shingles import STOP_WORDS, feature_hashes, shingle_se
 from newsfold.plugin.sign.weighted import weighted_minhash
 from newsfold.plugin.text import cjk_sentences, is_cjk_text, tokenize
 
-if TYPE_CHECKING:
-    from newsfold.state.story_stats import StoryStats
+
+class StoryStatistics(Protocol):
+    """The collection's story frequencies of features, kept by the caller (newsfold keeps a sketch in Redis).
+
+    The weighted signature and the frequent-shingle filter read them; an
+    ingested batch adds the features of each page that starts a new story.
+    """
+
+    def lookup(self, hashes: np.ndarray) -> tuple[dict[int, int], int]:
+        """How many stories hold each feature hash, and how many stories were counted."""
+        ...
+
+    def add(self, hashes: np.ndarray) -> None:
+        """Count one more story holding these feature hashes (each once)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -79,11 +92,11 @@ def signing_text(text: str, settings: Settings) -> str:
 
 
 def signed_features(
-    text: str, settings: Settings, *, stats: StoryStats | None = None, tokens: list[str] | None = None
+    text: str, settings: Settings, *, stats: StoryStatistics | None = None, tokens: list[str] | None = None
 ) -> tuple[Signature, np.ndarray]:
     """The signature of a text and the hashes of its features (shingles and words).
 
-    The features are what :meth:`newsfold.state.story_stats.StoryStats.add` counts when
+    The features are what :meth:`StoryStatistics.add` counts when
     the page turns out to start a new story. ``tokens``: the text's tokens
     (``plugin.text.tokenize``), when the caller has them already.
     """

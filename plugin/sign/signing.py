@@ -8,21 +8,30 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from newsfold.plugin.errors import InputTypeError, check_type, clean_text
 from newsfold.plugin.extract.article import Article, Rejection, extract_article
 from newsfold.plugin.extract.credits import wire_credit
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.novelty import kept_paragraphs, layout_of, split_text, stored_keys
-from newsfold.plugin.sign.signature import band_keys, content_hash, signed_features
+from newsfold.plugin.sign.signature import StoryStatistics, band_keys, content_hash, signed_features
 from newsfold.plugin.sign.signed_page import Page, SignedPage
 from newsfold.plugin.text import cjk_share, tokenize
 from newsfold.plugin.urls import normalize_title, normalize_url, site_of
 
-if TYPE_CHECKING:
-    from newsfold.state.repeated_lines import RepeatedLines
-    from newsfold.state.story_stats import StoryStats
+
+class RepeatedLineFilter(Protocol):
+    """The lines each site repeats across its pages (menus, teasers), kept by the caller (newsfold: in Redis)."""
+
+    def strip(
+        self, text: str, *, site: str | None, page_id: str, date: str | None, line_tokens: list[int] | None = None
+    ) -> str:
+        """Record the page's lines and return its text without the lines repeated on its site.
+
+        ``line_tokens``: the token count of each non-blank line, when the caller has tokenised the text.
+        """
+        ...
 
 
 def page_id_for(page: Page, text: str | None = None) -> str:
@@ -34,7 +43,7 @@ def page_id_for(page: Page, text: str | None = None) -> str:
 
 
 def sign_page(
-    page: Page, settings: Settings, *, repeated: RepeatedLines | None = None, stats: StoryStats | None = None
+    page: Page, settings: Settings, *, repeated: RepeatedLineFilter | None = None, stats: StoryStatistics | None = None
 ) -> SignedPage | Rejection:
     """Extract and sign one page (the public "sign a page" call).
 
@@ -45,7 +54,7 @@ def sign_page(
         repeated: the site statistics; when given, lines other pages of the
             same site carried this week are left out of the signature.
         stats: the collection's story frequencies, read by the weighted
-            signature and the frequent-shingle filter (see ``newsfold.state.story_stats``).
+            signature and the frequent-shingle filter (:class:`~newsfold.plugin.sign.signature.StoryStatistics`).
 
     Returns:
         A ``SignedPage`` ready for ``ingest``, or the ``Rejection`` (reason and detail).
@@ -93,8 +102,8 @@ def sign_text(
     page_id: str | None = None,
     site: str | None = None,
     published: str | None = None,
-    repeated: RepeatedLines | None = None,
-    stats: StoryStats | None = None,
+    repeated: RepeatedLineFilter | None = None,
+    stats: StoryStatistics | None = None,
 ) -> SignedPage | Rejection:
     """Sign an article a host already holds as text (no HTML, no extraction).
 
@@ -158,8 +167,8 @@ def sign_article(
     site: str | None,
     published: str | None,
     settings: Settings,
-    repeated: RepeatedLines | None = None,
-    stats: StoryStats | None = None,
+    repeated: RepeatedLineFilter | None = None,
+    stats: StoryStatistics | None = None,
 ) -> SignedPage:
     """Sign an extracted article (the second half of :func:`sign_page`; a text reindex starts here).
 
