@@ -26,8 +26,9 @@ import copy
 import datetime as dt
 from collections.abc import Mapping, Sequence
 
-from newsfold.plugin.document import CLUSTER_ID, ORIGIN_FIELDS, fold_of, path
+from newsfold.plugin.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.errors import InputError
+from newsfold.plugin.hits import ARTICLE_SOURCE, FOLD_SOURCE
 from newsfold.plugin.novelty import relation
 from newsfold.plugin.provenance import read_origin, story_aggs
 from newsfold.plugin.queries import FOUNDER_FIRST, MAX_WINDOW
@@ -47,9 +48,8 @@ MAX_TIMELINE_VERSIONS = 1000
 SITE_FIELD = path("site_key")
 PASSAGES = path("passages")
 REPRESENTATIVE = path("representative")
-#: what a story's version shows (newsfold's own index)
-STORY_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "lede", "image", CLUSTER_ID, PASSAGES,
-                REPRESENTATIVE, *(path(f) for f in ("wire", *ORIGIN_FIELDS))]
+#: what a story's version shows (newsfold's own index): a hit (``plugin.hits``)
+STORY_SOURCE = [*ARTICLE_SOURCE, *(path(f) for f in FOLD_SOURCE)]
 
 
 def _check_window(window: str) -> None:
