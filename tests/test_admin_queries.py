@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from newsfold.plugin import admin_queries, queries
-from newsfold.web.clusters import select_buckets
+from newsfold.web.admin.clusters import select_buckets
 
 
 def test_cluster_list_query_without_filters():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import feedparser
 
-from newsfold.web.feeds import FeedEntry, atom_feed, rfc3339, story_id
+from newsfold.web.stories.feeds import FeedEntry, atom_feed, rfc3339, story_id
 
 SELF = "http://news.test/feed?window=24h"
 PAGE = "http://news.test/?window=24h"

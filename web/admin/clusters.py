@@ -24,7 +24,7 @@ from newsfold.plugin.evidence import (
 from newsfold.plugin.queries import page_filters, parse_day
 from newsfold.plugin.settings import Settings
 from newsfold.web.formatting import page_count
-from newsfold.web.stories import decode_signature
+from newsfold.web.search.results import decode_signature
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
 MAX_PAGE = 10_000

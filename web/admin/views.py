@@ -20,20 +20,20 @@ from flask import (
 
 from newsfold.plugin import admin_queries
 from newsfold.plugin.stories import WINDOW_NAMES
-from newsfold.web import stats as admin_stats
-from newsfold.web.auth import current_user
-from newsfold.web.charts import heatmap
-from newsfold.web.clusters import (
+from newsfold.web.admin import stats as admin_stats
+from newsfold.web.admin.clusters import (
     ClusterListParams,
     cluster_row,
     load_cluster_detail,
     load_cluster_list,
     load_comparison,
 )
-from newsfold.web.corrections import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.admin.corrections import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.admin.jobs import JobRequestError, job_failures_page, retry_job, start_reindex
+from newsfold.web.auth import current_user
+from newsfold.web.charts import heatmap
 from newsfold.web.display import headline_filter
 from newsfold.web.formatting import page_count, page_links
-from newsfold.web.jobs import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.resources import get_es, get_job_store, get_settings
 from newsfold.web.validation import page_number
 

@@ -17,7 +17,7 @@ from newsfold.plugin.rejections import rejections_index
 from newsfold.plugin.settings import Settings
 from newsfold.web.charts import bar_chart, histogram, line_chart, stacked_bar_chart
 from newsfold.web.formatting import format_datetime, percent
-from newsfold.web.top_stories import time_field
+from newsfold.web.stories.top import time_field
 
 SIMILARITY_STEP = 0.05
 #: the ingest-rate intervals in words
