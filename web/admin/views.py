@@ -21,13 +21,8 @@ from flask import (
 from newsfold.plugin import admin_queries
 from newsfold.plugin.stories import WINDOW_NAMES
 from newsfold.web.admin import stats as admin_stats
-from newsfold.web.admin.clusters import (
-    ClusterListParams,
-    cluster_row,
-    load_cluster_detail,
-    load_cluster_list,
-    load_comparison,
-)
+from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
+from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
 from newsfold.web.admin.corrections import CorrectionFailed, apply_correction, corrections_page
 from newsfold.web.admin.jobs import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.auth import current_user
