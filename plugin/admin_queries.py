@@ -1,6 +1,6 @@
 """Query builders of the admin pages: overview, cluster list, cluster detail and statistics.
 
-Only the web's admin (``web.admin``, ``web.clusters``, ``web.stats``) reads
+Only the web's admin (``web.admin``: its clusters, cluster detail and statistics) reads
 these; the search and the lookups of ingest and corrections are in
 ``plugin.queries``. Like those, they return dicts and never execute them.
 What the cluster list and the statistics cost on a large index is worked

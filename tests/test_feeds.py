@@ -1,4 +1,4 @@
-"""Atom feeds (web.feeds), read back with a real feed parser."""
+"""Atom feeds (web.stories.feeds), read back with a real feed parser."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Every page here is behind the login (``web.auth`` guards the blueprint);
 forms post with a CSRF token and redirect with a flash message. The JSON
-counterparts of the corrections are in ``web.admin_api``.
+counterparts of the corrections are in ``web.api.corrections``.
 """
 
 from __future__ import annotations
