@@ -23,7 +23,7 @@ from newsfold.plugin.queries import MAX_QUERY_CHARS
 from newsfold.plugin.settings import Settings
 from newsfold.web import auth, display, errors, formatting, resources
 from newsfold.web.admin import views as admin_views
-from newsfold.web.api import corrections as corrections_api
+from newsfold.web.api import correction_views
 from newsfold.web.api import views as api_views
 from newsfold.web.config import WebSettings
 from newsfold.web.search import views as search_views
@@ -110,7 +110,7 @@ def _register_blueprints(app: Flask) -> None:
     app.register_blueprint(search_views.bp)
     app.register_blueprint(api_views.bp, url_prefix="/api")
     app.register_blueprint(admin_views.bp, url_prefix="/admin")
-    app.register_blueprint(corrections_api.bp, url_prefix="/api")
+    app.register_blueprint(correction_views.bp, url_prefix="/api")
     app.register_blueprint(story_views.bp)
     app.register_blueprint(story_views.api_bp, url_prefix="/api")
     # liveness for container health checks: the process answers (servers are checked per request)

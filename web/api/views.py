@@ -9,7 +9,7 @@ from flask import Blueprint, abort, current_app, jsonify, request
 
 from newsfold import task_names
 from newsfold.plugin.stories import WINDOWS
-from newsfold.web.admin.jobs import JobRequestError, retry_job, start_reindex
+from newsfold.web.admin.job_requests import JobRequestError, retry_job, start_reindex
 from newsfold.web.admin.stats import syndication as syndication_figures
 from newsfold.web.auth import current_user
 from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable

@@ -1,7 +1,7 @@
 """The web's side of editor corrections: checking a request, applying it through ``plugin.corrections``, the log.
 
 Shared by the admin forms (``web.admin``) and the JSON API
-(``web.api.corrections``) so both check the same things and say the same. The
+(``web.api.correction_views``) so both check the same things and say the same. The
 limits (id and note lengths, the log's window) are the core's own.
 """
 
