@@ -28,10 +28,11 @@ FORBIDDEN = {
 
 
 def _modules(folder: str) -> list[Path]:
-    """The modules of a package folder and its subpackages (the subfolders of ``newsfold/`` are listed apart)."""
-    if folder == "newsfold":
-        return sorted(p for p in (ROOT / folder).glob("*.py") if p.name != "__init__.py")
-    return sorted((ROOT / folder).rglob("*.py"))
+    """The modules of a package and of its subpackages (``newsfold/``'s subpackages are packages of their own)."""
+    found = (ROOT / folder).glob("*.py") if folder == "newsfold" else (ROOT / folder).rglob("*.py")
+    return sorted(
+        p for p in found if "__pycache__" not in p.parts and (p.name != "__init__.py" or folder != "newsfold")
+    )
 
 
 #: plugin's features, lowest first, and the features each may import (besides itself and the modules at the top of
@@ -128,6 +129,11 @@ def test_packages_import_only_what_the_rule_allows(package):
             if any(name == bad or name.startswith(bad + ".") for bad in FORBIDDEN[package]):
                 broken.append(f"{path.relative_to(ROOT)} imports {name}")
     assert not broken, "\n".join(broken)
+
+
+def test_the_rules_reach_into_subpackages():
+    assert any(p.parent != ROOT / "web" for p in _modules("web")), "web/'s feature subpackages are not checked"
+    assert all(p.parent == ROOT / "newsfold" for p in _modules("newsfold"))
 
 
 def test_the_rule_catches_a_forbidden_import(tmp_path):

@@ -1,10 +1,10 @@
-"""Atom feeds (web.feeds), read back with a real feed parser."""
+"""Atom feeds (web.stories.feeds), read back with a real feed parser."""
 
 from __future__ import annotations
 
 import feedparser
 
-from newsfold.web.feeds import FeedEntry, atom_feed, rfc3339, story_id
+from newsfold.web.stories.feeds import FeedEntry, atom_feed, rfc3339, story_id
 
 SELF = "http://news.test/feed?window=24h"
 PAGE = "http://news.test/?window=24h"

@@ -47,6 +47,26 @@ def test_wheel_has_one_top_level_package(wheel):
         assert module in names, module
 
 
+#: source folder -> where its package lands in the wheel (pyproject.toml's package-dir)
+WHEEL_FOLDERS = {"plugin": "newsfold/plugin", "indexer": "newsfold/indexer", "web": "newsfold/web",
+                 "newsfold": "newsfold"}  # fmt: skip
+
+
+def test_wheel_holds_every_module_of_every_subpackage(wheel):
+    """A subpackage missing from pyproject.toml's ``packages`` would be left out of the wheel without a word."""
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    expected = {
+        f"{target}/{path.relative_to(ROOT / folder).as_posix()}"
+        for folder, target in WHEEL_FOLDERS.items()
+        for path in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    assert len(expected) > 50
+    missing = sorted(expected - names)
+    assert not missing, f"add their packages to pyproject.toml [tool.setuptools] packages: {missing}"
+
+
 BLOCKER = """
 import sys
 class Block:

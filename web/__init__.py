@@ -3,6 +3,10 @@
 Run it with ``flask --app newsfold.web run`` (settings from the environment, see the
 README's configuration table). The web imports ``plugin`` but never the
 indexer: it queues work by task name (``newsfold.task_names``).
+
+The shared modules (settings, resources, errors, login, validation, formatting,
+display, charts) sit here; each feature is a subpackage with its blueprint in
+``views.py``: ``search``, ``stories``, ``admin`` and ``api``.
 """
 
 from __future__ import annotations
@@ -17,8 +21,13 @@ from newsfold.plugin.admin.text_compare import MAX_TEXT_WORDS
 from newsfold.plugin.edit.correction_log import MAX_ID_CHARS, MAX_NOTE_CHARS
 from newsfold.plugin.search.public_query import MAX_QUERY_CHARS
 from newsfold.plugin.settings import Settings
-from newsfold.web import admin, admin_api, api, auth, display, errors, formatting, resources, search, story_pages
+from newsfold.web import auth, display, errors, formatting, resources
+from newsfold.web.admin import views as admin_views
+from newsfold.web.api import correction_views
+from newsfold.web.api import views as api_views
 from newsfold.web.config import WebSettings
+from newsfold.web.search import views as search_views
+from newsfold.web.stories import views as story_views
 from newsfold.web.validation import MAX_FILTER_CHARS
 
 
@@ -40,6 +49,17 @@ def create_app(
     settings = settings if settings is not None else Settings.from_env()
     web = web if web is not None else WebSettings.from_env()
     app = Flask(__name__)
+    _configure(app, web, test_config)
+    _set_up_templates(app)
+    resources.init_app(app, settings, web)
+    errors.register(app)
+    auth.init_app(app, web)
+    _register_blueprints(app)
+    return app
+
+
+def _configure(app: Flask, web: WebSettings, test_config: Mapping | None) -> None:
+    """The Flask config: the defaults, then ``FLASK_*`` variables, then ``test_config``."""
     app.config.from_mapping(
         SECRET_KEY=web.secret_key,
         # the session cookie only carries the login: never readable by scripts, not sent on cross-site posts
@@ -60,6 +80,9 @@ def create_app(
     if test_config:
         app.config.from_mapping(test_config)
 
+
+def _set_up_templates(app: Flask) -> None:
+    """Jinja's whitespace control, the limits the pages state, and the template filters."""
     app.jinja_env.trim_blocks = True
     app.jinja_env.lstrip_blocks = True
     # the limits the pages state or apply (a form's maxlength is the check behind it)
@@ -73,9 +96,6 @@ def create_app(
         "user": auth.MAX_USER_CHARS,
         "password": auth.MAX_PASSWORD_CHARS,
     }
-    resources.init_app(app, settings, web)
-    errors.register(app)
-    auth.init_app(app, web)
     app.add_template_filter(formatting.format_date, "date")
     app.add_template_filter(formatting.format_datetime, "datetime")
     app.add_template_filter(formatting.percent, "percent")
@@ -84,12 +104,14 @@ def create_app(
     app.add_template_filter(formatting.plural, "plural")
     app.add_template_filter(display.headline_filter, "headline")
 
-    app.register_blueprint(search.bp)
-    app.register_blueprint(api.bp, url_prefix="/api")
-    app.register_blueprint(admin.bp, url_prefix="/admin")
-    app.register_blueprint(admin_api.bp, url_prefix="/api")
-    app.register_blueprint(story_pages.bp)
-    app.register_blueprint(story_pages.api_bp, url_prefix="/api")
+
+def _register_blueprints(app: Flask) -> None:
+    """Every feature's blueprint at its URL prefix, and the liveness route."""
+    app.register_blueprint(search_views.bp)
+    app.register_blueprint(api_views.bp, url_prefix="/api")
+    app.register_blueprint(admin_views.bp, url_prefix="/admin")
+    app.register_blueprint(correction_views.bp, url_prefix="/api")
+    app.register_blueprint(story_views.bp)
+    app.register_blueprint(story_views.api_bp, url_prefix="/api")
     # liveness for container health checks: the process answers (servers are checked per request)
     app.add_url_rule("/healthz", "healthz", lambda: {"status": "ok"})
-    return app

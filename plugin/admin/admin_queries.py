@@ -1,6 +1,6 @@
 """Query builders of the admin's overview, cluster list and cluster detail.
 
-Only the web's admin (``web.admin``, ``web.clusters``) reads these; the statistics page's are in
+Only the web's admin (``web.admin``: its clusters and cluster detail) reads these; the statistics page's are in
 ``plugin.admin.stats_queries``, the search's in ``plugin.search.queries``. Like those, they return dicts and
 never execute them. What the cluster list costs on a large index is worked out in docs/scaling.md
 ("The admin's cluster list and statistics").

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from newsfold.plugin.extract.headlines import lede, title_affixes
 from newsfold.plugin.fold.cluster import NO_SIGNALS, SiteSignals
+from newsfold.plugin.hits import ARTICLE_SOURCE, COMPARE_SOURCE, FOLD_SOURCE
 from newsfold.plugin.sign.signature import Signature
 from newsfold.plugin.sign.signed_page import Page as Page  # re-exported: the 0.1 path newsfold.plugin.fold.document
 from newsfold.plugin.sign.signed_page import SignedPage
@@ -90,10 +91,8 @@ LOOKUP_SOURCE = [
         "day",
     )
 ]
-#: what a search result shows of a version (newsfold's own index)
-VERSION_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "lede", "image",
-                  *(path(f) for f in ("cluster_id", "signature", "shingle_count", "passages", "representative",
-                                      "wire", "origin_wire", "origin_site", "origin_id"))]
+#: what a search result shows of a version (newsfold's own index): a hit, and what compares it with its story's others
+VERSION_SOURCE = [*ARTICLE_SOURCE, *(path(f) for f in (*FOLD_SOURCE, *COMPARE_SOURCE))]
 #: what the unchanged check reads
 UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
 #: what the founding protocol reads of a page (``plugin.fold.founding``)

@@ -13,12 +13,13 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 
 from newsfold.plugin.errors import InputError
-from newsfold.plugin.fold.document import CLUSTER_ID, ORIGIN_FIELDS, fold_of, path
+from newsfold.plugin.fold.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.fold.provenance import SITE_KEY, read_origin, story_aggs
+from newsfold.plugin.hits import ARTICLE_SOURCE, FOLD_SOURCE
 from newsfold.plugin.search.page_dates import PLAUSIBLE_RANGE, epoch_millis, iso_millis, plausible_times
 from newsfold.plugin.search.public_query import check_page
-from newsfold.plugin.search.version_relations import PASSAGES, REPRESENTATIVE, reference_sort, time_sort
+from newsfold.plugin.search.version_relations import reference_sort, time_sort
 from newsfold.plugin.sign.novelty import relation
 
 #: versions one page of a story lists at most
@@ -28,8 +29,7 @@ TIMELINE_BUCKETS = 40
 #: versions a story's timeline shows at most (the first ones)
 MAX_TIMELINE_VERSIONS = 1000
 #: what a story's version shows (newsfold's own index)
-STORY_SOURCE = ["title", "url", "site", "lang", "published", "ingested", "lede", "image", CLUSTER_ID, PASSAGES,
-                REPRESENTATIVE, *(path(f) for f in ("wire", *ORIGIN_FIELDS))]  # fmt: skip
+STORY_SOURCE = [*ARTICLE_SOURCE, *(path(f) for f in FOLD_SOURCE)]
 
 
 def story(

@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from newsfold.plugin.edit.correction_log import MAX_NOTE_CHARS
-from newsfold.web import clusters as web_clusters
+from newsfold.web.admin import clusters as web_clusters
 from tests.admin.helpers import (
     BEARER,
     HOSTILE,

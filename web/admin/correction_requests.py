@@ -1,7 +1,7 @@
 """The web's side of editor corrections: checking a request, applying it through ``plugin.edit.corrections``, the log.
 
 Shared by the admin forms (``web.admin``) and the JSON API
-(``web.admin_api``) so both check the same things and say the same. The
+(``web.api.correction_views``) so both check the same things and say the same. The
 limits (id and note lengths, the log's window) are the core's own.
 """
 
@@ -12,10 +12,18 @@ from dataclasses import dataclass, field
 
 from elasticsearch import NotFoundError
 
-from newsfold.plugin.edit import corrections
 from newsfold.plugin.edit.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS
-from newsfold.plugin.fold import lookups
+from newsfold.plugin.edit.corrections import (
+    CorrectionError,
+    list_corrections,
+    mark_not_duplicates,
+    merge_clusters,
+    set_representative,
+    split_page,
+)
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.fold.lookups import cluster_ids_only
+from newsfold.plugin.search.queries import MAX_WINDOW
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number
@@ -74,13 +82,13 @@ class Applied:
 
 def _other_member(cluster_id: str, page_id: str) -> str | None:
     """Another page of the cluster: after a split it tells where the rest of the cluster went."""
-    body = lookups.cluster_ids_only(cluster_id, size=2)
+    body = cluster_ids_only(cluster_id, size=2)
     hits = get_es().search(index=get_settings().index, **body)["hits"]["hits"]
     return next((h["_id"] for h in hits if h["_id"] != page_id), None)
 
 
 def _has_pages(cluster_id: str) -> bool:
-    query = lookups.cluster_ids_only(cluster_id)["query"]
+    query = cluster_ids_only(cluster_id)["query"]
     return bool(get_es().count(index=get_settings().index, query=query).get("count"))
 
 
@@ -114,14 +122,14 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user
             page_id = _text(fields, "page_id")
             _in_cluster(page_id, cluster_id)
             anchor = _other_member(cluster_id, page_id)
-            done = corrections.split_page(page_id, **common)
+            done = split_page(page_id, **common)
             follow = page_cluster(anchor) if anchor and not _has_pages(cluster_id) else cluster_id
             return Applied(done, f"Page {page_id} was split out of the cluster.", follow)
         if kind == "merge":
             other = _text(fields, "other_cluster_id")
             if other == cluster_id:
                 raise CorrectionFailed("a cluster cannot be merged with itself")
-            done = corrections.merge_clusters(cluster_id, other, **common)
+            done = merge_clusters(cluster_id, other, **common)
             survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id)
             return Applied(done, f"Clusters {cluster_id} and {other} are merged into {survivor}.", survivor)
         if kind == "not_duplicates":
@@ -133,14 +141,14 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user
                     page_cluster(page_id)
                 else:
                     _in_cluster(page_id, cluster_id)
-            done = corrections.mark_not_duplicates(page_a, page_b, **common)
+            done = mark_not_duplicates(page_a, page_b, **common)
             follow = cluster_id if cluster_id and _has_pages(cluster_id) else page_cluster(page_a)
             return Applied(done, f"Pages {page_a} and {page_b} are marked as not duplicates.", follow)
         page_id = _text(fields, "page_id")
         _in_cluster(page_id, cluster_id)
-        done = corrections.set_representative(page_id, **common)
+        done = set_representative(page_id, **common)
         return Applied(done, f"Page {page_id} is now the representative of its cluster.", cluster_id)
-    except corrections.CorrectionError as exc:
+    except CorrectionError as exc:
         raise CorrectionFailed(str(exc)) from None
 
 
@@ -172,8 +180,8 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
         ValueError: an argument is malformed.
     """
     page = page_number(args.get("page"))
-    if (page - 1) * page_size >= lookups.MAX_WINDOW:
-        window = lookups.MAX_WINDOW
+    if (page - 1) * page_size >= MAX_WINDOW:
+        window = MAX_WINDOW
         raise ValueError(f"page {page} is out of range (the log is paged through its first {window:,} entries)")
     filters = {}
     for name in ("cluster_id", "page_id"):
@@ -181,7 +189,7 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
         if len(value) > MAX_ID_CHARS:
             raise ValueError(f"{name} must be at most {MAX_ID_CHARS} characters")
         filters[name] = value or None
-    total, entries = corrections.list_corrections(
+    total, entries = list_corrections(
         client=get_es(), settings=get_settings(), offset=(page - 1) * page_size, size=page_size, **filters
     )
     return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), **filters)

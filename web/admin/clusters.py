@@ -1,7 +1,6 @@
-"""Loading clusters for the admin pages: the filtered, sorted list and one cluster's detail with its evidence.
+"""Listing clusters for the admin: the filters and order of the list, and one page of its rows.
 
-The queries come from ``plugin.admin.admin_queries``; the scores from ``plugin.admin.evidence``
-(estimates from the stored MinHash signatures, as the indexer computed them).
+The queries come from ``plugin.admin.admin_queries``; one cluster's detail is ``web/admin/cluster_detail.py``.
 """
 
 from __future__ import annotations
@@ -13,18 +12,11 @@ from dataclasses import dataclass, field, fields
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.admin import admin_queries
-from newsfold.plugin.admin.evidence import (
-    choose_representative,
-    least_similar_pairs,
-    membership_evidence,
-    pair_scores,
-    similarity_matrix,
-)
-from newsfold.plugin.fold.document import cluster_of, flat
-from newsfold.plugin.search.public_query import page_filters, parse_day
+from newsfold.plugin.fold.document import flat
+from newsfold.plugin.search.public_query import parse_day
+from newsfold.plugin.search.queries import page_filters
 from newsfold.plugin.settings import Settings
 from newsfold.web.formatting import page_count
-from newsfold.web.stories import decode_signature
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
 MAX_PAGE = 10_000
@@ -274,162 +266,3 @@ def load_cluster_list(
         samples = {b["key"]: b for b in res["aggregations"]["clusters"]["buckets"]}
     result.rows = [cluster_row(bucket, samples.get(bucket["key"], {})) for bucket in shown]
     return result
-
-
-@dataclass
-class ClusterDetail:
-    """A cluster's members with their scores, the pairwise matrix and the evidence of each membership."""
-
-    cluster_id: str
-    size: int
-    members: list[dict]
-    representative: dict
-    matrix: list[list[float | None]]
-    pairs: list[tuple[dict, dict, float]]
-    sites: int
-
-    @property
-    def truncated(self) -> bool:
-        return self.size > len(self.members)
-
-    def member(self, page_id: str) -> dict | None:
-        return next((m for m in self.members if m["id"] == page_id), None)
-
-
-def _member(hit: Mapping) -> dict:
-    src = flat(hit["_source"])
-    out = {"id": hit["_id"], **src}
-    out["representative"] = src.get("representative") is True
-    out["signature_obj"] = decode_signature(src)
-    out.pop("signature", None)
-    return out
-
-
-def load_cluster_detail(
-    es: Elasticsearch,
-    settings: Settings,
-    cluster_id: str,
-    *,
-    limit: int = 200,
-    pairs: int = 50,
-    evidence: bool = True,
-) -> ClusterDetail | None:
-    """A cluster's members (representative first, then oldest; at most ``limit``), or None when it has no page.
-
-    Each member gets its Jaccard and containment to the representative and
-    the evidence of its membership: compared with the page it matched at
-    ingest when that page is still in the cluster, else with its most
-    similar fellow member (``evidence=False`` skips that work).
-    """
-    res = es.search(index=settings.index, **admin_queries.cluster_detail(cluster_id, size=limit))
-    hits = res["hits"]["hits"]
-    if not hits:
-        return None
-    members = [_member(h) for h in hits]
-    # the representative leads (pages ingested in one batch share a time, so the query's order
-    # alone does not say which of them is first seen)
-    members.insert(0, members.pop(choose_representative(members)))
-    signatures = [m["signature_obj"] for m in members]
-    matrix = similarity_matrix(signatures)
-    rep_index = 0
-    rep = members[rep_index]
-    by_id = {m["id"]: k for k, m in enumerate(members)}
-    for k, m in enumerate(members):
-        m["number"] = k + 1
-        m["is_representative"] = k == rep_index
-        m["jaccard"], m["containment"] = pair_scores(
-            m["signature_obj"], rep["signature_obj"], weighted=settings.signature_kind == "weighted"
-        )
-        ref = by_id.get(m.get("matched_id") or "")
-        m["reference_reason"] = "matched when ingested"
-        if ref is None or ref == k:
-            others = [(matrix[k][x], x) for x in range(len(members)) if x != k and matrix[k][x] is not None]
-            ref = max(others)[1] if others else None
-            m["reference_reason"] = "most similar member shown"
-        m["evidence"] = (
-            membership_evidence(
-                m,
-                members[ref],
-                settings,
-                member_signature=m["signature_obj"],
-                reference_signature=members[ref]["signature_obj"],
-            )
-            if ref is not None and evidence
-            else None
-        )
-        m["reference"] = members[ref] if ref is not None else None
-    pair_list = [(members[i], members[j], score) for i, j, score in least_similar_pairs(matrix, limit=pairs)]
-    return ClusterDetail(
-        cluster_id=cluster_id,
-        size=int(res["hits"]["total"]["value"]),
-        members=members,
-        representative=rep,
-        matrix=matrix,
-        pairs=pair_list,
-        sites=len({m.get("site") for m in members if m.get("site")}),
-    )
-
-
-@dataclass
-class Comparison:
-    """Two members of a cluster side by side: scores, evidence, word differences and shared passages."""
-
-    a: dict
-    b: dict
-    jaccard: float | None
-    containment: float | None
-    unchanged_share: float
-    left: list
-    right: list
-    evidence: object
-    truncated: bool
-    max_words: int
-
-
-def _fetch_member(es: Elasticsearch, settings: Settings, cluster_id: str, page_id: str) -> dict:
-    doc = es.mget(index=settings.index, ids=[page_id], source=admin_queries.MEMBER_SOURCE)["docs"][0]
-    if not doc.get("found") or cluster_of(doc.get("_source")) != cluster_id:
-        raise LookupError(f"page {page_id!r} is not in cluster {cluster_id!r}")
-    return _member(doc)
-
-
-def load_comparison(
-    es: Elasticsearch, settings: Settings, detail: ClusterDetail, a_id: str, b_id: str, *, max_words: int = 0
-) -> Comparison:
-    """Compare two pages of ``detail``'s cluster (pages beyond the loaded members are read by id).
-
-    Raises:
-        ValueError: both ids are the same, or one is missing.
-        LookupError: a page is not in the cluster.
-    """
-    from newsfold.plugin.admin.text_compare import MAX_TEXT_WORDS, word_diff, words
-
-    max_words = max_words or MAX_TEXT_WORDS
-    if not a_id or not b_id:
-        raise ValueError("give two pages to compare: ?a=<page id>&b=<page id>")
-    if a_id == b_id:
-        raise ValueError("choose two different pages to compare")
-    if len(a_id) > 512 or len(b_id) > 512:
-        raise ValueError("page ids are at most 512 characters")
-    a = detail.member(a_id) or _fetch_member(es, settings, detail.cluster_id, a_id)
-    b = detail.member(b_id) or _fetch_member(es, settings, detail.cluster_id, b_id)
-    left, right, unchanged = word_diff(a.get("body") or "", b.get("body") or "", max_words=max_words)
-    j, c = pair_scores(a["signature_obj"], b["signature_obj"], weighted=settings.signature_kind == "weighted")
-    evidence = membership_evidence(
-        a, b, settings, member_signature=a["signature_obj"], reference_signature=b["signature_obj"], passages=5
-    )
-    truncated = any(
-        len([w for w in words(m.get("body") or "", max_words=max_words + 1) if w != "\n"]) > max_words for m in (a, b)
-    )
-    return Comparison(
-        a=a,
-        b=b,
-        jaccard=j,
-        containment=c,
-        unchanged_share=unchanged,
-        left=left,
-        right=right,
-        evidence=evidence,
-        truncated=truncated,
-        max_words=max_words,
-    )

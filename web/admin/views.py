@@ -2,7 +2,7 @@
 
 Every page here is behind the login (``web.auth`` guards the blueprint);
 forms post with a CSRF token and redirect with a flash message. The JSON
-counterparts of the corrections are in ``web.admin_api``.
+counterparts of the corrections are in ``web.api.correction_views``.
 """
 
 from __future__ import annotations
@@ -20,20 +20,15 @@ from flask import (
 
 from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.search.story_queries import WINDOW_NAMES
-from newsfold.web import stats as admin_stats
+from newsfold.web.admin import stats as admin_stats
+from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
+from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
+from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.admin.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.auth import current_user
 from newsfold.web.charts import heatmap
-from newsfold.web.clusters import (
-    ClusterListParams,
-    cluster_row,
-    load_cluster_detail,
-    load_cluster_list,
-    load_comparison,
-)
-from newsfold.web.corrections import CorrectionFailed, apply_correction, corrections_page
 from newsfold.web.display import headline_filter
 from newsfold.web.formatting import page_count, page_links
-from newsfold.web.jobs import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.resources import get_es, get_job_store, get_settings
 from newsfold.web.validation import page_number
 

@@ -7,9 +7,10 @@ from flask import Blueprint, current_app, render_template, request
 from newsfold.plugin.search.story_queries import WINDOW_NAMES
 from newsfold.web.formatting import page_links
 from newsfold.web.resources import get_es, get_settings, get_web_settings
-from newsfold.web.stories import FilterChoices, SearchParams, filter_choices, run_search, search_body
-from newsfold.web.story_pages import RELEVANCE, is_top_request
-from newsfold.web.top_stories import TopParams, run_top
+from newsfold.web.search.params import SearchParams
+from newsfold.web.search.results import FilterChoices, filter_choices, run_search, search_body
+from newsfold.web.stories.top import TopParams, run_top
+from newsfold.web.stories.views import RELEVANCE, is_top_request
 
 bp = Blueprint("search", __name__)
 

@@ -13,12 +13,11 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from newsfold.plugin.admin import stats_queries
 from newsfold.plugin.fold.rejections import rejections_index
-from newsfold.plugin.search import story_queries
-from newsfold.plugin.search.page_dates import iso_millis
+from newsfold.plugin.search.story_queries import iso_millis, window_filter
 from newsfold.plugin.settings import Settings
 from newsfold.web.charts import bar_chart, histogram, line_chart, stacked_bar_chart
 from newsfold.web.formatting import format_datetime, percent
-from newsfold.web.top_stories import time_field
+from newsfold.web.stories.top import time_field
 
 SIMILARITY_STEP = 0.05
 #: the ingest-rate intervals in words
@@ -132,22 +131,9 @@ def load_stats(es: Elasticsearch, settings: Settings) -> dict:
     )
     ingested = overview["aggregations"]["ingested"]
     start, end = _ms(ingested.get("min")), _ms(ingested.get("max"))
-    rate: list[tuple[str, int]] = []
-    interval = None
-    if start is not None and end is not None:
-        name, _ = stats_queries.rate_interval(start, end)
-        rate = rate_points(
-            es.search(index=settings.index, **stats_queries.ingest_rate(start_ms=start, end_ms=end)), name
-        )
-        interval = INTERVAL_WORDS.get(name, name)
-    try:
-        rejected = es.search(
-            index=rejections_index(settings), ignore_unavailable=True, **stats_queries.rejection_reasons()
-        )
-    except NotFoundError:
-        rejected = None
-    rejected_total, reasons = reason_rows(rejected)
-    return {
+    rate, interval = _ingest_rate(es, settings, start, end)
+    rejected_total, reasons = reason_rows(_rejection_reasons(es, settings))
+    figures = {
         "overall": overall,
         "sites": sites,
         "sizes": sizes,
@@ -161,42 +147,69 @@ def load_stats(es: Elasticsearch, settings: Settings) -> dict:
         "last_ingest": format_datetime(ingested.get("max_as_string")) if end is not None else None,
         "rejected_total": rejected_total,
         "reasons": reasons,
-        "charts": {
-            "sites": bar_chart(
-                [(f"{r['site']} ({r['pages']:,})", r["share"]) for r in sites],
-                title="Share of duplicate pages per site",
-                chart_id="chart-sites",
-                value_format=percent,
-                max_value=1.0,
-            ),
-            "sizes": bar_chart(
-                [(f"{r['label']} pages", r["clusters"]) for r in sizes] if any(r["clusters"] for r in sizes) else [],
-                title="Clusters by size",
-                chart_id="chart-sizes",
-                empty_message="No story has more than one page yet.",
-            ),
-            "similarity": histogram(
-                edges,
-                [("accepted", similarity["accepted"]), ("nearest rejected", similarity["rejected"])],
-                title="Estimated Jaccard of accepted matches and of the nearest rejected candidate",
-                chart_id="chart-similarity",
-                x_label="estimated Jaccard",
-                y_label="pages",
-                edge_format=lambda v: f"{v:.2f}".rstrip("0").rstrip(".") if v else "0",
-            ),
-            "rate": line_chart(
-                rate,
-                title=f"Pages ingested per {interval}" if interval else "Pages ingested",
-                chart_id="chart-rate",
-                y_label=f"pages / {interval}" if interval else "pages",
-            ),
-            "reasons": bar_chart(
-                [(r["reason"], r["pages"]) for r in reasons],
-                title="Rejected pages by reason",
-                chart_id="chart-reasons",
-                empty_message="No page has been rejected (or none recorded yet).",
-            ),
-        },
+    }
+    return {**figures, "charts": stats_charts(figures)}
+
+
+def _ingest_rate(
+    es: Elasticsearch, settings: Settings, start: int | None, end: int | None
+) -> tuple[list[tuple[str, int]], str | None]:
+    """Pages ingested per interval between the first and the last ingest, and the interval in words."""
+    if start is None or end is None:
+        return [], None
+    name, _ = stats_queries.rate_interval(start, end)
+    rate = rate_points(es.search(index=settings.index, **stats_queries.ingest_rate(start_ms=start, end_ms=end)), name)
+    return rate, INTERVAL_WORDS.get(name, name)
+
+
+def _rejection_reasons(es: Elasticsearch, settings: Settings) -> dict | None:
+    """The rejection-reason aggregation of the rejected-pages index (None when it does not exist yet)."""
+    try:
+        return es.search(index=rejections_index(settings), ignore_unavailable=True, **stats_queries.rejection_reasons())
+    except NotFoundError:
+        return None
+
+
+def stats_charts(figures: dict) -> dict:
+    """The charts of the statistics page, drawn from ``load_stats``'s figures."""
+    interval = figures["interval"]
+    return {
+        "sites": bar_chart(
+            [(f"{r['site']} ({r['pages']:,})", r["share"]) for r in figures["sites"]],
+            title="Share of duplicate pages per site",
+            chart_id="chart-sites",
+            value_format=percent,
+            max_value=1.0,
+        ),
+        "sizes": bar_chart(
+            [(f"{r['label']} pages", r["clusters"]) for r in figures["sizes"]]
+            if any(r["clusters"] for r in figures["sizes"])
+            else [],
+            title="Clusters by size",
+            chart_id="chart-sizes",
+            empty_message="No story has more than one page yet.",
+        ),
+        "similarity": histogram(
+            figures["edges"],
+            [("accepted", figures["similarity"]["accepted"]), ("nearest rejected", figures["similarity"]["rejected"])],
+            title="Estimated Jaccard of accepted matches and of the nearest rejected candidate",
+            chart_id="chart-similarity",
+            x_label="estimated Jaccard",
+            y_label="pages",
+            edge_format=lambda v: f"{v:.2f}".rstrip("0").rstrip(".") if v else "0",
+        ),
+        "rate": line_chart(
+            figures["rate"],
+            title=f"Pages ingested per {interval}" if interval else "Pages ingested",
+            chart_id="chart-rate",
+            y_label=f"pages / {interval}" if interval else "pages",
+        ),
+        "reasons": bar_chart(
+            [(r["reason"], r["pages"]) for r in figures["reasons"]],
+            title="Rejected pages by reason",
+            chart_id="chart-reasons",
+            empty_message="No page has been rejected (or none recorded yet).",
+        ),
     }
 
 
@@ -219,7 +232,7 @@ def syndication(es: Elasticsearch, settings: Settings, *, window: str = "all", s
         ValueError: an unknown window.
     """
     field_name, anchor = time_field(es, settings)
-    filters = story_queries.window_filter(window, anchor_ms=anchor, time_field=field_name)
+    filters = window_filter(window, anchor_ms=anchor, time_field=field_name)
     res = es.search(index=settings.index, body=stats_queries.syndication_sites(filters=filters, sites=sites))
     buckets = res["aggregations"]["sites"]["buckets"]
     owns = []

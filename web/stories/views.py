@@ -17,19 +17,13 @@ from newsfold.plugin.search.queries import MAX_WINDOW
 from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
 from newsfold.plugin.search.story_queries import SORTS, WINDOW_NAMES
 from newsfold.web.charts import timeline
-from newsfold.web.feeds import MIMETYPE, FeedEntry, atom_feed, story_id
 from newsfold.web.formatting import format_datetime, page_links, parse_datetime
 from newsfold.web.resources import get_es, get_settings, get_web_settings
-from newsfold.web.stories import SearchParams, run_search, search_body
-from newsfold.web.top_stories import (
-    StoryParams,
-    TopParams,
-    checked_id,
-    page_number,
-    run_story,
-    run_top,
-    version_passages,
-)
+from newsfold.web.search.params import SearchParams
+from newsfold.web.search.results import run_search, search_body
+from newsfold.web.stories.feeds import MIMETYPE, FeedEntry, atom_feed, story_id
+from newsfold.web.stories.top import TopParams, page_number, run_top
+from newsfold.web.stories.versions import StoryParams, checked_id, run_story, version_passages
 
 bp = Blueprint("stories", __name__)
 api_bp = Blueprint("stories_api", __name__)

@@ -1,7 +1,6 @@
-"""Top stories, a story's page and a version's added passages: arguments, the requests they cost, what pages show.
+"""Top stories: the arguments of a list, the requests it costs and what its stories show.
 
-The builders and readers are ``plugin.search.story_queries``, ``plugin.search.story_versions`` and
-``plugin.search.version_relations``; this module checks what a
+The builders and readers are ``plugin.search.story_queries``; this module checks what a
 request asks for (every value from outside is checked before anything is
 sent: a bad one is a ``ValueError`` whose message the view answers with 400),
 runs the requests and shapes the results for the templates, the API and the
@@ -10,28 +9,33 @@ feeds.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.fold.document import fold_of
-from newsfold.plugin.search import story_queries, story_versions, version_relations
-from newsfold.plugin.search.page_dates import iso_millis
-from newsfold.plugin.search.queries import MAX_WINDOW
+from newsfold.plugin.hits import public_fields
+from newsfold.plugin.search.story_queries import (
+    MAX_STORIES,
+    SORTS,
+    WINDOWS,
+    iso_millis,
+    newest,
+    page_buckets,
+    read_newest,
+    read_top_stories,
+    top_stories,
+)
+from newsfold.plugin.search.story_versions import STORY_SOURCE
+from newsfold.plugin.search.version_relations import references
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.novelty import Passage, marked_passages
 from newsfold.web import validation
-from newsfold.web.display import dress_story, headline, image_of, learn_affixes, origin_of
+from newsfold.web.display import dress_story, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count
-from newsfold.web.stories import MAX_ARGS_CHARS, provenance_filters, provenance_flags
+from newsfold.web.search.params import MAX_ARGS_CHARS, provenance_filters, provenance_flags
 
 DEFAULT_WINDOW = "7d"
-#: cluster and page ids are the ids newsfold or a host gave; anything longer or with control characters is refused
-_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,512}$")
-#: fields of a version returned to clients
-PUBLIC_FIELDS = ("title", "url", "site", "lang", "published")
 
 
 def page_number(args: Mapping[str, str], *, limit: int) -> int:
@@ -47,17 +51,6 @@ def page_number(args: Mapping[str, str], *, limit: int) -> int:
     if page > limit:
         raise ValueError(f"page {page} is out of range (at most {limit:,})")
     return page
-
-
-def checked_id(value: str, what: str = "story") -> str:
-    """A cluster or page id from a URL path.
-
-    Raises:
-        ValueError: empty, over 512 characters or with control characters.
-    """
-    if not _ID.match(value or ""):
-        raise ValueError(f"that is not a {what} id")
-    return value
 
 
 @dataclass(frozen=True)
@@ -81,13 +74,13 @@ class TopParams:
                 ``MAX_ARGS_CHARS`` (the message says which).
         """
         window = (args.get("window") or DEFAULT_WINDOW).strip()
-        if window not in story_queries.WINDOWS:
-            raise ValueError(f"window must be one of {', '.join(story_queries.WINDOWS)}, got {window[:40]!r}")
+        if window not in WINDOWS:
+            raise ValueError(f"window must be one of {', '.join(WINDOWS)}, got {window[:40]!r}")
         sort = (args.get("sort") or "coverage").strip()
-        if sort not in story_queries.SORTS:
+        if sort not in SORTS:
             raise ValueError(f"sort must be 'coverage' or 'latest', got {sort[:40]!r}")
         site, lang = validation.filter_text(args.get("site"), "site"), validation.filter_text(args.get("lang"), "lang")
-        page = page_number(args, limit=story_queries.MAX_STORIES // page_size)
+        page = page_number(args, limit=MAX_STORIES // page_size)
         if query_string_chars > MAX_ARGS_CHARS:
             raise ValueError(f"the address is too long ({query_string_chars:,} characters after the '?'; "
                              f"at most {MAX_ARGS_CHARS:,})")  # fmt: skip
@@ -97,8 +90,8 @@ class TopParams:
     @classmethod
     def for_form(cls, args: Mapping[str, str]) -> TopParams:
         """What the user asked for, unchecked and cut to size (to refill the page above an error)."""
-        window = args.get("window") if args.get("window") in story_queries.WINDOWS else DEFAULT_WINDOW
-        sort = args.get("sort") if args.get("sort") in story_queries.SORTS else "coverage"
+        window = args.get("window") if args.get("window") in WINDOWS else DEFAULT_WINDOW
+        sort = args.get("sort") if args.get("sort") in SORTS else "coverage"
         limit = validation.MAX_FILTER_CHARS
         return cls(window=window, sort=sort, site=(args.get("site") or "")[:limit] or None,
                    lang=(args.get("lang") or "")[:limit] or None, originals=args.get("originals") == "1",
@@ -144,7 +137,7 @@ class TopResult:
 
     @property
     def total_pages(self) -> int:
-        return min(page_count(self.stories, self.page_size), story_queries.MAX_STORIES // self.page_size)
+        return min(page_count(self.stories, self.page_size), MAX_STORIES // self.page_size)
 
     def as_json(self) -> dict:
         return {
@@ -158,34 +151,29 @@ class TopResult:
         }
 
 
-def _public(source: Mapping | None) -> dict:
-    source = source or {}
-    return {k: source.get(k) for k in PUBLIC_FIELDS}
-
-
 def time_field(es: Elasticsearch, settings: Settings) -> tuple[str, int | None]:
     """The date field windows use and the newest page's time: ``published``, or ``ingested`` when no page has a date."""
     index = {"index": settings.index}
-    searches = [index, story_queries.newest(time_field="published"), index, story_queries.newest(time_field="ingested")]
+    searches = [index, newest(time_field="published"), index, newest(time_field="ingested")]
     published, ingested = es.msearch(searches=searches)["responses"]
-    newest_published = story_queries.read_newest(published, "published")
+    newest_published = read_newest(published, "published")
     if newest_published is not None:
         return "published", newest_published
-    return "ingested", story_queries.read_newest(ingested, "ingested")
+    return "ingested", read_newest(ingested, "ingested")
 
 
 def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_size: int) -> TopResult:
     """The top stories of ``params``: three requests (the newest page's time, the ranked list, their references)."""
     field_name, anchor = time_field(es, settings)
-    body = story_queries.top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
+    body = top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
                                anchor_ms=anchor, time_field=field_name, filters=params.filters())  # fmt: skip
     res = es.search(index=settings.index, body=body)
-    ids = [b["key"] for b in story_queries.page_buckets(res, page=params.page, size=page_size)]
+    ids = [b["key"] for b in page_buckets(res, page=params.page, size=page_size)]
     refs = None
     if ids:
-        body = version_relations.references(ids, time_field=field_name, source=story_versions.STORY_SOURCE)
+        body = references(ids, time_field=field_name, source=STORY_SOURCE)
         refs = es.search(index=settings.index, body=body)
-    total, found = story_queries.read_top_stories(res, refs, page=params.page, size=page_size)
+    total, found = read_top_stories(res, refs, page=params.page, size=page_size)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
                        anchor=iso_millis(anchor))  # fmt: skip
     origins = _origin_versions(es, settings, [item["reference"] for item in found if item["reference"]])
@@ -197,7 +185,7 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
         story = {
             "cluster_id": item["cluster_id"],
             "id": ref.get("id"),
-            **_public(ref),
+            **public_fields(ref),
             "sites": item["sites"],
             "pages": item["pages"],
             "latest": item["latest"],
@@ -205,7 +193,7 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
             "wire": fold_of(ref).get("wire"),
             "origin": origin,
         }  # fmt: skip
-        versions = [{"id": shown.get("id"), **_public(shown), "lede": shown.get("lede")}]
+        versions = [{"id": shown.get("id"), **public_fields(shown), "lede": shown.get("lede")}]
         result.results.append(dress_story(story, versions, affixes))
     return result
 
@@ -215,100 +203,6 @@ def _origin_versions(es: Elasticsearch, settings: Settings, references: list[dic
     out = {ref["id"]: ref for ref in references}
     wanted = sorted({o["id"] for ref in references if (o := origin_of(ref)) and o["id"] not in out})
     if wanted:
-        docs = es.mget(index=settings.index, ids=wanted, source=story_versions.STORY_SOURCE)["docs"]
+        docs = es.mget(index=settings.index, ids=wanted, source=STORY_SOURCE)["docs"]
         out.update({d["_id"]: {"id": d["_id"], **d["_source"]} for d in docs if d.get("found")})
     return out
-
-
-@dataclass
-class StoryParams:
-    """A story page: its id and the page of versions."""
-
-    cluster_id: str
-    page: int = 1
-
-    def url_args(self, page: int | None = None) -> dict:
-        args = {"cluster_id": self.cluster_id}
-        if (page or self.page) != 1:
-            args["page"] = page or self.page
-        return args
-
-
-@dataclass
-class StoryResult:
-    """One page of a story's versions with its reference, first publisher and timeline."""
-
-    params: StoryParams
-    story: dict
-
-    @property
-    def total_pages(self) -> int:
-        return min(self.story["total_pages"], MAX_WINDOW // self.story["page_size"])
-
-
-def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, page_size: int) -> StoryResult | None:
-    """A story's page in one ``msearch`` (its versions and their times); None when no page has that cluster id."""
-    body = story_versions.story(params.cluster_id, page=params.page, size=page_size)
-    index = {"index": settings.index}
-    page, times = es.msearch(searches=[index, body, index, story_versions.story_times(params.cluster_id)])["responses"]
-    for res in (page, times):
-        if "error" in res:
-            raise RuntimeError(f"story search failed: {res['error']}")
-    found = story_versions.read_story(page, times, page=params.page, size=page_size)
-    if found is None:
-        return None
-    origin = found.get("origin") or {}
-    at_hand = {v["id"]: v for v in (found["reference"], found["first"], *found["versions"]) if v}
-    if origin.get("id") and origin["id"] not in at_hand:
-        doc = es.options(ignore_status=404).get(
-            index=settings.index, id=origin["id"], source=story_versions.STORY_SOURCE
-        )
-        if doc.get("found"):
-            at_hand[origin["id"]] = {"id": origin["id"], **doc["_source"]}
-    affixes = learn_affixes(es, settings, [v.get("site") for v in at_hand.values()])
-    versions = [{**v, "id": v["id"]} for v in at_hand.values()]
-    dress_story(found, versions, affixes)
-    headlines = {v["id"]: v["headline"] for v in versions}
-    for v in (found["reference"], found["first"], *found["versions"]):
-        if v:
-            v["headline"] = headlines.get(v["id"])
-    if origin.get("id") in at_hand:
-        origin["published"] = at_hand[origin["id"]].get("published")
-        origin["title"] = at_hand[origin["id"]].get("title")
-        origin["url"] = at_hand[origin["id"]].get("url")
-    found["image"] = image_of(at_hand.get(origin.get("id"))) or image_of(found["reference"])
-    for key in ("reference", "first"):
-        if found[key]:
-            found[key] = _shown(found[key])
-    found["versions"] = [_shown(v) for v in found["versions"]]
-    return StoryResult(params=params, story=found)
-
-
-def _shown(version: dict) -> dict:
-    return {"id": version["id"], **_public(version), "headline": version.get("headline"),
-            "ingested": version.get("ingested"), "wire": version.get("wire"),
-            "representative": version["representative"], "relation": version["relation"]}  # fmt: skip
-
-
-def version_passages(
-    es: Elasticsearch, settings: Settings, cluster_id: str, page_id: str
-) -> tuple[dict, list[list[Passage]]] | None:
-    """A version of a story and its text as paragraphs of sentences, the added ones marked.
-
-    Two requests: the version by id (realtime) and the story's reference.
-    None when the page does not exist or belongs to another story.
-    """
-    doc = es.options(ignore_status=404).get(index=settings.index, id=page_id)
-    if not doc.get("found") or fold_of(doc["_source"]).get("cluster_id") != cluster_id:
-        return None
-    found = es.search(index=settings.index, body=version_relations.references([cluster_id]))
-    refs = version_relations.read_references(found)
-    reference = refs.get(cluster_id)
-    source = doc["_source"]
-    relation = version_relations.relation_of({"_id": page_id, "_source": source}, refs)
-    version = {"id": page_id, **_public(source), "relation": relation,
-               "reference_id": reference["_id"] if reference else None}  # fmt: skip
-    version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))
-    compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
-    ref_passages = fold_of(reference.get("_source")).get("passages") if compared else None
-    return version, marked_passages(source.get("body") or "", ref_passages)

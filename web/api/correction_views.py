@@ -17,8 +17,8 @@ from functools import partial
 
 from flask import Blueprint, current_app, jsonify, request
 
+from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, corrections_page
 from newsfold.web.auth import current_user, deny_api
-from newsfold.web.corrections import CorrectionFailed, apply_correction, corrections_page
 from newsfold.web.validation import BadBody, json_body
 
 bp = Blueprint("admin_api", __name__)

@@ -9,13 +9,14 @@ from flask import Blueprint, abort, current_app, jsonify, request
 
 from newsfold import task_names
 from newsfold.plugin.search.story_queries import WINDOWS
+from newsfold.web.admin.job_requests import JobRequestError, retry_job, start_reindex
+from newsfold.web.admin.stats import syndication as syndication_figures
 from newsfold.web.auth import current_user
 from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
-from newsfold.web.jobs import JobRequestError, retry_job, start_reindex
 from newsfold.web.queue import chunked, task_status
 from newsfold.web.resources import get_celery, get_es, get_job_store, get_settings, get_web_settings
-from newsfold.web.stats import syndication as syndication_figures
-from newsfold.web.stories import SearchParams, load_cluster, run_search, search_body
+from newsfold.web.search.params import SearchParams
+from newsfold.web.search.results import load_cluster, run_search, search_body
 from newsfold.web.validation import MAX_OFFSET, BadBody, InvalidPages, json_body, parse_pages, whole_number
 
 bp = Blueprint("api", __name__)
@@ -23,7 +24,8 @@ bp = Blueprint("api", __name__)
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
 _JOB_ID = re.compile(r"^[a-z]+-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 MAX_JOBS_PAGE = 200
-OPENAPI_FILE = Path(__file__).with_name("openapi.json")
+#: the OpenAPI description of every ``/api`` route, of this blueprint and the others
+OPENAPI_FILE = Path(__file__).resolve().parent.parent / "openapi.json"
 
 
 def _bad_request(message: str, **extra):

@@ -1,0 +1,150 @@
+"""The arguments of a search: what the user asked for, checked, and the provenance flags top stories share."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+
+from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
+from newsfold.plugin.search.public_query import MAX_QUERY_CHARS, parse_day
+from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
+from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
+
+MAX_PAGE_DIGITS = 6
+#: a longer query string is refused whole (a browser form never sends one)
+MAX_ARGS_CHARS = 4096
+#: the URL arguments whose names are not those of their ``SearchParams`` field
+URL_NAMES = {"date_from": "from", "date_to": "to"}
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """What the user asked for: query, filters, order and page number.
+
+    The URL arguments are ``q``, ``site``, ``lang``, ``from`` and ``to``
+    (``YYYY-MM-DD``, inclusive, on the published date), ``sort``
+    (``relevance`` or ``date``) and ``page``: the whole state of a search is
+    in its URL, so any result page can be shared.
+    """
+
+    q: str = ""
+    site: str | None = None
+    lang: str | None = None
+    date_from: str | None = None
+    date_to: str | None = None
+    sort: str = "relevance"
+    page: int = 1
+    originals: bool = False
+    nowire: bool = False
+
+    @classmethod
+    def from_args(cls, args: Mapping[str, str], *, query_string_chars: int = 0) -> SearchParams:
+        """Read the search from request arguments.
+
+        Args:
+            args: the request's query arguments.
+            query_string_chars: length of the raw query string (refused above ``MAX_ARGS_CHARS``).
+
+        Raises:
+            ValueError: a value is malformed or out of range; the message says which and how.
+        """
+        q = query_text(args.get("q"))  # said first: the most likely reason for a long address
+        values: dict[str, str | None] = {name: filter_text(args.get(name), name) for name in ("site", "lang")}
+        days = {}
+        for arg, name in (("from", "date_from"), ("to", "date_to")):
+            value = (args.get(arg) or "").strip()
+            values[name] = value or None
+            if value:
+                days[arg] = parse_day(value, f"'{arg}'")
+        if len(days) == 2 and days["from"] > days["to"]:
+            raise ValueError(f"the date range is empty: 'from' {days['from']} is after 'to' {days['to']}")
+        sort = (args.get("sort") or "relevance").strip()
+        if sort not in SEARCH_SORTS:
+            raise ValueError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
+        raw_page = (args.get("page") or "1").strip()
+        if not (raw_page.isascii() and raw_page.isdigit()) or not raw_page.strip("0"):
+            raise ValueError(f"page must be a positive whole number, got {raw_page[:20]!r}")
+        if len(raw_page) > MAX_PAGE_DIGITS:
+            shown = raw_page if len(raw_page) <= 20 else raw_page[:20] + "…"
+            raise ValueError(f"page {shown} is out of range (at most 10,000 results)")
+        if query_string_chars > MAX_ARGS_CHARS:  # checked last: a message about a known argument helps more
+            raise ValueError(
+                f"the address is too long ({query_string_chars:,} characters after the '?'; at most {MAX_ARGS_CHARS:,})"
+            )
+        originals, nowire = provenance_flags(args, site=values["site"])
+        return cls(q=q, sort=sort, page=int(raw_page), originals=originals, nowire=nowire, **values)
+
+    @classmethod
+    def for_form(cls, args: Mapping[str, str]) -> SearchParams:
+        """What the user typed, unchecked and cut to size: refills the form above an error message."""
+
+        def text(name: str, limit: int) -> str:
+            return (args.get(name) or "").strip()[:limit]
+
+        return cls(
+            q=text("q", 2 * MAX_QUERY_CHARS),
+            site=text("site", MAX_FILTER_CHARS) or None,
+            lang=text("lang", MAX_FILTER_CHARS) or None,
+            date_from=text("from", 40) or None,
+            date_to=text("to", 40) or None,
+            sort=text("sort", 40) or "relevance",
+            originals=args.get("originals") == "1",
+            nowire=args.get("nowire") == "1",
+        )
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter narrows the search."""
+        return bool(self.site or self.lang or self.date_from or self.date_to or self.originals or self.nowire)
+
+    def args(self) -> dict:
+        """The search as its URL arguments, every one of them (a flag that is set is ``"1"``)."""
+        out = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            out[URL_NAMES.get(f.name, f.name)] = ("1" if value else None) if isinstance(value, bool) else value
+        return out
+
+    def filters(self) -> list[dict]:
+        """The provenance filter clauses ("this site's own stories", "no wire stories")."""
+        return provenance_filters(site=self.site, originals=self.originals, nowire=self.nowire)
+
+    def url_args(self, page: int | None = None, **changes) -> dict:
+        """Arguments for ``url_for`` that reproduce this search (on another page, or with ``changes``)."""
+        args = {**self.args(), "page": page or self.page, **changes}
+        defaults = {"page": 1, "sort": "relevance"}
+        return {k: v for k, v in args.items() if v and defaults.get(k) != v}
+
+    def as_json(self) -> dict:
+        """The search as the API reports it (the text query is ``query``)."""
+        args = self.args()
+        return {"query": args.pop("q"), **args, "originals": self.originals, "nowire": self.nowire}
+
+
+def _flag(args: Mapping[str, str], name: str) -> bool:
+    raw = (args.get(name) or "").strip()
+    if raw not in ("", "0", "1"):
+        raise ValueError(f"{name} must be 1 or 0, got {raw[:20]!r}")
+    return raw == "1"
+
+
+def provenance_flags(args: Mapping[str, str], *, site: str | None) -> tuple[bool, bool]:
+    """``(originals, nowire)`` from request arguments.
+
+    Raises:
+        ValueError: a value other than 1 or 0, or ``originals`` without a site.
+    """
+    originals, nowire = _flag(args, "originals"), _flag(args, "nowire")
+    if originals and not site:
+        raise ValueError("originals=1 keeps the stories a site published first: choose a site too (site=...)")
+    return originals, nowire
+
+
+def provenance_filters(*, site: str | None, originals: bool, nowire: bool) -> list[dict]:
+    """The filter clauses of the provenance flags."""
+    out = []
+    if originals and site:
+        out.append(originals_filter(site))
+    if nowire:
+        out.append(no_wire_filter())
+    return out

@@ -1,0 +1,130 @@
+"""A story's page and a version's added passages: the arguments, the requests they cost, what the pages show.
+
+The builders and readers are ``plugin.search.story_queries``; the ids come from the URL
+path and are checked here before anything is sent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from elasticsearch import Elasticsearch
+
+from newsfold.plugin.fold.document import fold_of
+from newsfold.plugin.hits import public_fields
+from newsfold.plugin.search.queries import MAX_WINDOW
+from newsfold.plugin.search.story_queries import read_references
+from newsfold.plugin.search.story_versions import STORY_SOURCE, read_story, story_times
+from newsfold.plugin.search.story_versions import story as story_request
+from newsfold.plugin.search.version_relations import references, relation_of
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.sign.novelty import Passage, marked_passages
+from newsfold.web.display import dress_story, headline, image_of, learn_affixes
+
+#: cluster and page ids are the ids newsfold or a host gave; anything longer or with control characters is refused
+_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,512}$")
+
+
+def checked_id(value: str, what: str = "story") -> str:
+    """A cluster or page id from a URL path.
+
+    Raises:
+        ValueError: empty, over 512 characters or with control characters.
+    """
+    if not _ID.match(value or ""):
+        raise ValueError(f"that is not a {what} id")
+    return value
+
+
+@dataclass
+class StoryParams:
+    """A story page: its id and the page of versions."""
+
+    cluster_id: str
+    page: int = 1
+
+    def url_args(self, page: int | None = None) -> dict:
+        args = {"cluster_id": self.cluster_id}
+        if (page or self.page) != 1:
+            args["page"] = page or self.page
+        return args
+
+
+@dataclass
+class StoryResult:
+    """One page of a story's versions with its reference, first publisher and timeline."""
+
+    params: StoryParams
+    story: dict
+
+    @property
+    def total_pages(self) -> int:
+        return min(self.story["total_pages"], MAX_WINDOW // self.story["page_size"])
+
+
+def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, page_size: int) -> StoryResult | None:
+    """A story's page in one ``msearch`` (its versions and their times); None when no page has that cluster id."""
+    body = story_request(params.cluster_id, page=params.page, size=page_size)
+    index = {"index": settings.index}
+    page, times = es.msearch(searches=[index, body, index, story_times(params.cluster_id)])["responses"]
+    for res in (page, times):
+        if "error" in res:
+            raise RuntimeError(f"story search failed: {res['error']}")
+    found = read_story(page, times, page=params.page, size=page_size)
+    if found is None:
+        return None
+    origin = found.get("origin") or {}
+    at_hand = {v["id"]: v for v in (found["reference"], found["first"], *found["versions"]) if v}
+    if origin.get("id") and origin["id"] not in at_hand:
+        doc = es.options(ignore_status=404).get(
+            index=settings.index, id=origin["id"], source=STORY_SOURCE
+        )
+        if doc.get("found"):
+            at_hand[origin["id"]] = {"id": origin["id"], **doc["_source"]}
+    affixes = learn_affixes(es, settings, [v.get("site") for v in at_hand.values()])
+    versions = [{**v, "id": v["id"]} for v in at_hand.values()]
+    dress_story(found, versions, affixes)
+    headlines = {v["id"]: v["headline"] for v in versions}
+    for v in (found["reference"], found["first"], *found["versions"]):
+        if v:
+            v["headline"] = headlines.get(v["id"])
+    if origin.get("id") in at_hand:
+        origin["published"] = at_hand[origin["id"]].get("published")
+        origin["title"] = at_hand[origin["id"]].get("title")
+        origin["url"] = at_hand[origin["id"]].get("url")
+    found["image"] = image_of(at_hand.get(origin.get("id"))) or image_of(found["reference"])
+    for key in ("reference", "first"):
+        if found[key]:
+            found[key] = _shown(found[key])
+    found["versions"] = [_shown(v) for v in found["versions"]]
+    return StoryResult(params=params, story=found)
+
+
+def _shown(version: dict) -> dict:
+    return {"id": version["id"], **public_fields(version), "headline": version.get("headline"),
+            "ingested": version.get("ingested"), "wire": version.get("wire"),
+            "representative": version["representative"], "relation": version["relation"]}  # fmt: skip
+
+
+def version_passages(
+    es: Elasticsearch, settings: Settings, cluster_id: str, page_id: str
+) -> tuple[dict, list[list[Passage]]] | None:
+    """A version of a story and its text as paragraphs of sentences, the added ones marked.
+
+    Two requests: the version by id (realtime) and the story's reference.
+    None when the page does not exist or belongs to another story.
+    """
+    doc = es.options(ignore_status=404).get(index=settings.index, id=page_id)
+    if not doc.get("found") or fold_of(doc["_source"]).get("cluster_id") != cluster_id:
+        return None
+    refs = read_references(es.search(index=settings.index, body=references([cluster_id])))
+    reference = refs.get(cluster_id)
+    source = doc["_source"]
+    relation = relation_of({"_id": page_id, "_source": source}, refs)
+    version = {"id": page_id, **public_fields(source), "relation": relation,
+               "reference_id": reference["_id"] if reference else None}  # fmt: skip
+    version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))
+    compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
+    ref_passages = fold_of(reference.get("_source")).get("passages") if compared else None
+    return version, marked_passages(source.get("body") or "", ref_passages)
