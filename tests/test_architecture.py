@@ -99,8 +99,12 @@ def test_the_feature_rule_catches_an_upward_import(tmp_path):
     assert _feature_breaches(tmp_path) == ["plugin/sign/bad.py (sign) imports newsfold.plugin.fold.document (fold)"]
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """The modules a file imports when it runs (imports under ``if TYPE_CHECKING:`` are for type checkers only)."""
+def _runtime_imports(path: Path, *, with_names: bool = False) -> set[str]:
+    """The modules a file imports when it runs (imports under ``if TYPE_CHECKING:`` are for type checkers only).
+
+    ``with_names`` gives ``module.name`` for each name of a ``from module import name`` instead (it may be a
+    submodule).
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped: set[int] = set()
     for node in ast.walk(tree):
@@ -113,7 +117,7 @@ def _runtime_imports(path: Path) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module)
+            found.update([f"{node.module}.{a.name}" for a in node.names] if with_names else [node.module])
         elif isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "import_module" and node.args:
             first = node.args[0]
             found.update([first.value] if isinstance(first, ast.Constant) and isinstance(first.value, str) else [])
@@ -360,3 +364,57 @@ def test_the_state_name_check_catches_a_type_only_import(tmp_path):
     assert _state_names(bad, "newsfold.plugin") == ["line 3: imports newsfold.state"]
     bad.write_text("if False:\n    import newsfold.state.story_stats\n")
     assert _state_names(bad, "newsfold.plugin")[0] == "line 2: imports newsfold.state.story_stats"
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Product module -> the product modules it imports when it runs (function-level imports too)."""
+    modules = {}
+    for folder, package in PACKAGES.items():
+        for path in _modules(folder):
+            rel = path.relative_to(ROOT / folder).with_suffix("")
+            modules[".".join([package, *rel.parts]).removesuffix(".__init__")] = path
+    graph = {}
+    for name, path in modules.items():
+        found = set()
+        for imported in _runtime_imports(path, with_names=True):
+            found.add(imported if imported in modules else imported.rpartition(".")[0])
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, directly or around a loop (Tarjan's strongly connected parts)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while not group or group[-1] != node:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_two_product_modules_import_each_other_even_through_others():
+    assert _cycles(_import_graph()) == []
+
+
+def test_the_cycle_check_finds_a_loop_through_a_third_module():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

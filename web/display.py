@@ -12,67 +12,18 @@ from __future__ import annotations
 import html
 import logging
 import re
-import threading
-import time
 from collections.abc import Iterable, Mapping
 
-from elasticsearch import ApiError, Elasticsearch, TransportError
+from elasticsearch import Elasticsearch
 from flask import has_app_context
 
-from newsfold.plugin.extract.headlines import clean_headline, read_site_affixes, site_affixes, snippet, story_headline
+from newsfold.plugin.extract.headlines import clean_headline, snippet, story_headline
 from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.settings import Settings
+from newsfold.web.affixes import learn_uncached
 from newsfold.web.resources import get_resources
 
 log = logging.getLogger(__name__)
-
-
-#: how long learned affixes are reused (a site's affixes change only as its pages accumulate)
-AFFIX_TTL_SECONDS = 600.0
-#: sites remembered at most (the memory is emptied when full)
-MAX_CACHED_SITES = 20_000
-
-
-class AffixCache:
-    """Learned title affixes per index and site, kept :data:`AFFIX_TTL_SECONDS` (one per web app)."""
-
-    def __init__(self, ttl: float = AFFIX_TTL_SECONDS, max_sites: int = MAX_CACHED_SITES) -> None:
-        self.ttl, self.max_sites = ttl, max_sites
-        self._entries: dict[tuple[str, str], tuple[float, list[str]]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, es: Elasticsearch, settings: Settings, sites: Iterable[str | None]) -> dict[str, list[str]]:
-        """``site -> affixes`` of some sites; the ones not known (or too old) are learned in one aggregation."""
-        now = time.monotonic()
-        found: dict[str, list[str]] = {}
-        missing = []
-        with self._lock:
-            for site in sorted({s for s in sites if s}):
-                entry = self._entries.get((settings.index, site))
-                if entry is not None and now - entry[0] < self.ttl:
-                    if entry[1]:
-                        found[site] = entry[1]
-                else:
-                    missing.append(site)
-        if not missing:
-            return found
-        learned = _learn(es, settings, missing)
-        if learned is None:  # the aggregation failed: headlines stay whole, nothing is remembered
-            return found
-        with self._lock:
-            if len(self._entries) + len(missing) > self.max_sites:
-                self._entries.clear()
-            for site in missing:
-                self._entries[(settings.index, site)] = (now, learned.get(site, []))
-        return {**found, **{s: a for s, a in learned.items() if s in missing}}
-
-
-def _learn(es: Elasticsearch, settings: Settings, sites: list[str]) -> dict[str, list[str]] | None:
-    try:
-        return read_site_affixes(es.search(index=settings.index, body=site_affixes(sites)))
-    except (ApiError, TransportError) as exc:
-        log.warning("could not learn the sites' title affixes: %s", exc)
-        return None
 
 
 def learn_affixes(es: Elasticsearch, settings: Settings, sites: Iterable[str | None]) -> dict[str, list[str]]:
@@ -81,7 +32,7 @@ def learn_affixes(es: Elasticsearch, settings: Settings, sites: Iterable[str | N
     if has_app_context():
         return get_resources().affixes.get(es, settings, sites)
     wanted = sorted({s for s in sites if s})
-    return (_learn(es, settings, wanted) or {}) if wanted else {}
+    return (learn_uncached(es, settings, wanted) or {}) if wanted else {}
 
 
 def headline(item: Mapping, affixes: Mapping[str, list[str]]) -> str | None:

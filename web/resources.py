@@ -23,6 +23,7 @@ from newsfold.plugin.client import build_client
 from newsfold.plugin.settings import Settings
 from newsfold.state import build_redis
 from newsfold.state.jobs import JobStore
+from newsfold.web.affixes import AffixCache
 from newsfold.web.config import WebSettings
 from newsfold.web.logins import LoginLimiter, SessionStore
 from newsfold.web.queue import make_celery
@@ -66,9 +67,8 @@ class WebResources:
             redis=self.redis,
         )
         self.sessions = SessionStore(namespace=namespace, redis=self.redis)
-        from newsfold.web.display import AffixCache  # display reads this module: imported here, not at the top
 
-        self.affixes = AffixCache()  # the sites' learned title affixes (web.display)
+        self.affixes = AffixCache()  # the sites' learned title affixes (web.affixes)
 
     def _client(self, name: str, configured: str | None, missing: str, build: Callable[[str], T]) -> T:
         """The client ``name``, built by ``build(configured)`` on first use.
