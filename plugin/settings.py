@@ -54,14 +54,17 @@ _LEAST = {
 }
 #: fields that are a share, in (0, 1]
 _SHARES = ("threshold", "containment_threshold", "containment_min_ratio", "frequent_share", "rare_share")
-#: fields that name one of a few kinds -> the kinds
-_CHOICES = {
-    "shingle_scheme": SHINGLE_SCHEMES,
-    "signature_kind": SIGNATURE_KINDS,
-    "shingle_filter": SHINGLE_FILTERS,
-    "cjk_verifier": CJK_VERIFIERS,
-    "cjk_method": CJK_METHODS,
-}
+
+
+def _choices() -> dict[str, tuple[str, ...]]:
+    """Fields that name one of a few kinds -> the kinds, read when checked (a new kind is added to its tuple)."""
+    return {
+        "shingle_scheme": SHINGLE_SCHEMES,
+        "signature_kind": SIGNATURE_KINDS,
+        "shingle_filter": SHINGLE_FILTERS,
+        "cjk_verifier": CJK_VERIFIERS,
+        "cjk_method": CJK_METHODS,
+    }
 
 
 @dataclass(frozen=True)
@@ -135,7 +138,7 @@ class Settings:
         for name in _SHARES:
             if not 0.0 < getattr(self, name) <= 1.0:
                 raise InputError(f"{name} must be in (0, 1], got {getattr(self, name)}")
-        for name, allowed in _CHOICES.items():
+        for name, allowed in _choices().items():
             if getattr(self, name) not in allowed:
                 raise InputError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         if self.replicas < 0 or self.task_retries < 0 or self.es_max_retries < 0:
