@@ -31,7 +31,7 @@ from pathlib import Path
 
 from extract_bench import MAX_BYTES, load_pages
 
-from newsfold.plugin.extract import cleanup as extract_cleanup
+from newsfold.plugin.extract import tables as extract_tables
 from newsfold.plugin.extract.article import Rejection, decode_html, extract_article
 from newsfold.scoring import token_prf
 
@@ -91,8 +91,8 @@ RULES: dict[str, tuple[list, dict[str, list]]] = {
         [("newsfold.plugin.extract.article", "unlayout_tables", _no_cleanup)],
         {
             "frames and bars": [],
-            "frames only": [("newsfold.plugin.extract.cleanup", "_layout_kind", _frames_only)],
-            "no label cells dropped": [("newsfold.plugin.extract.cleanup", "_is_chrome_cell", _no_label_cells)],
+            "frames only": [("newsfold.plugin.extract.tables", "_layout_kind", _frames_only)],
+            "no label cells dropped": [("newsfold.plugin.extract.tables", "_is_chrome_cell", _no_label_cells)],
         },
     ),
     "trim_edges": (
@@ -129,7 +129,7 @@ RULES: dict[str, tuple[list, dict[str, list]]] = {
 }
 
 
-_FRAMES_ONLY_BASE.append(extract_cleanup._layout_kind)
+_FRAMES_ONLY_BASE.append(extract_tables._layout_kind)
 
 
 def _patched(setting: list):

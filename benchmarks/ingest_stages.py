@@ -62,6 +62,7 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
     from newsfold.indexer.resources import story_stats_for
     from newsfold.plugin.client import build_client
     from newsfold.plugin.fold import batch as protocol
+    from newsfold.plugin.fold.candidates import lookup
     from newsfold.plugin.fold.regroup import enforce_constraints
 
     folders = {str(Path(p["html_path"]).resolve().parent) for p in payloads if p.get("html_path")}
@@ -124,7 +125,7 @@ def stage_phase(live: Settings, payloads: list[dict], *, profile: bool) -> dict:
         ids = [p.page_id for p in signed]
         fields = UNCHANGED_SOURCE
         timed(per_batch, "  of which mget (unchanged check)", client.mget, index=live.index, ids=ids, source=fields)
-        found = timed(per_batch, "  of which lookup (msearch)", protocol.lookup, signed, client=client, settings=live)
+        found = timed(per_batch, "  of which lookup (msearch)", lookup, signed, client=client, settings=live)
         candidates_per_page += [len(found.get(p.page_id, [])) for p in signed]
         state = None
         staged = 0.0

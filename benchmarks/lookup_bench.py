@@ -16,7 +16,7 @@ the default is none, because the stand-in keeps everything in RAM (about
 bodies would need ~21 GB); the body's share of a real page is measured by
 ``ingest_bench.py`` on real pages.
 
-After each size is loaded (and refreshed) it times ``plugin.fold.batch.lookup``
+After each size is loaded (and refreshed) it times ``plugin.fold.candidates.lookup``
 (one ``msearch`` of ``bool.should`` band-key term queries) on ``--batches``
 batches of ``--batch`` pages, ``--dup-share`` of them near-copies of an
 indexed story and the rest new, and prints p50/p95/p99, the ratio of the p95
@@ -74,7 +74,7 @@ from tqdm import tqdm
 
 from newsfold.plugin.extract.article import Article
 from newsfold.plugin.fold import lookups
-from newsfold.plugin.fold.batch import lookup
+from newsfold.plugin.fold.candidates import lookup
 from newsfold.plugin.fold.document import own_document
 from newsfold.plugin.fold.document import path as field_path
 from newsfold.plugin.settings import Settings
@@ -228,7 +228,7 @@ def load(
 def measure(
     client, settings: Settings, corpus: Corpus, *, batches: int, batch: int, dup_share: float, warmup: int = 5
 ) -> dict:
-    """Time ``plugin.fold.batch.lookup`` per batch after ``warmup`` untimed batches; candidates found per page."""
+    """Time ``plugin.fold.candidates.lookup`` per batch after ``warmup`` untimed batches; candidates found per page."""
     for w in range(warmup):  # warm-up, not timed
         lookup(corpus.queries(batch, dup_share, f"w{corpus.size}-{w}"), client=client, settings=settings)
     times: list[float] = []

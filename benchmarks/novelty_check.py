@@ -26,7 +26,8 @@ from pathlib import Path
 
 from newsfold.indexer.sources import iter_jsonl
 from newsfold.plugin.extract.article import Rejection, extract_article
-from newsfold.plugin.sign.novelty import passage_keys, relation
+from newsfold.plugin.sign.novelty import relation
+from newsfold.plugin.sign.passages import passage_keys
 
 #: what each checked variant must come out as
 EXPECTED = {

@@ -5,7 +5,7 @@
 The first ``--texts`` gold texts of ``truth/extraction.jsonl`` (article text
 as extraction gives it, without the HTML). For each text, in this process:
 ``sign_text`` with the default settings (tokenise, shingle, MinHash, band
-keys, passage keys; no Redis) and ``novelty.passage_keys`` alone. CPU time is
+keys, passage keys; no Redis) and ``passages.passage_keys`` alone. CPU time is
 ``time.process_time``; each pass runs ``--repeat`` times and the fastest
 counts (the one least disturbed by other work on the machine). Run it at two
 commits to compare them.
@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.novelty import passage_keys
+from newsfold.plugin.sign.passages import passage_keys
 from newsfold.plugin.sign.signing import sign_text
 
 

@@ -41,6 +41,31 @@ _UNPREFIXED = {
 
 log = logging.getLogger(__name__)
 
+#: fields with a least value -> (that value, its unit in the message)
+_LEAST = {
+    "num_perm": (16, ""),
+    **dict.fromkeys(
+        ("word_shingle", "cjk_shingle", "min_tokens", "stats_min_stories", "batch_size", "shards"), (1, "")
+    ),
+    **dict.fromkeys(("max_attributes", "max_depth", "max_elements"), (1, "")),
+    "heartbeat_ttl": (1, " second"),
+    "page_timeout": (0, " (0: no limit)"),
+    "max_page_bytes": (1024, ""),
+}
+#: fields that are a share, in (0, 1]
+_SHARES = ("threshold", "containment_threshold", "containment_min_ratio", "frequent_share", "rare_share")
+
+
+def _choices() -> dict[str, tuple[str, ...]]:
+    """Fields that name one of a few kinds -> the kinds, read when checked (a new kind is added to its tuple)."""
+    return {
+        "shingle_scheme": SHINGLE_SCHEMES,
+        "signature_kind": SIGNATURE_KINDS,
+        "shingle_filter": SHINGLE_FILTERS,
+        "cjk_verifier": CJK_VERIFIERS,
+        "cjk_method": CJK_METHODS,
+    }
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -101,47 +126,21 @@ class Settings:
     heartbeat_ttl: float = 10.0  # seconds a worker's heartbeat on a unit of a job outlives its last renewal
 
     def __post_init__(self) -> None:
-        if self.num_perm < 16:
-            raise InputError(f"num_perm must be >= 16, got {self.num_perm}")
-        if self.bands < 1 or self.rows < 1:
-            raise InputError(f"bands and rows must be >= 1, got bands={self.bands} rows={self.rows}")
-        if self.bands * self.rows > self.num_perm:
-            raise InputError(
-                f"bands x rows must not exceed num_perm: {self.bands} x {self.rows} = "
-                f"{self.bands * self.rows} > {self.num_perm}"
-            )
-        for name in ("threshold", "containment_threshold", "containment_min_ratio"):
-            value = getattr(self, name)
-            if not 0.0 < value <= 1.0:
-                raise InputError(f"{name} must be in (0, 1], got {value}")
-        for name, allowed in (
-            ("shingle_scheme", SHINGLE_SCHEMES),
-            ("signature_kind", SIGNATURE_KINDS),
-            ("shingle_filter", SHINGLE_FILTERS),
-            ("cjk_verifier", CJK_VERIFIERS),
-        ):
-            if getattr(self, name) not in allowed:
-                raise InputError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
-        for name in ("frequent_share", "rare_share"):
+        self._check_bounds()
+        self._check_bands()
+        self._check_index_names()
+
+    def _check_bounds(self) -> None:
+        """One check per kind of field, read from the tables: least values, shares, choices."""
+        for name, (least, unit) in _LEAST.items():
+            if getattr(self, name) < least:
+                raise InputError(f"{name} must be >= {least}{unit}, got {getattr(self, name)}")
+        for name in _SHARES:
             if not 0.0 < getattr(self, name) <= 1.0:
                 raise InputError(f"{name} must be in (0, 1], got {getattr(self, name)}")
-        if self.cjk_method not in CJK_METHODS:
-            raise InputError(f"cjk_method must be one of {', '.join(CJK_METHODS)}, got {self.cjk_method!r}")
-        if not 1 <= self.min_bands <= self.bands:
-            raise InputError(f"min_bands must be in [1, bands={self.bands}], got {self.min_bands}")
-        for name in (
-            "word_shingle",
-            "cjk_shingle",
-            "min_tokens",
-            "stats_min_stories",
-            "batch_size",
-            "shards",
-            "max_attributes",
-            "max_depth",
-            "max_elements",
-        ):
-            if getattr(self, name) < 1:
-                raise InputError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name, allowed in _choices().items():
+            if getattr(self, name) not in allowed:
+                raise InputError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         if self.replicas < 0 or self.task_retries < 0 or self.es_max_retries < 0:
             raise InputError("replicas, task_retries and es_max_retries must be >= 0")
         if not re.fullmatch(r"[1-9]\d*(ms|s|m)", str(self.refresh_interval)):
@@ -149,12 +148,21 @@ class Settings:
                 f"refresh_interval must be a positive Elasticsearch time such as 1s or 200ms, "
                 f"got {self.refresh_interval!r} (-1 is refused: ingest waits for a refresh)"
             )
-        if self.heartbeat_ttl < 1:
-            raise InputError(f"heartbeat_ttl must be >= 1 second, got {self.heartbeat_ttl}")
-        if self.page_timeout < 0:
-            raise InputError(f"page_timeout must be >= 0 (0: no limit), got {self.page_timeout}")
-        if self.max_page_bytes < 1024:
-            raise InputError(f"max_page_bytes must be >= 1024, got {self.max_page_bytes}")
+
+    def _check_bands(self) -> None:
+        """The LSH bands fit the signature, and a lookup asks for at most all of them."""
+        if self.bands < 1 or self.rows < 1:
+            raise InputError(f"bands and rows must be >= 1, got bands={self.bands} rows={self.rows}")
+        if self.bands * self.rows > self.num_perm:
+            raise InputError(
+                f"bands x rows must not exceed num_perm: {self.bands} x {self.rows} = "
+                f"{self.bands * self.rows} > {self.num_perm}"
+            )
+        if not 1 <= self.min_bands <= self.bands:
+            raise InputError(f"min_bands must be in [1, bands={self.bands}], got {self.min_bands}")
+
+    def _check_index_names(self) -> None:
+        """The index, and the corrections index when named, are lower-case Elasticsearch names, not the same."""
         if self.index != self.index.lower() or not self.index or self.index.startswith(("-", "_")):
             raise InputError(f"index must be a lower-case Elasticsearch name, got {self.index!r}")
         if self.corrections_index is not None and (

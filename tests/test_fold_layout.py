@@ -10,7 +10,8 @@ import pytest
 from newsfold.plugin import ensure_fold_fields, ingest, sign_text
 from newsfold.plugin.fold.document import FOLD, fold_mapping
 from newsfold.plugin.fold.index import FOLD_LAYOUT, check_meta, ensure_index, fold_meta, index_body
-from newsfold.plugin.sign.novelty import passage_keys, relation
+from newsfold.plugin.sign.novelty import relation
+from newsfold.plugin.sign.passages import passage_keys
 from tests.pages import story
 
 

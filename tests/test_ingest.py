@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from newsfold.plugin.fold.batch import finish, ingest, lookup, prepare, reconcile, write
+from newsfold.plugin.fold.batch import finish, ingest, prepare, reconcile, write
+from newsfold.plugin.fold.candidates import lookup
 from newsfold.plugin.fold.store import current_labels
 from newsfold.plugin.search import queries
 from tests.pages import page, signed_page, story

@@ -1,19 +1,12 @@
-"""The novelty rule (plugin.sign.novelty) on hand-made versions of one story."""
+"""The novelty rule (plugin.sign.passages, plugin.sign.novelty) on hand-made versions of one story."""
 
 from __future__ import annotations
 
 import pytest
 
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.novelty import (
-    KEYS_VERSION,
-    MAX_TOKENS,
-    Layout,
-    marked_passages,
-    passage_keys,
-    relation,
-    sentences,
-)
+from newsfold.plugin.sign.novelty import marked_passages, relation
+from newsfold.plugin.sign.passages import KEYS_VERSION, MAX_TOKENS, Layout, passage_keys, sentences
 from newsfold.plugin.sign.signing import sign_text
 from tests.pages import story
 

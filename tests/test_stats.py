@@ -60,7 +60,7 @@ def test_a_story_republished_under_a_second_url_is_signed_like_the_first(redis_u
 
 def test_signing_with_the_line_filter_signs_and_keys_the_text_without_the_sites_lines(redis_url):
     from newsfold.plugin.settings import Settings
-    from newsfold.plugin.sign.novelty import passage_keys
+    from newsfold.plugin.sign.passages import passage_keys
     from newsfold.plugin.sign.signing import sign_text
 
     store = _store(redis_url)

@@ -2,16 +2,19 @@
 
 A pure function at the per-page boundary: it never raises for bad input, it
 returns a ``Rejection`` whose ``reason`` is a short code and whose ``detail``
-says what was wrong, so one bad page never stops a batch. The steps live in
-``extract_decode`` (bytes to tree), ``extract_meta`` (title and date),
-``extract_cleanup`` (the tree before trafilatura) and ``extract_blocks`` (the
-text blocks after it).
+says what was wrong, so one bad page never stops a batch. Its steps are the
+functions below (decode, guard, metadata and credits, clean the tree,
+trafilatura, blocks, the result); they call ``decode`` (bytes to tree),
+``meta`` (title and date), ``credits`` (picture and agency), ``cleanup`` and
+``tables`` (the tree before trafilatura) and ``blocks`` (the text blocks
+after it).
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from typing import NamedTuple
 
 from newsfold.plugin.extract.blocks import (
     drop_headline,
@@ -22,17 +25,12 @@ from newsfold.plugin.extract.blocks import (
     text_runs,
     trim_edges,
 )
-from newsfold.plugin.extract.cleanup import (
-    clean_tree,
-    drop_furniture,
-    page_words,
-    unlayout_tables,
-    unwrap_page_wrappers,
-)
-from newsfold.plugin.extract.credits import page_signals, wire_credit
+from newsfold.plugin.extract.cleanup import clean_tree, drop_furniture, page_words, unwrap_page_wrappers
+from newsfold.plugin.extract.credits import PageSignals, page_signals, wire_credit
 from newsfold.plugin.extract.decode import decode_html, html_lang, parse_html
 from newsfold.plugin.extract.meta import page_title, published_date
 from newsfold.plugin.extract.result import REASONS, Article, Rejection
+from newsfold.plugin.extract.tables import unlayout_tables
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits, TooComplex, guard_markup
 from newsfold.plugin.text import cjk_share, tokenize
 
@@ -79,24 +77,13 @@ def extract_article(
 ) -> Article | Rejection:
     """Extract the article (title and body text) from one page.
 
-    Steps: decode; parse as a browser would show the page (markup after
-    ``</html>`` joins the body; leniently when trafilatura's loader refuses the
-    markup; a damaged top repaired); turn page-sized aside/header/footer
-    wrappers into plain blocks (:func:`unwrap_page_wrappers`); delete scripts,
-    media, form controls, navigation, asides and footers once
-    (:func:`drop_furniture`: trafilatura deletes them too, on each of its
-    copies); turn layout tables into blocks and drop their frame labels, data
-    tables staying tables (:func:`unlayout_tables`); remove teaser boxes and
-    banners (:func:`clean_tree`); trafilatura in its fast mode, and its full
-    cascade (readability, justext) only when the fast result covers little of
-    the page's prose or is mostly not prose (:func:`needs_second_opinion`);
-    add back the paragraphs, lists and tables it dropped inside the article's
-    container (:func:`recover_dropped_blocks`); when all this yields nothing
-    or a scrap (under :data:`FALLBACK_TOKENS` tokens), the largest block of
-    paragraphs (:func:`paragraph_block`), then trafilatura's baseline; drop a
-    first line that only repeats the headline (:func:`drop_headline`) and the
-    menus, skip links, date bars and "most read" lists at the start and end
-    (:func:`trim_edges`).
+    Steps: decode (:func:`_decode`) and bound the markup (:func:`_guard`);
+    parse as a browser shows the page (:func:`parse_html`); read the title,
+    date, picture and credits (:func:`_metadata`); clean the tree
+    (:func:`_clean`); trafilatura, fast, then its full cascade on doubt
+    (:func:`_trafilatura`); the text blocks (:func:`_blocks`: dropped blocks
+    recovered, the fallbacks for a scrap, the edges trimmed); the article or
+    its rejection (:func:`_result`).
 
     Args:
         data: raw page bytes in any encoding (gzip accepted), or decoded HTML.
@@ -115,61 +102,134 @@ def extract_article(
         An ``Article``, or a ``Rejection`` naming the reason. Never raises for
         bad input.
     """
-    if isinstance(data, str):
-        if len(data) > max_bytes:
-            return Rejection("too_large", f"the page has {len(data)} characters, the limit is {max_bytes}")
-        html = data
-        if not html.strip():
-            return Rejection("empty", "the page has no content")
-    else:
-        html = decode_html(data, max_bytes=max_bytes)
-        if isinstance(html, Rejection):
-            return html
+    html = _decode(data, max_bytes=max_bytes)
+    if not isinstance(html, Rejection):
+        html = _guard(html, limits or MarkupLimits())
+    if isinstance(html, Rejection):
+        return html
     try:
-        html = guard_markup(html, limits or MarkupLimits())
-    except TooComplex as exc:
-        return Rejection("too_complex", str(exc))
-    try:
-        import trafilatura
-
         tree = parse_html(html)
         if tree is None:
             return Rejection("not_html", "the HTML could not be parsed")
-        # Title and date from the head are cheap; trafilatura's full metadata
-        # pass (htmldate, authors, ...) costs as much as the extraction itself.
-        title, published = page_title(tree), published_date(tree, html)
-        signals = page_signals(tree, url=url)  # picture and credits: read before the cleanup deletes them
-        words = page_words(tree)  # unwrapping renames tags only: one count serves both passes
-        unwrap_page_wrappers(tree, body_words=words)
-        drop_furniture(tree)
-        unlayout_tables(tree)
-        if cleanup:
-            clean_tree(tree, body_words=words)
+        meta = _metadata(tree, html, url=url)
+        _clean(tree, cleanup=cleanup)
         runs = text_runs(tree)  # the page's text blocks: the second-opinion test and the recovery pass share them
         prose = prose_bytes(runs)
-        doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False, fast=True)
-        path = "fast"
-        if needs_second_opinion((doc.text or "") if doc is not None else "", prose):
-            second = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
-            if second is not None:
-                doc, path = second, "full"
-        text = (doc.text or "").strip() if doc is not None else ""
-        if text:
-            text = recover_dropped_blocks(tree, text, runs=runs)
-        if _too_little(text, prose):
-            # trafilatura found nothing, or a scrap of the page's prose: other methods get a say
-            for name, method in _FALLBACKS:
-                found = method(tree, runs).strip()
-                if len(found) > len(text):
-                    text, path = found, name
-                if not _too_little(text, prose):
-                    break
-        text = trim_edges(drop_headline(text, tree, title), runs).strip() if text else ""
+        doc, path = _trafilatura(tree, prose, url=url)
+        text, path = _blocks(tree, doc, path, runs=runs, prose=prose, title=meta.title)
     except Exception as exc:  # the per-page boundary: any parser failure is a rejection
         log.warning("extraction failed for %s: %s", url, exc)
         return Rejection("extraction_failed", f"{type(exc).__name__}: {exc}")
     if counts is not None:
         counts[path if text else "none"] = counts.get(path if text else "none", 0) + 1
+    return _result(text, html=html, doc=doc, meta=meta, url=url, lang=lang, min_tokens=min_tokens)
+
+
+def _decode(data: bytes | str, *, max_bytes: int) -> str | Rejection:
+    """The page as text: bytes decoded (:func:`decode_html`: size, gzip, charset), a string checked for size."""
+    if not isinstance(data, str):
+        return decode_html(data, max_bytes=max_bytes)
+    if len(data) > max_bytes:
+        return Rejection("too_large", f"the page has {len(data)} characters, the limit is {max_bytes}")
+    if not data.strip():
+        return Rejection("empty", "the page has no content")
+    return data
+
+
+def _guard(html: str, limits: MarkupLimits) -> str | Rejection:
+    """The markup, or a ``too_complex`` rejection when it is over ``limits`` (checked before parsing)."""
+    try:
+        return guard_markup(html, limits)
+    except TooComplex as exc:
+        return Rejection("too_complex", str(exc))
+
+
+class _Meta(NamedTuple):
+    """What the page says about its article besides the text: read before the cleanup deletes it."""
+
+    title: str
+    published: str | None
+    signals: PageSignals  # the picture, and the credits in the metadata and bylines
+
+
+def _metadata(tree, html: str, *, url: str | None) -> _Meta:
+    """Title and date from the head, the picture and the credits (before :func:`_clean`).
+
+    Title and date from the head are cheap; trafilatura's full metadata pass
+    (htmldate, authors, ...) costs as much as the extraction itself.
+    """
+    return _Meta(page_title(tree), published_date(tree, html), page_signals(tree, url=url))
+
+
+def _clean(tree, *, cleanup: bool) -> None:
+    """The tree before trafilatura, changed in place.
+
+    Page-sized aside/header/footer wrappers become plain blocks
+    (:func:`unwrap_page_wrappers`); scripts, media, form controls,
+    navigation, asides and footers are deleted once (:func:`drop_furniture`:
+    trafilatura deletes them too, on each of its copies); layout tables
+    become blocks and lose their frame labels, data tables staying tables
+    (:func:`unlayout_tables`); with ``cleanup``, teaser boxes and banners go
+    (:func:`clean_tree`).
+    """
+    words = page_words(tree)  # unwrapping renames tags only: one count serves both passes
+    unwrap_page_wrappers(tree, body_words=words)
+    drop_furniture(tree)
+    unlayout_tables(tree)
+    if cleanup:
+        clean_tree(tree, body_words=words)
+
+
+def _trafilatura(tree, prose: int, *, url: str | None):
+    """trafilatura's document and the path that found it: the fast mode, the full cascade when it is doubtful.
+
+    The full cascade (readability, justext) runs only when the fast result
+    covers little of the page's prose or is mostly not prose
+    (:func:`needs_second_opinion`).
+
+    Returns:
+        ``(document or None, "fast" or "full")``.
+    """
+    import trafilatura
+
+    doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False, fast=True)
+    path = "fast"
+    if needs_second_opinion((doc.text or "") if doc is not None else "", prose):
+        second = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
+        if second is not None:
+            doc, path = second, "full"
+    return doc, path
+
+
+def _blocks(tree, doc, path: str, *, runs: list[list], prose: int, title: str) -> tuple[str, str]:
+    """The article's text from trafilatura's, and the path that gave it.
+
+    The paragraphs, lists and tables trafilatura dropped inside the
+    article's container come back (:func:`recover_dropped_blocks`); when
+    that yields nothing or a scrap (under :data:`FALLBACK_TOKENS` tokens),
+    the largest block of paragraphs (:func:`paragraph_block`), then
+    trafilatura's baseline; a first line that only repeats the headline
+    (:func:`drop_headline`) and the menus, skip links, date bars and "most
+    read" lists at the start and end (:func:`trim_edges`) are dropped.
+    """
+    text = (doc.text or "").strip() if doc is not None else ""
+    if text:
+        text = recover_dropped_blocks(tree, text, runs=runs)
+    if _too_little(text, prose):
+        # trafilatura found nothing, or a scrap of the page's prose: other methods get a say
+        for name, method in _FALLBACKS:
+            found = method(tree, runs).strip()
+            if len(found) > len(text):
+                text, path = found, name
+            if not _too_little(text, prose):
+                break
+    return (trim_edges(drop_headline(text, tree, title), runs).strip() if text else ""), path
+
+
+def _result(
+    text: str, *, html: str, doc, meta: _Meta, url: str | None, lang: str | None, min_tokens: int
+) -> Article | Rejection:
+    """The article (its language and credited agency found), or ``no_article`` / ``too_short``."""
     if not text:
         return Rejection("no_article", "no article text found in the page by any method")
     # the opening is enough to reach min_tokens and to tell CJK text; the whole text only when it is short
@@ -181,6 +241,6 @@ def extract_article(
     lang = lang or html_lang(html) or getattr(doc, "language", None)
     if not lang and cjk_share(tokens) >= 0.5:
         lang = "ja" if re.search("[\u3040-\u30ff]", text) else "zh"
-    credit = wire_credit(signals, text, url=url)
-    return Article(title=title, text=text, lang=lang, published=published, image=signals.image,
+    credit = wire_credit(meta.signals, text, url=url)
+    return Article(title=meta.title, text=text, lang=lang, published=meta.published, image=meta.signals.image,
                    wire=credit[0] if credit else None, wire_by=credit[1] if credit else None)  # fmt: skip

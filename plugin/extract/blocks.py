@@ -207,12 +207,32 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
     extracted = _match_key(text)
     if not extracted:
         return text
+    scored = _scored_runs(text_runs(tree) if runs is None else runs, extracted)
+    found = _container(scored)
+    if found is None:
+        return text
+    added = _dropped_runs(scored, *found)
+    return text + "\n" + "\n".join(added) if added else text
+
+
+def _scored_runs(runs: list[list], extracted: str) -> list[tuple]:
+    """The runs holding letters or digits: ``(owner, text, match key, kept by trafilatura, link share)`` each."""
     scored = []
-    for owner, nodes, link_chars in text_runs(tree) if runs is None else runs:
+    for owner, nodes, link_chars in runs:
         run = " ".join(nodes)
         key = _match_key(run)
         if key:
             scored.append((owner, run, key, key in extracted, link_chars / len(run)))
+    return scored
+
+
+def _container(scored: list[tuple]) -> tuple[object, dict] | None:
+    """The article's container: the deepest element holding :data:`_CONTAINER_SHARE` of the kept text.
+
+    Returns:
+        The container, and the kept characters below each element that holds some; None when
+        trafilatura kept no run long enough to place it (:data:`_ANCHOR_CHARS`).
+    """
     weight: dict = {}  # element -> kept characters below it
     depth: dict = {}
     total = 0
@@ -224,8 +244,12 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
                 weight[el] = weight.get(el, 0) + len(key)
                 depth[el] = len(chain) - i
     if not total:
-        return text
-    container = max((el for el, w in weight.items() if w >= _CONTAINER_SHARE * total), key=depth.__getitem__)
+        return None
+    return max((el for el, w in weight.items() if w >= _CONTAINER_SHARE * total), key=depth.__getitem__), weight
+
+
+def _dropped_runs(scored: list[tuple], container, weight: dict) -> list[str]:
+    """The runs trafilatura dropped inside ``container`` that read as the article's own blocks, once each."""
     attrs = _Attrs()
     kept_children: dict = {}  # parent -> [(tag, class words)] of its children holding kept text
     added, seen = [], set()
@@ -245,7 +269,7 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
             continue
         seen.add(key)
         added.append(" ".join(run.split()))
-    return text + "\n" + "\n".join(added) if added else text
+    return added
 
 
 def _like_kept_sibling(chain: list, weight: dict, attrs: _Attrs, kept_children: dict) -> bool:

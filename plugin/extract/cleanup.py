@@ -1,4 +1,7 @@
-"""The tree before trafilatura: broken wrappers unwrapped, page furniture deleted, teaser boxes removed."""
+"""The tree before trafilatura: broken wrappers unwrapped, page furniture deleted, teaser boxes removed.
+
+Layout tables are ``plugin.extract.tables``; it shares this module's word counts and deletion.
+"""
 
 from __future__ import annotations
 
@@ -77,19 +80,20 @@ def _short_block_text(el) -> str | None:
 def page_words(tree) -> int:
     """Words of the page's body (of the whole tree when it has no ``<body>``)."""
     body = tree.find(".//body")
-    return _text_len(body if body is not None else tree)
+    return word_count(body if body is not None else tree)
 
 
-def _text_len(el) -> int:
+def word_count(el) -> int:
     """Words of an element's text (serialised in C: this runs on whole pages)."""
     if el is None:
         return 0
     return len(etree.tostring(el, method="text", encoding="unicode", with_tail=False).split())
 
 
-def _link_density(el) -> float:
-    words = _text_len(el)
-    return sum(_text_len(a) for a in el.iter("a")) / words if words else 0.0
+def link_density(el) -> float:
+    """The share of an element's words that are link text."""
+    words = word_count(el)
+    return sum(word_count(a) for a in el.iter("a")) / words if words else 0.0
 
 
 def clean_tree(tree, *, body_words: int | None = None) -> int:
@@ -108,8 +112,8 @@ def clean_tree(tree, *, body_words: int | None = None) -> int:
     for el in _boiler_named(tree):
         if el.tag in _KEEP_TAGS:
             continue
-        size = _text_len(el)
-        if size < total / 2 and (size < 200 or _link_density(el) >= 0.4):
+        size = word_count(el)
+        if size < total / 2 and (size < 200 or link_density(el) >= 0.4):
             doomed.append(el)
             boxes.add(el)
     for el in tree.iter(_HEADING_TAGS):
@@ -123,9 +127,9 @@ def clean_tree(tree, *, body_words: int | None = None) -> int:
         if (
             box is not None
             and box.tag not in _KEEP_TAGS
-            and _text_len(box) < min(300, total / 5)
+            and word_count(box) < min(300, total / 5)
             and len(box.findall(".//a")) >= 2
-            and _link_density(box) >= 0.25
+            and link_density(box) >= 0.25
         ):
             doomed.append(box)
         else:
@@ -137,7 +141,7 @@ def clean_tree(tree, *, body_words: int | None = None) -> int:
     removed = 0
     for el in doomed:
         if el.getparent() is not None:
-            _remove(el)
+            remove_element(el)
             removed += 1
     return removed
 
@@ -176,7 +180,7 @@ def _teaser_lists(tree, total: int) -> list:
         items = [child for child in box if child.tag == "li"]
         if len(items) < _MIN_CARDS:
             continue
-        if sum(map(_is_card, items)) >= _CARD_SHARE * len(items) and _text_len(box) < total / 2:
+        if sum(map(_is_card, items)) >= _CARD_SHARE * len(items) and word_count(box) < total / 2:
             out.append(box)
             title = box.getprevious()  # the box's own title ("Our latest stories") goes with it
             if title is not None and title.tag not in _KEEP_TAGS and _short_block_text(title):
@@ -230,11 +234,11 @@ def drop_furniture(tree) -> int:
     if head is not None:
         doomed += [el for el in head if el.tag not in ("title", "script")]
     for el in doomed:
-        _remove(el)
+        remove_element(el)
     return len(doomed)
 
 
-def _remove(el) -> None:
+def remove_element(el) -> None:
     """Delete an element and its subtree, keeping the text that follows it."""
     parent = el.getparent()
     if parent is None:
@@ -274,187 +278,9 @@ def unwrap_page_wrappers(tree, *, body_words: int | None = None) -> int:
     total = page_words(tree) if body_words is None else body_words
     changed = 0
     for el in candidates:
-        if total and _text_len(el) * 2 >= total:
+        if total and word_count(el) * 2 >= total:
             el.tag = "div"
             el.attrib.pop("class", None)
             el.attrib.pop("id", None)
             changed += 1
     return changed
-
-
-# ---------------------------------------------------------------- layout tables
-_TABLE_PARTS = ("tbody", "thead", "tfoot", "tr", "td", "th")
-_CELL_BLOCKS = ("p", "ul", "ol", "dl", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "form")
-_NUMBER = re.compile(r"^[\s$€£¥%+\-−–.,:/()\d]*\d[\s$€£¥%+\-−–.,:/()\d]*$")
-_SENTENCE_END = re.compile(r"[.!?。！？]['\"’”」』)]*\s*$")
-_PROSE_CELL_CHARS = 300  # a cell holding this much text holds paragraphs, not a datum
-_CHROME_CHARS = 50  # a cell with less text than this, not ending a sentence, is a label of the page's frame
-
-
-def _own(el, table) -> bool:
-    """Whether a table part belongs to ``table`` itself, not to a table nested in one of its cells."""
-    for anc in el.iterancestors("table"):
-        return anc is table
-    return False
-
-
-def _layout_kind(table) -> str | None:
-    """What a table lays out: ``"frame"`` (a page or its columns), ``"bar"`` (a menu or a strip), or None (data).
-
-    Signals that hold across sites and eras, the first that applies
-    deciding: a table nesting tables, or with a cell holding a paragraph's
-    worth of text, is a frame; a header row (``th``) or numeric columns make
-    data (results, prices); mostly link text, one row or one column make a
-    bar; a regular grid (rows of the same number of cells: a comparison, a
-    recipe) is data; cells holding blocks (paragraphs, lists, headings) make
-    a frame; anything else is data.
-    """
-    rows = [r for r in table.iter("tr") if _own(r, table)]
-    if not rows:
-        return None
-    if table.find(".//table") is not None:
-        return "frame"
-    cells = [c for r in rows for c in r if c.tag in ("td", "th")]
-    if any(len(" ".join(c.text_content().split())) >= _PROSE_CELL_CHARS for c in cells):
-        return "frame"
-    has_header = any(c.tag == "th" for c in rows[0]) or table.find("thead") is not None
-    numeric = sum(1 for c in cells if _NUMBER.match(c.text_content() or ""))
-    if has_header or numeric * 4 >= len(cells):
-        return None
-    if _link_density(table) >= 0.5:
-        return "bar"
-    widths = [sum(1 for c in r if c.tag in ("td", "th")) for r in rows]
-    if len(rows) < 2 or max(widths) < 2:
-        return "bar"
-    if len(rows) >= 3 and widths.count(max(set(widths), key=widths.count)) >= 0.8 * len(rows):
-        return None  # a regular grid
-    for cell in cells:
-        blocks = [b for b in cell.iter(_CELL_BLOCKS) if b is not cell]
-        if sum(b.tag == "p" for b in blocks) >= 2 or any(b.tag != "p" and _text_len(b) for b in blocks):
-            return "frame"
-    return None
-
-
-def _is_chrome_cell(cell, kind: str) -> bool:
-    """Whether a cell of a page frame is a label of the frame: a place, a date, a temperature, a separator.
-
-    Menus are left to trafilatura's link-density test and to
-    :func:`~newsfold.plugin.extract.blocks.trim_edges`: a cell of links can be a listing's content.
-    """
-    if kind != "frame":
-        return False
-    text = " ".join(cell.text_content().split())
-    return bool(text) and len(text) < _CHROME_CHARS and not _SENTENCE_END.search(text) and cell.find(".//a") is None
-
-
-def unlayout_tables(tree) -> int:
-    """Turn layout tables into plain blocks and drop their frame cells; data tables stay tables.
-
-    trafilatura writes every table it keeps as ``| cell | cell |`` rows, so a
-    page built from nested layout tables comes out as rows of menu items,
-    weather and date labels and side columns, the article squeezed into one
-    cell. A layout table (:func:`_is_layout_table`) becomes ``div`` blocks, the
-    article's paragraphs among them; its leaf cells that are menus or short
-    labels (:func:`_is_chrome_cell`) are removed. Tables inside the article
-    that hold data keep their rows.
-
-    Returns:
-        The number of tables turned into blocks.
-    """
-    kinds: dict = {}
-    for table in tree.iter("table"):  # document order: an outer table is judged before the tables in its cells
-        kind = _layout_kind(table)
-        outer = next(table.iterancestors("table"), None)
-        if kind == "bar" and kinds.get(outer) == "frame":
-            kind = "frame"  # a strip inside the page's frame is part of the frame
-        kinds[table] = kind
-    layout = [(t, kind) for t, kind in kinds.items() if kind]
-    if not layout:
-        return 0
-    parts, chrome = [], []
-    for table, kind in layout:
-        for el in table.iter(_TABLE_PARTS):
-            if _own(el, table):
-                parts.append(el)
-                if el.tag in ("td", "th") and el.find(".//table") is None and _is_chrome_cell(el, kind):
-                    chrome.append(el)
-    for el in chrome:
-        _remove(el)
-    for el in [*(t for t, _kind in layout), *parts]:
-        el.tag = "div"
-    for el in parts:
-        if el.getparent() is not None and el.find("br") is not None:
-            _paragraphs_from_breaks(el)
-    return len(layout)
-
-
-_BLOCK_TAGS = frozenset(("p", "div", "table", "ul", "ol", "dl", "blockquote", "pre", "form", "hr", "center"))
-_BLOCK_TAGS |= frozenset(f"h{n}" for n in range(1, 7))
-
-
-def _paragraphs_from_breaks(cell) -> None:
-    """Turn a former table cell's text split by ``<br><br>`` into ``<p>`` elements, as readability does.
-
-    Pages of the table era write an article as one cell of inline text and
-    pairs of line breaks; trafilatura reads such a cell as one block (or line
-    by line). The cell's inline content between two consecutive breaks (or a
-    block child) becomes one paragraph; block children stay where they are.
-    """
-    children = list(cell)
-    if not any(a.tag == "br" and _breaks_follow(a) for a in children):
-        return
-    from lxml import html as lxml_html
-
-    out: list = []  # the cell's new children
-    current = None
-    lead = cell.text
-    cell.text = None
-
-    def para():
-        nonlocal current
-        if current is None:
-            current = lxml_html.Element("p")
-            out.append(current)
-        return current
-
-    if lead and lead.strip():
-        para().text = lead
-    pending_break = None
-    for child in children:
-        cell.remove(child)
-        tail, child.tail = child.tail, None
-        if child.tag == "br":
-            if pending_break is not None and not (pending_break.tail or "").strip():
-                current, pending_break = None, None  # two breaks in a row: a new paragraph
-            else:
-                if current is not None:
-                    current.append(child)
-                pending_break = child
-            if tail and tail.strip():
-                p = para()
-                if len(p):
-                    p[-1].tail = (p[-1].tail or "") + tail
-                else:
-                    p.text = (p.text or "") + tail
-                pending_break = None
-            continue
-        pending_break = None
-        if child.tag in _BLOCK_TAGS:
-            out.append(child)
-            current = None
-            if tail and tail.strip():
-                para().text = tail
-            continue
-        p = para()
-        p.append(child)
-        child.tail = tail
-    for el in out:
-        if el.tag == "p" and len(el) and el[-1].tag == "br" and not (el[-1].tail or "").strip():
-            el.remove(el[-1])
-        cell.append(el)
-
-
-def _breaks_follow(br) -> bool:
-    """Whether a ``<br>`` is followed by another with only white space between."""
-    nxt = br.getnext()
-    return nxt is not None and nxt.tag == "br" and not (br.tail or "").strip()

@@ -6,7 +6,8 @@ concurrency under near-real-time search is in ``docs/concurrency.md``:
 
 1. pages of one batch are compared with each other in memory;
 2. each page is looked up by its band keys (``bool.should`` of term queries);
-3. candidates are verified from their stored signatures, clusters decided;
+3. candidates are verified from their stored signatures (steps 2 and 3 are
+   ``plugin.fold.candidates``), clusters decided (``plugin.fold.cluster``);
 4. the batch is written with ``refresh=wait_for``, so when the bulk returns
    every page is visible to searches;
 5. the lookup runs again for the written pages (reconcile). Two batches
@@ -20,18 +21,16 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import time
-from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type
+from newsfold.plugin.errors import InputError, InputTypeError, check_type
 from newsfold.plugin.extract.result import Rejection
-from newsfold.plugin.fold import founding, lookups
+from newsfold.plugin.fold import founding
+from newsfold.plugin.fold.candidates import lookup, must_link_edges, verified_edges
 from newsfold.plugin.fold.cluster import NO_CONSTRAINTS, Constraints, Decision, Match, decide, merge_survivor, verify
 from newsfold.plugin.fold.constraints import load_constraints
 from newsfold.plugin.fold.document import (
-    LOOKUP_SOURCE,
     UNCHANGED_SOURCE,
     Candidate,
     Outcome,
@@ -39,10 +38,9 @@ from newsfold.plugin.fold.document import (
     content_fields,
     fold_fields,
     fold_of,
-    read_candidate,
     site_signals,
 )
-from newsfold.plugin.fold.index import check_meta_cached, wait_until_active
+from newsfold.plugin.fold.index import check_meta_cached
 from newsfold.plugin.fold.provenance import refresh_origins
 from newsfold.plugin.fold.regroup import enforce_constraints, relabel
 from newsfold.plugin.fold.store import bulk_failures, current_labels
@@ -55,10 +53,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_CANDIDATES = 50
 MAX_RECONCILE_ROUNDS = 10
-#: pauses (seconds) before asking again when a lookup finds no active shard (after waiting for the index's health)
-SHARD_WAITS = (0.2, 1.0, 3.0)
 
 
 @dataclass
@@ -80,89 +75,6 @@ class BatchState:
     previous: dict[str, str] = field(default_factory=dict)
     #: page id -> the copy its reconcile found when its story joined another one after the write
     joined: dict[str, Match] = field(default_factory=dict)
-
-
-def lookup(
-    pages: list[SignedPage],
-    *,
-    client: Elasticsearch,
-    settings: Settings,
-    exclude_clusters: dict[str, str | None] | None = None,
-) -> dict[str, list[Candidate]]:
-    """Band-key term lookup for every page in one ``msearch``.
-
-    ``exclude_clusters`` (page id -> cluster id) leaves each page's own
-    cluster out of its candidates.
-    """
-    if not pages:
-        return {}
-    own = exclude_clusters or {}
-    searches: list[dict] = []
-    for p in pages:
-        searches.append({"index": settings.index})
-        searches.append(
-            lookups.band_lookup(
-                p.band_keys,
-                size=MAX_CANDIDATES,
-                exclude_ids=[p.page_id],
-                min_bands=settings.min_bands,
-                exclude_cluster=own.get(p.page_id),
-            )
-        )
-    for wait in (*SHARD_WAITS, None):
-        responses = client.msearch(searches=searches)["responses"]
-        if wait is None or not any(_no_shard(r) for r in responses):
-            break
-        # a primary not started yet (an index another process has just created) or moving: wait, then ask again
-        log.info("band lookup in %s found no active shard; waiting %.1f s", settings.index, wait)
-        wait_until_active(client, settings.index)
-        time.sleep(wait)
-    out: dict[str, list[Candidate]] = {}
-    for p, res in zip(pages, responses, strict=True):
-        if "error" in res:
-            raise ServerError(f"band lookup failed for {p.page_id}: {res['error']}")
-        out[p.page_id] = [c for c in map(read_candidate, res["hits"]["hits"]) if c is not None]
-    return out
-
-
-def _no_shard(response: dict) -> bool:
-    return "error" in response and "no_shard_available_action_exception" in str(response["error"])
-
-
-def verified_edges(
-    pages: list[SignedPage], candidates: dict[str, list[Candidate]], settings: Settings
-) -> list[tuple[str, Match]]:
-    """Verified copies among the batch's pages and of their indexed candidates."""
-    edges: list[tuple[str, Match]] = []
-    for p in pages:
-        for c in candidates.get(p.page_id, []):
-            ok, j, cont = verify(p.signature, c.signature, settings, site_signals(p, c))
-            if ok:
-                edges.append((p.page_id, Match(c.page_id, c.cluster_id, j, cont)))
-            elif p.nearest_rejected is None or j > p.nearest_rejected:
-                p.nearest_rejected = j
-    buckets: dict[str, list[int]] = defaultdict(list)
-    for i, p in enumerate(pages):
-        for key in p.band_keys:
-            buckets[key].append(i)
-    shared: dict[tuple[int, int], int] = defaultdict(int)
-    for members in buckets.values():
-        for x, i in enumerate(members):
-            for j in members[x + 1 :]:
-                shared[(i, j)] += 1
-    for (i, j), count in shared.items():
-        a, b = pages[i], pages[j]
-        if count < settings.min_bands or a.page_id == b.page_id:
-            continue
-        ok, sim, cont = verify(a.signature, b.signature, settings, site_signals(a, b))
-        if ok:
-            edges.append((a.page_id, Match(b.page_id, b.page_id, sim, cont)))
-            edges.append((b.page_id, Match(a.page_id, a.page_id, sim, cont)))
-        else:
-            for x in (a, b):
-                if x.nearest_rejected is None or sim > x.nearest_rejected:
-                    x.nearest_rejected = sim
-    return edges
 
 
 def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True) -> BatchState:
@@ -188,7 +100,7 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
     named = set(batch_ids) | {c.page_id for found in state.candidates.values() for c in found}
     state.constraints = load_constraints(named, client=client, settings=settings, unlabelled=batch_ids)
     edges = verified_edges(state.pages, state.candidates, settings)
-    edges += must_link_edges(state, edges, client=client, settings=settings)
+    edges += must_link_edges(state.pages, state.candidates, state.constraints, edges, client=client, settings=settings)
     state.decision = decide(batch_ids, edges, state.constraints)
     name_new_stories(state, client=client, settings=settings)
     return state
@@ -221,42 +133,6 @@ def name_new_stories(state: BatchState, *, client: Elasticsearch, settings: Sett
             decision.rename(name, free)
         elif state.previous.get(decision.founders[name]) == name:
             del decision.founders[name]  # a changed page keeps its own story: not a new one
-
-
-def must_link_edges(
-    state: BatchState, edges: list[tuple[str, Match]], *, client: Elasticsearch, settings: Settings
-) -> list[tuple[str, Match]]:
-    """Edges from the batch's pages to their indexed must-link partners that no verified edge covers.
-
-    ``decide`` joins must-link partners anyway; the edge carries the pair's
-    similarity, so the outcome names the partner as the matched page.
-    """
-    rules = state.constraints
-    if not rules.must_link:
-        return []
-    batch = {p.page_id: p for p in state.pages}
-    covered = {(pid, m.page_id) for pid, m in edges}
-    wanted = sorted(
-        {
-            (a, b)
-            for x, y in rules.must_link
-            for a, b in ((x, y), (y, x))
-            if a in batch and b not in batch and b in rules.clusters and (a, b) not in covered
-        }
-    )
-    known = {c.page_id: c for found in state.candidates.values() for c in found}
-    missing = sorted({b for _, b in wanted if b not in known})
-    if missing:
-        for doc in client.mget(index=settings.index, ids=missing, source=LOOKUP_SOURCE)["docs"]:
-            c = read_candidate(doc) if doc.get("found") else None
-            if c is not None:
-                known[c.page_id] = c
-    out = []
-    for a, b in wanted:
-        if b in known:
-            _, j, cont = verify(batch[a].signature, known[b].signature, settings, site_signals(batch[a], known[b]))
-            out.append((a, Match(b, rules.clusters[b], j, cont)))
-    return out
 
 
 def _copy_of(p: SignedPage, decision: Decision) -> Match | None:
@@ -481,6 +357,24 @@ def ingest(
     reconcile(state, client=client, settings=settings)
     enforce_constraints([p.page_id for p in state.pages], client=client, settings=settings)
     outcomes = finish(state, client=client, settings=settings)
+    _record_stories(state, outcomes, client=client, settings=settings, stats=stats)
+    return outcomes
+
+
+def _record_stories(
+    state: BatchState,
+    outcomes: list[Outcome],
+    *,
+    client: Elasticsearch,
+    settings: Settings,
+    stats: StoryStatistics | None = None,
+) -> None:
+    """What the batch's stories change besides their pages: their origins, and the collection's story frequencies.
+
+    Every story a page of the batch is in now has its origin refreshed
+    (``plugin.fold.provenance``); each page that started a new story adds its
+    features to ``stats`` when the settings read them.
+    """
     written: dict[str, list[str]] = {}
     for o in outcomes:
         if o.cluster_id:
@@ -491,4 +385,3 @@ def ingest(
         for p in state.pages:
             if p.page_id in new and p.features is not None and len(p.features):
                 stats.add(p.features)
-    return outcomes

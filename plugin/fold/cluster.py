@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from newsfold.plugin.fold.union_find import ConstrainedUnion
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import Signature, containment, jaccard
 
@@ -102,33 +103,6 @@ def lcc_duplicate(x: str, y: str, *, same_host: bool = False) -> bool:
     return lcc / m >= alpha and lcc / n >= LCC_BETA
 
 
-class UnionFind:
-    """Disjoint sets over hashable nodes."""
-
-    def __init__(self) -> None:
-        self.parent: dict = {}
-
-    def find(self, x):
-        self.parent.setdefault(x, x)
-        root = x
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[x] != root:
-            self.parent[x], x = root, self.parent[x]
-        return root
-
-    def union(self, a, b) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)  # bookkeeping: a root never names a story (merge_survivor)
-
-    def groups(self) -> dict:
-        out: dict = {}
-        for x in list(self.parent):
-            out.setdefault(self.find(x), []).append(x)
-        return out
-
-
 def merge_survivor(names: Iterable[str]) -> tuple[str, list[str]]:
     """THE merge rule: which name a story keeps when stories (or new pages) become one story.
 
@@ -213,42 +187,6 @@ class Constraints:
 NO_CONSTRAINTS = Constraints()
 
 
-class ConstrainedUnion(UnionFind):
-    """Union-find that refuses a union putting a cannot-link pair into one set."""
-
-    def __init__(self, cannot_link: Iterable[tuple] = ()) -> None:
-        super().__init__()
-        self.members: dict = {}
-        self.forbidden: dict = {}
-        for a, b in cannot_link:
-            if a != b:
-                self.forbidden.setdefault(a, set()).add(b)
-                self.forbidden.setdefault(b, set()).add(a)
-
-    def find(self, x):
-        if x not in self.parent:
-            self.members[x] = {x}
-        return super().find(x)
-
-    def union(self, a, b) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            super().union(ra, rb)
-            root, other = min(ra, rb), max(ra, rb)
-            self.members[root] |= self.members.pop(other)
-
-    def try_union(self, a, b) -> bool:
-        """Join the sets of ``a`` and ``b`` unless a cannot-link pair would end in one; True when joined."""
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb:
-            return True
-        small, large = sorted((self.members[ra], self.members[rb]), key=len)
-        if any(self.forbidden.get(n, set()) & large for n in small):
-            return False
-        self.union(ra, rb)
-        return True
-
-
 def _by_similarity(edge: tuple[str, Match]) -> tuple:
     pid, match = edge
     return (-match.similarity, -match.containment, pid, match.page_id)
@@ -300,39 +238,75 @@ def decide(
     """
     page_ids = list(page_ids)
     edges = list(edges)
-    batch = set(page_ids)
     rules = constraints or NO_CONSTRAINTS
-    labels = {m.page_id: m.cluster_id for _, m in edges if m.page_id not in batch}
-    labels.update({p: c for p, c in rules.clusters.items() if p not in batch})
+    nodes = _Nodes.of(page_ids, edges, rules)
+    groups = _join(page_ids, edges, rules, nodes)
+    decision = Decision(best=_best_matches(edges, groups, nodes))
+    _name_groups(groups, decision)
+    return decision
 
-    def node(pid: str) -> tuple[str, str] | None:
-        if pid in batch:
+
+@dataclass(frozen=True)
+class _Nodes:
+    """What :func:`decide` joins: ``("p", page id)`` for a page of the batch, ``("c", cluster id)`` for a story."""
+
+    batch: frozenset[str]
+    labels: Mapping[str, str]  # indexed page -> its cluster (as a match found it; the constraints' read wins)
+    clusters: Mapping[str, str]  # indexed page -> its cluster, read with the constraints
+
+    @classmethod
+    def of(cls, page_ids: list[str], edges: list[tuple[str, Match]], rules: Constraints) -> _Nodes:
+        batch = frozenset(page_ids)
+        labels = {m.page_id: m.cluster_id for _, m in edges if m.page_id not in batch}
+        labels.update({p: c for p, c in rules.clusters.items() if p not in batch})
+        return cls(batch, labels, rules.clusters)
+
+    def node(self, pid: str) -> tuple[str, str] | None:
+        """A page's node: itself in the batch, else its story; None for a page that is not indexed."""
+        if pid in self.batch:
             return ("p", pid)
-        return ("c", labels[pid]) if pid in labels else None  # None: a page that is not indexed
+        return ("c", self.labels[pid]) if pid in self.labels else None
 
-    def target(match: Match) -> tuple[str, str]:
-        if match.page_id in batch:
+    def target(self, match: Match) -> tuple[str, str]:
+        """The node a match joins: a page of the batch, or the story the matched page is in."""
+        if match.page_id in self.batch:
             return ("p", match.page_id)
-        return ("c", rules.clusters.get(match.page_id, match.cluster_id))
+        return ("c", self.clusters.get(match.page_id, match.cluster_id))
 
-    cannot = [(node(a), node(b)) for a, b in rules.cannot_link]
-    uf = ConstrainedUnion((a, b) for a, b in cannot if a is not None and b is not None)
+
+def _join(page_ids: list[str], edges: list[tuple[str, Match]], rules: Constraints, nodes: _Nodes) -> ConstrainedUnion:
+    """Group the batch's pages and the stories they touch: must-links first, then matches, most similar first.
+
+    A union that would put a cannot-link pair (pages, or the stories holding them) in one group is skipped.
+    """
+    cannot = [(nodes.node(a), nodes.node(b)) for a, b in rules.cannot_link]
+    groups = ConstrainedUnion((a, b) for a, b in cannot if a is not None and b is not None)
     for pid in page_ids:
-        uf.find(("p", pid))
+        groups.find(("p", pid))
     for a, b in rules.must_link:
-        na, nb = node(a), node(b)
+        na, nb = nodes.node(a), nodes.node(b)
         if na is not None and nb is not None and "p" in (na[0], nb[0]):
-            uf.try_union(na, nb)
+            groups.try_union(na, nb)
     for pid, match in sorted(edges, key=_by_similarity):
-        uf.try_union(("p", pid), target(match))
-    decision = Decision()
+        groups.try_union(("p", pid), nodes.target(match))
+    return groups
+
+
+def _best_matches(edges: list[tuple[str, Match]], groups: ConstrainedUnion, nodes: _Nodes) -> dict[str, Match]:
+    """Each page's most similar match in its own group."""
+    best: dict[str, Match] = {}
     for pid, match in edges:
-        if uf.find(("p", pid)) != uf.find(target(match)):
+        if groups.find(("p", pid)) != groups.find(nodes.target(match)):
             continue  # kept apart by a cannot-link: not this page's copy
-        best = decision.best.get(pid)
-        if best is None or (match.similarity, match.containment) > (best.similarity, best.containment):
-            decision.best[pid] = match
-    for members in uf.groups().values():
+        found = best.get(pid)
+        if found is None or (match.similarity, match.containment) > (found.similarity, found.containment):
+            best[pid] = match
+    return best
+
+
+def _name_groups(groups: ConstrainedUnion, decision: Decision) -> None:
+    """Give each group holding pages of the batch its name (:func:`merge_survivor`); its other stories merge into it."""
+    for members in groups.groups().values():
         clusters = sorted(c for kind, c in members if kind == "c")
         pages = sorted(p for kind, p in members if kind == "p")
         if not pages:
@@ -346,7 +320,6 @@ def decide(
             decision.cluster_of[pid] = survivor
         for loser in losers:
             decision.merges[loser] = survivor
-    return decision
 
 
 def recluster_labels(

@@ -14,7 +14,7 @@ from newsfold.plugin.errors import InputTypeError, check_type, clean_text
 from newsfold.plugin.extract.article import Article, Rejection, extract_article
 from newsfold.plugin.extract.credits import wire_credit
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.novelty import kept_paragraphs, layout_of, split_text, stored_keys
+from newsfold.plugin.sign.passages import kept_paragraphs, layout_of, split_text, stored_keys
 from newsfold.plugin.sign.signature import StoryStatistics, band_keys, content_hash, signed_features
 from newsfold.plugin.sign.signed_page import Page, SignedPage
 from newsfold.plugin.text import cjk_share, tokenize
@@ -134,19 +134,10 @@ def sign_text(
     for name, value in (("title", title), ("url", url), ("lang", lang), ("page_id", page_id), ("site", site),
                         ("published", published)):  # fmt: skip
         check_type(value, str, name, optional=True)
-    text, title = clean_text(text or ""), clean_text(title) if title else title
-    body = text.strip()
-    if not body:
-        return Rejection("no_article", "the text is empty")
-    tokens = tokenize(body)
-    if len(tokens) < settings.min_tokens:
-        return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {settings.min_tokens}")
-    if not lang and cjk_share(tokens) >= 0.5:
-        lang = "ja" if re.search("[\u3040-\u30ff]", body) else "zh"
-    credit = wire_credit(None, body)  # a text has its dateline and credit lines, not the page's metadata
-    article = Article(title=(title or "").strip(), text=body, lang=lang, published=published,
-                      wire=credit[0] if credit else None, wire_by=credit[1] if credit else None)  # fmt: skip
-    pid = page_id_for(Page(html="", url=url, id=page_id), body)
+    article = _text_article(text, title=title, lang=lang, published=published, min_tokens=settings.min_tokens)
+    if isinstance(article, Rejection):
+        return article
+    pid = page_id_for(Page(html="", url=url, id=page_id), article.text)
     return sign_article(
         article,
         page_id=pid,
@@ -157,6 +148,30 @@ def sign_text(
         repeated=repeated,
         stats=stats,
     )
+
+
+def _text_article(
+    text: str | None, *, title: str | None, lang: str | None, published: str | None, min_tokens: int
+) -> Article | Rejection:
+    """The article a host's text is (what extraction gives for a page), or why it is not one.
+
+    Lone surrogates become U+FFFD; an empty text is ``no_article``, one under
+    ``min_tokens`` tokens ``too_short``. The language, when not given, is
+    told for Chinese and Japanese text; the credited agency is read from the
+    text's dateline and credit lines (a text has no page metadata).
+    """
+    text, title = clean_text(text or ""), clean_text(title) if title else title
+    body = text.strip()
+    if not body:
+        return Rejection("no_article", "the text is empty")
+    tokens = tokenize(body)
+    if len(tokens) < min_tokens:
+        return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {min_tokens}")
+    if not lang and cjk_share(tokens) >= 0.5:
+        lang = "ja" if re.search("[\u3040-\u30ff]", body) else "zh"
+    credit = wire_credit(None, body)  # a text has its dateline and credit lines, not the page's metadata
+    return Article(title=(title or "").strip(), text=body, lang=lang, published=published,
+                   wire=credit[0] if credit else None, wire_by=credit[1] if credit else None)  # fmt: skip
 
 
 def sign_article(

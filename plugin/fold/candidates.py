@@ -1,0 +1,157 @@
+"""A batch's candidates and its verified copies: the band-key lookup, then the pairs that verify.
+
+Steps 2 and 3 of the batch protocol (``plugin.fold.batch``): each page is
+looked up by its band keys (``bool.should`` of term queries, one ``msearch``
+for the batch); its candidates, the batch's other pages that share enough
+band keys with it, and its editors' must-link partners are verified from
+their signatures (``plugin.fold.cluster.verify``). The edges found are what
+``plugin.fold.cluster.decide`` joins.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from newsfold.plugin.errors import ServerError
+from newsfold.plugin.fold import lookups
+from newsfold.plugin.fold.cluster import Constraints, Match, verify
+from newsfold.plugin.fold.document import LOOKUP_SOURCE, Candidate, read_candidate, site_signals
+from newsfold.plugin.fold.index import wait_until_active
+from newsfold.plugin.settings import Settings
+from newsfold.plugin.sign.signed_page import SignedPage
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
+log = logging.getLogger(__name__)
+
+MAX_CANDIDATES = 50
+#: pauses (seconds) before asking again when a lookup finds no active shard (after waiting for the index's health)
+SHARD_WAITS = (0.2, 1.0, 3.0)
+
+
+def lookup(
+    pages: list[SignedPage],
+    *,
+    client: Elasticsearch,
+    settings: Settings,
+    exclude_clusters: dict[str, str | None] | None = None,
+) -> dict[str, list[Candidate]]:
+    """Band-key term lookup for every page in one ``msearch``.
+
+    ``exclude_clusters`` (page id -> cluster id) leaves each page's own
+    cluster out of its candidates.
+    """
+    if not pages:
+        return {}
+    own = exclude_clusters or {}
+    searches: list[dict] = []
+    for p in pages:
+        searches.append({"index": settings.index})
+        searches.append(
+            lookups.band_lookup(
+                p.band_keys,
+                size=MAX_CANDIDATES,
+                exclude_ids=[p.page_id],
+                min_bands=settings.min_bands,
+                exclude_cluster=own.get(p.page_id),
+            )
+        )
+    for wait in (*SHARD_WAITS, None):
+        responses = client.msearch(searches=searches)["responses"]
+        if wait is None or not any(_no_shard(r) for r in responses):
+            break
+        # a primary not started yet (an index another process has just created) or moving: wait, then ask again
+        log.info("band lookup in %s found no active shard; waiting %.1f s", settings.index, wait)
+        wait_until_active(client, settings.index)
+        time.sleep(wait)
+    out: dict[str, list[Candidate]] = {}
+    for p, res in zip(pages, responses, strict=True):
+        if "error" in res:
+            raise ServerError(f"band lookup failed for {p.page_id}: {res['error']}")
+        out[p.page_id] = [c for c in map(read_candidate, res["hits"]["hits"]) if c is not None]
+    return out
+
+
+def _no_shard(response: dict) -> bool:
+    return "error" in response and "no_shard_available_action_exception" in str(response["error"])
+
+
+def verified_edges(
+    pages: list[SignedPage], candidates: dict[str, list[Candidate]], settings: Settings
+) -> list[tuple[str, Match]]:
+    """Verified copies among the batch's pages and of their indexed candidates."""
+    edges: list[tuple[str, Match]] = []
+    for p in pages:
+        for c in candidates.get(p.page_id, []):
+            ok, j, cont = verify(p.signature, c.signature, settings, site_signals(p, c))
+            if ok:
+                edges.append((p.page_id, Match(c.page_id, c.cluster_id, j, cont)))
+            elif p.nearest_rejected is None or j > p.nearest_rejected:
+                p.nearest_rejected = j
+    buckets: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(pages):
+        for key in p.band_keys:
+            buckets[key].append(i)
+    shared: dict[tuple[int, int], int] = defaultdict(int)
+    for members in buckets.values():
+        for x, i in enumerate(members):
+            for j in members[x + 1 :]:
+                shared[(i, j)] += 1
+    for (i, j), count in shared.items():
+        a, b = pages[i], pages[j]
+        if count < settings.min_bands or a.page_id == b.page_id:
+            continue
+        ok, sim, cont = verify(a.signature, b.signature, settings, site_signals(a, b))
+        if ok:
+            edges.append((a.page_id, Match(b.page_id, b.page_id, sim, cont)))
+            edges.append((b.page_id, Match(a.page_id, a.page_id, sim, cont)))
+        else:
+            for x in (a, b):
+                if x.nearest_rejected is None or sim > x.nearest_rejected:
+                    x.nearest_rejected = sim
+    return edges
+
+
+def must_link_edges(
+    pages: list[SignedPage],
+    candidates: dict[str, list[Candidate]],
+    rules: Constraints,
+    edges: list[tuple[str, Match]],
+    *,
+    client: Elasticsearch,
+    settings: Settings,
+) -> list[tuple[str, Match]]:
+    """Edges from the batch's pages to their indexed must-link partners that no verified edge covers.
+
+    ``decide`` joins must-link partners anyway; the edge carries the pair's
+    similarity, so the outcome names the partner as the matched page.
+    """
+    if not rules.must_link:
+        return []
+    batch = {p.page_id: p for p in pages}
+    covered = {(pid, m.page_id) for pid, m in edges}
+    wanted = sorted(
+        {
+            (a, b)
+            for x, y in rules.must_link
+            for a, b in ((x, y), (y, x))
+            if a in batch and b not in batch and b in rules.clusters and (a, b) not in covered
+        }
+    )
+    known = {c.page_id: c for found in candidates.values() for c in found}
+    missing = sorted({b for _, b in wanted if b not in known})
+    if missing:
+        for doc in client.mget(index=settings.index, ids=missing, source=LOOKUP_SOURCE)["docs"]:
+            c = read_candidate(doc) if doc.get("found") else None
+            if c is not None:
+                known[c.page_id] = c
+    out = []
+    for a, b in wanted:
+        if b in known:
+            _, j, cont = verify(batch[a].signature, known[b].signature, settings, site_signals(batch[a], known[b]))
+            out.append((a, Match(b, rules.clusters[b], j, cont)))
+    return out
