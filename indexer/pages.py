@@ -14,8 +14,8 @@ import logging
 
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
 from newsfold.indexer.records import PageFileError, read_page_file
-from newsfold.indexer.reindex import live_target
-from newsfold.indexer.reindex_chunks import ChunkContext, target_settings
+from newsfold.indexer.jobs.reindex import live_target
+from newsfold.indexer.jobs.reindex_chunks import ChunkContext, target_settings
 from newsfold.indexer.resources import (
     TRANSIENT,
     UNREACHABLE,
@@ -51,7 +51,7 @@ def page_from_payload(
     """
     meta = {key: payload.get(key) for key in ("id", "url", "site", "lang", "published")}
     if payload.get("archive"):
-        from newsfold.indexer.archive import ArchiveRef, read_ref
+        from newsfold.indexer.jobs.archive import ArchiveRef, read_ref
 
         record = read_ref(ArchiveRef.from_dict(payload["archive"]), max_bytes=max_bytes)
         html: bytes | str = record.html or b""

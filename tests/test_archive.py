@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from newsfold.indexer.archive import ArchiveError, ArchiveRef, WarcArchive, archive_files, iter_archive, read_ref
+from newsfold.indexer.jobs.archive import ArchiveError, ArchiveRef, WarcArchive, archive_files, iter_archive, read_ref
 from newsfold.indexer.records import PageRecord, SourceStats
-from newsfold.indexer.warc import iter_warc
+from newsfold.indexer.sources.warc import iter_warc
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -178,7 +178,7 @@ def test_iter_archive_reports_a_torn_tail_and_goes_on(tmp_path):
 WRITER = textwrap.dedent(
     """
     import json, sys
-    from newsfold.indexer.archive import WarcArchive
+    from newsfold.indexer.jobs.archive import WarcArchive
     from newsfold.indexer.records import PageRecord
 
     root, count = sys.argv[1], int(sys.argv[2])

@@ -189,7 +189,7 @@ def test_a_worker_reads_only_under_its_roots(settings, tmp_path):
 def test_page_lists_refuse_escapes_and_duplicate_ids(tmp_path):
     import json
 
-    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.indexer.sources.base import iter_jsonl
 
     (tmp_path / "a.html").write_text("<html></html>", encoding="utf-8")
     lines = [{"id": "a", "html": "a.html"}, {"id": "a", "html": "a.html"}, {"id": "b", "html": "../../etc/hostname"}]
@@ -336,7 +336,7 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
     import redis
     from kombu.exceptions import OperationalError
 
-    from newsfold.indexer import dispatch
+    from newsfold.indexer.jobs import dispatch
 
     monkeypatch.setattr(dispatch.time, "sleep", lambda s: None)
     outage = [3]  # three polls fail as if Redis were restarting
@@ -395,7 +395,7 @@ def test_after_an_outage_a_unit_still_running_is_not_sent_again(grace, deliverie
     Judging the heartbeats at once (grace 0, the old behaviour) sent the unit
     again while its first delivery still ran: two deliveries at once.
     """
-    from newsfold.indexer import dispatch
+    from newsfold.indexer.jobs import dispatch
 
     started = time.monotonic()
     sent: list[str] = []
@@ -415,7 +415,7 @@ def test_after_an_outage_a_unit_still_running_is_not_sent_again(grace, deliverie
 
 
 def test_a_job_on_a_redis_that_keeps_nothing_is_warned_about(redis_url):
-    from newsfold.indexer.ingest_job import warn_if_not_persistent
+    from newsfold.indexer.jobs.ingest import warn_if_not_persistent
     from newsfold.state import build_redis
     from newsfold.state.jobs import JobStore
 

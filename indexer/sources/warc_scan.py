@@ -5,7 +5,7 @@ resynchronises on the next record that parses (the next gzip member, or the
 next ``WARC/1.x`` line in an uncompressed file); a file cut short yields
 everything before the cut. Each item carries its byte offset, so a record can
 be read again on its own (``Window``). What a record means as a page is
-``indexer.warc``.
+``indexer.sources.warc``.
 """
 
 from __future__ import annotations

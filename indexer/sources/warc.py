@@ -1,11 +1,11 @@
 """Pages as WARC records: how newsfold writes a page into a WARC file and reads one back.
 
-The archive (``indexer.archive``) writes each page as a ``resource`` record
+The archive (``indexer.jobs.archive``) writes each page as a ``resource`` record
 with its metadata in ``WARC-Newsfold-*`` headers (:func:`page_record_bytes`);
 a WARC file given as an ingest source, a crawler's or newsfold's own archive,
 is read back into page records by :func:`iter_warc` (which keeps ``response``
 and ``resource`` records holding HTML and counts the rest as skipped). Robust
-scanning of damaged files is ``indexer.warc_scan``.
+scanning of damaged files is ``indexer.sources.warc_scan``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from pathlib import Path
 from warcio.warcwriter import WARCWriter
 
 from newsfold.indexer.records import PageRecord, SourceStats, checked_size, counted, error_record
-from newsfold.indexer.warc_scan import GZIP_MAGIC, WarcItem, scan_warc
+from newsfold.indexer.sources.warc_scan import GZIP_MAGIC, WarcItem, scan_warc
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 
-#: WARC headers in which newsfold keeps page metadata (written by ``indexer.archive``,
+#: WARC headers in which newsfold keeps page metadata (written by ``indexer.jobs.archive``,
 #: honoured by ``iter_warc`` so an archive can be ingested again as a source).
 NEWSFOLD_HEADERS = {
     "id": "WARC-Newsfold-Id",

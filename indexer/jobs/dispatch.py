@@ -249,7 +249,7 @@ def run_batches(
     (plain lists are numbered from 0): the workers count each batch into the
     job once under its key, the checkpoint a resumed run skips; a batch that
     failed for good is counted here, with its pages kept for a retry; and a
-    batch whose worker died is sent again at once (see ``indexer.dispatch.drive``).
+    batch whose worker died is sent again at once (see ``indexer.jobs.dispatch.drive``).
     A Redis outage is waited out for up to ``max_outage`` seconds (``on_wait``
     hears "waiting for Redis" while it lasts).
     """

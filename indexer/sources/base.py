@@ -1,7 +1,7 @@
 """Streaming readers that turn operator inputs into page records.
 
 An input is a PAGES.jsonl file, a directory tree of HTML files, or a WARC file
-(``.warc`` / ``.warc.gz``, read by ``indexer.warc``). Every reader is a
+(``.warc`` / ``.warc.gz``, read by ``indexer.sources.warc``). Every reader is a
 generator that holds one page at a time: nothing reads a whole input into
 memory (the one exception is a directory's ``metadata.jsonl``, whose fields
 are kept in a dict keyed by path).
@@ -18,7 +18,7 @@ bring its own checkpoint):
 - **A source is named by a local path** (a job stores the paths it was
   started with), and :func:`iter_source` reads it by that path alone.
 - **It can be read again, and gives the same records in the same order.**
-  ``indexer.ingest_job`` cuts the records into batches numbered in input
+  ``indexer.jobs.ingest`` cuts the records into batches numbered in input
   order (by the batch size and byte limit stored with the job), and the
   job counts each batch under its number.
   A resumed run reads every source again from the start and skips the
@@ -48,7 +48,7 @@ from newsfold.indexer.records import (
     read_page_file,
     text_field,
 )
-from newsfold.indexer.warc import iter_warc
+from newsfold.indexer.sources.warc import iter_warc
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 
 #: File names a directory walk treats as pages (compared case-insensitively).

@@ -2,7 +2,7 @@
 
 A chunk is a range of cluster ids (signed again from the stored text), a
 bucket of archive records (extracted again), or a ``content_hash`` prefix of
-pages the new index still lacks (see ``indexer.reindex`` for the plan and
+pages the new index still lacks (see ``indexer.jobs.reindex`` for the plan and
 the coordinator). :func:`run_chunk` counts a chunk into its job once;
 :class:`ChunkBuilder` does the work, and also serves the coordinator's
 catch-up passes.

@@ -38,8 +38,8 @@ import zlib
 from collections.abc import Callable
 
 from newsfold import task_names
-from newsfold.indexer.dispatch import drive
-from newsfold.indexer.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, plan_key, scan, target_settings
+from newsfold.indexer.jobs.dispatch import drive
+from newsfold.indexer.jobs.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, plan_key, scan, target_settings
 from newsfold.plugin.corrections import reapply_corrections
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.errors import NewsfoldError
@@ -340,9 +340,9 @@ class Reindex:
         """Bucket every archived page record by page id (once; stored in Redis)."""
         if state.get("planned"):
             return int(state["buckets"]), int(state["records"])
-        from newsfold.indexer.archive import archive_files
-        from newsfold.indexer.warc import page_from_item
-        from newsfold.indexer.warc_scan import scan_warc
+        from newsfold.indexer.jobs.archive import archive_files
+        from newsfold.indexer.sources.warc import page_from_item
+        from newsfold.indexer.sources.warc_scan import scan_warc
 
         root = self.settings.archive_dir
         if not root:
