@@ -24,7 +24,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from newsfold.indexer.sources.base import iter_jsonl
+from newsfold.indexer.sources.jsonl import iter_jsonl
 from newsfold.plugin.extract import Rejection, extract_article
 from newsfold.plugin.novelty import passage_keys, relation
 

@@ -13,9 +13,9 @@ import contextlib
 import logging
 
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
-from newsfold.indexer.records import PageFileError, read_page_file
 from newsfold.indexer.jobs.reindex import live_target
 from newsfold.indexer.jobs.reindex_chunks import ChunkContext, target_settings
+from newsfold.indexer.records import PageFileError, read_page_file
 from newsfold.indexer.resources import (
     TRANSIENT,
     UNREACHABLE,
@@ -37,7 +37,6 @@ from newsfold.plugin.signing import sign_page
 from newsfold.state.story_stats import StoryStats
 
 log = logging.getLogger(__name__)
-
 
 
 def page_from_payload(

@@ -12,9 +12,9 @@ from elasticsearch import ApiError
 
 from newsfold import task_names
 from newsfold.indexer.celery_app import app
-from newsfold.indexer.pages import chunk_context, crashed_batch, guarded, ingest_payloads
 from newsfold.indexer.jobs.reindex import Reindex, ReindexError
 from newsfold.indexer.jobs.reindex_chunks import run_chunk
+from newsfold.indexer.pages import chunk_context, crashed_batch, guarded, ingest_payloads
 from newsfold.indexer.resources import TRANSIENT, job_store_for, worker_settings
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently

@@ -68,7 +68,7 @@ def _read_roots(settings: Settings, pages: Path, payloads: list[dict]) -> str:
 
 
 def cmd_cluster(args) -> int:
-    from newsfold.indexer.sources.base import iter_jsonl
+    from newsfold.indexer.sources.jsonl import iter_jsonl
     from newsfold.plugin.client import build_client
     from newsfold.plugin.index import drop_index, ensure_index
     from newsfold.plugin.store import current_labels
@@ -218,8 +218,8 @@ def cmd_reindex(args) -> int:
     """Build a new index behind the alias (from the stored text or the raw-page archive) and swap it in."""
     import getpass
 
-    from newsfold.indexer.pages import chunk_context
     from newsfold.indexer.jobs.reindex import Reindex, ReindexError
+    from newsfold.indexer.pages import chunk_context
 
     settings = load_settings(args)
     started = time.perf_counter()
@@ -269,7 +269,7 @@ def cmd_reindex(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from newsfold.indexer.sources.base import iter_jsonl
+    from newsfold.indexer.sources.jsonl import iter_jsonl
     from newsfold.samples import generate
     from newsfold.web import create_app
     from newsfold.web.config import WebSettings

@@ -28,7 +28,13 @@ FORBIDDEN = {
 
 
 def _modules(folder: str) -> list[Path]:
-    return sorted(p for p in (ROOT / folder).glob("*.py") if p.name != "__init__.py" or folder != "newsfold")
+    """The modules of a package folder and of its subpackages (those mapped as packages of their own excepted)."""
+    others = [ROOT / f for f in PACKAGES if f != folder and f.startswith(folder + "/")]
+    return sorted(
+        p
+        for p in (ROOT / folder).rglob("*.py")
+        if not any(p.is_relative_to(o) for o in others) and (p.name != "__init__.py" or folder != "newsfold")
+    )
 
 
 def _runtime_imports(path: Path) -> set[str]:

@@ -189,7 +189,7 @@ def test_a_worker_reads_only_under_its_roots(settings, tmp_path):
 def test_page_lists_refuse_escapes_and_duplicate_ids(tmp_path):
     import json
 
-    from newsfold.indexer.sources.base import iter_jsonl
+    from newsfold.indexer.sources.jsonl import iter_jsonl
 
     (tmp_path / "a.html").write_text("<html></html>", encoding="utf-8")
     lines = [{"id": "a", "html": "a.html"}, {"id": "a", "html": "a.html"}, {"id": "b", "html": "../../etc/hostname"}]
@@ -332,6 +332,26 @@ class _Result:
         pass
 
 
+def _work(send, *, finished=lambda *a: None, alive=None, waiting=lambda message: None):
+    """A ``dispatch.Work`` made of the given functions."""
+    from newsfold.indexer.jobs import dispatch
+
+    class Calls(dispatch.Work):
+        def send(self, key, item):
+            return send(key, item)
+
+        def finished(self, key, item, value, error):
+            finished(key, item, value, error)
+
+        def alive(self, keys):
+            return alive(keys) if alive is not None else None
+
+        def waiting(self, message):
+            waiting(message)
+
+    return Calls()
+
+
 def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch):
     import redis
     from kombu.exceptions import OperationalError
@@ -352,16 +372,15 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
 
     got: list[str] = []
     states: list = []
-    dispatch.drive(
-        ((str(n), n) for n in range(4)), send, lambda key, item, value, error: got.extend(value),
-        on_wait=states.append, max_outage=60,
-    )
+    work = _work(send, finished=lambda key, item, value, error: got.extend(value), waiting=states.append)
+    dispatch.drive(((str(n), n) for n in range(4)), work, timing=dispatch.Timing(max_outage=60))
     assert sorted(got) == ["0", "1", "2", "3"] and sorted(sent) == ["0", "1", "2", "3"]  # each once
     assert states[0].startswith("waiting for Redis") and states[-1] is None
     # an outage longer than allowed stops the coordinator with the error
     outage[0] = 10**6
     with pytest.raises(redis.exceptions.ConnectionError):
-        dispatch.drive(iter([("x", 1)]), lambda k, i: _Result([k], outage), lambda *a: None, max_outage=0.0)
+        work = _work(lambda k, i: _Result([k], outage))
+        dispatch.drive(iter([("x", 1)]), work, timing=dispatch.Timing(max_outage=0.0))
 
 
 class _RunningThroughAnOutage:
@@ -406,11 +425,9 @@ def test_after_an_outage_a_unit_still_running_is_not_sent_again(grace, deliverie
         sent.append(key)
         return _RunningThroughAnOutage(started + 3.0, outage)
 
-    dispatch.drive(
-        iter([("only", 1)]), send, lambda *a: None,
-        alive=lambda keys: [time.monotonic() >= renewed_after for _ in keys],
-        check_every=0.05, max_outage=10, outage_grace=grace,
-    )
+    work = _work(send, alive=lambda keys: [time.monotonic() >= renewed_after for _ in keys])
+    timing = dispatch.Timing(check_every=0.05, max_outage=10, outage_grace=grace)
+    dispatch.drive(iter([("only", 1)]), work, timing=timing)
     assert len(sent) == deliveries
 
 

@@ -19,7 +19,9 @@ import pytest
 import redis
 
 from newsfold.indexer.records import SourceStats
-from newsfold.indexer.sources.base import count_hint, iter_directory, iter_jsonl, iter_source
+from newsfold.indexer.sources.base import count_hint, iter_source
+from newsfold.indexer.sources.directory import iter_directory
+from newsfold.indexer.sources.jsonl import iter_jsonl
 from newsfold.indexer.sources.warc import iter_warc
 from newsfold.plugin.extract import Article, Rejection, extract_article
 from newsfold.plugin.page_limits import MarkupLimits, inflate_capped

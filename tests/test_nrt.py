@@ -306,8 +306,8 @@ def test_a_reindex_during_live_ingest_keeps_every_page_once(near, redis_url):
     Every page ends in the new index exactly once, in the clusters of an undisturbed run of the same batches."""
     import redis
 
-    from newsfold.indexer.pages import chunk_context
     from newsfold.indexer.jobs.reindex import Reindex
+    from newsfold.indexer.pages import chunk_context
     from newsfold.plugin.index import current_index
     from newsfold.state.jobs import JobStore
 

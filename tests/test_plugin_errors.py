@@ -124,8 +124,8 @@ def test_one_hierarchy_for_every_error_newsfold_raises_on_purpose():
     from newsfold.esnode import NodeError
     from newsfold.indexer.jobs.archive import ArchiveError
     from newsfold.indexer.jobs.ingest import JobError
-    from newsfold.indexer.records import PageFileError
     from newsfold.indexer.jobs.reindex import ReindexError
+    from newsfold.indexer.records import PageFileError
     from newsfold.plugin import CorrectionError
 
     for cls in (InputError, InputTypeError, IndexMismatchError, ServerError, CorrectionError, JobError,

@@ -13,8 +13,9 @@ import redis
 
 from newsfold.indexer.celery_app import make_celery
 from newsfold.indexer.jobs.dispatch import run_batches
+from newsfold.indexer.jobs.reindex import Reindex, ReindexError, lock_key
+from newsfold.indexer.jobs.reindex_plan import prefix_length
 from newsfold.indexer.pages import chunk_context
-from newsfold.indexer.jobs.reindex import Reindex, ReindexError, lock_key, prefix_length
 from newsfold.plugin.batch import ingest
 from newsfold.plugin.document import Page
 from newsfold.plugin.index import current_index

@@ -13,7 +13,9 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from newsfold.indexer.records import PageRecord, SourceStats
-from newsfold.indexer.sources.base import count_hint, iter_directory, iter_jsonl, iter_source
+from newsfold.indexer.sources.base import count_hint, iter_source
+from newsfold.indexer.sources.directory import iter_directory
+from newsfold.indexer.sources.jsonl import iter_jsonl
 from newsfold.indexer.sources.warc import iter_warc
 
 ARTICLE = "<html><head><title>Flood</title></head><body><p>The river rose {n} metres overnight.</p></body></html>"
