@@ -68,7 +68,7 @@ def test_deflate_and_unknown_content_encodings(tmp_path):
     from warcio.archiveiterator import ArchiveIterator
 
     from newsfold.indexer.records import PageFileError
-    from newsfold.indexer.sources.warc_scan import read_payload
+    from newsfold.indexer.sources.warc_read import read_payload
 
     body = hostile.bomb_body(6 * LIMIT, encoding="deflate")
     small = hostile.bomb_body(1000, encoding="deflate")
@@ -109,7 +109,8 @@ def test_gzip_pages_in_folders_and_page_lists_are_checked_inflated_at_the_source
 def test_one_page_limit_in_one_place():
     from newsfold.indexer.jobs.archive import iter_archive, read_ref
     from newsfold.indexer.pages import page_from_payload
-    from newsfold.indexer.sources.warc_scan import read_payload, scan_warc
+    from newsfold.indexer.sources.warc_read import read_payload
+    from newsfold.indexer.sources.warc_scan import scan_warc
 
     limit = Settings().max_page_bytes
     readers = (iter_warc, iter_source, iter_jsonl, iter_directory, iter_archive, read_ref, read_payload, scan_warc,

@@ -34,7 +34,8 @@ from warcio.warcwriter import WARCWriter
 
 from newsfold.indexer.records import PageFileError, PageRecord, SourceStats
 from newsfold.indexer.sources.warc import page_from_item, page_record_bytes
-from newsfold.indexer.sources.warc_scan import StrictWARCIterator, WarcItem, Window, read_payload, scan_warc
+from newsfold.indexer.sources.warc_read import StrictWARCIterator, Window, read_payload
+from newsfold.indexer.sources.warc_scan import WarcItem, scan_warc
 from newsfold.plugin.errors import NewsfoldError
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 

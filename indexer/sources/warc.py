@@ -20,7 +20,8 @@ from pathlib import Path
 from warcio.warcwriter import WARCWriter
 
 from newsfold.indexer.records import PageRecord, SourceStats, checked_size, counted, error_record
-from newsfold.indexer.sources.warc_scan import GZIP_MAGIC, WarcItem, scan_warc
+from newsfold.indexer.sources.warc_read import GZIP_MAGIC
+from newsfold.indexer.sources.warc_scan import WarcItem, scan_warc
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 
 #: WARC headers in which newsfold keeps page metadata (written by ``indexer.jobs.archive``,
