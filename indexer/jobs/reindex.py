@@ -22,7 +22,6 @@ from collections.abc import Callable
 from typing import Any
 
 from newsfold import task_names
-from newsfold.indexer.jobs.archive import archive_files
 from newsfold.indexer.jobs.dispatch import Work, drive
 from newsfold.indexer.jobs.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, scan, target_settings
 from newsfold.indexer.jobs.reindex_plan import ReindexPlan, prefix_length
@@ -249,6 +248,8 @@ class Reindex:
 
     def _archive_root(self) -> str:
         """The raw-page archive to plan from; a missing or empty one fails the job."""
+        from newsfold.indexer.jobs.archive import archive_files  # warcio only for an archive reindex
+
         root = self.settings.archive_dir
         if not root:
             raise ReindexError("a reindex from the archive needs NEWSFOLD_ARCHIVE_DIR")

@@ -29,7 +29,6 @@ from collections.abc import Callable
 
 from elasticsearch import Elasticsearch
 
-from newsfold.indexer.jobs.archive import archive_files, iter_archive
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
 from newsfold.state.jobs import JobStore
 
@@ -135,6 +134,8 @@ class ReindexPlan:
 
     def _bucket_archive(self, state: dict, root: str) -> None:
         """Bucket every archived page record (``file number:offset:length``) by its story in the old index."""
+        from newsfold.indexer.jobs.archive import archive_files, iter_archive  # warcio only for an archive reindex
+
         self.forget(state)
         files = [str(p.resolve()) for p in archive_files(root)]
         buckets = max(1, math.ceil(max(int(state["total"]), 1) / self.chunk_pages))
