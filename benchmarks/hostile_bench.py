@@ -67,7 +67,7 @@ def _peaks_self_mb() -> dict[str, float]:
 
 def child_read(path: str) -> dict:
     from newsfold.indexer.records import SourceStats
-    from newsfold.indexer.sources import iter_source
+    from newsfold.indexer.sources.base import iter_source
     from newsfold.plugin.settings import Settings
 
     settings = Settings.from_env()

@@ -189,7 +189,7 @@ def pool_phase(name: str, func, payloads: list[dict], workers: int) -> dict:
 def ingest_phase(live: Settings, payloads: list[dict], *, workers: int, index: str) -> dict:
     """Every page through real Celery workers; throughput, outcomes, CPU per process, worker memory."""
     from newsfold.indexer.celery_app import make_celery
-    from newsfold.indexer.dispatch import in_flight_batches, run_batches
+    from newsfold.indexer.jobs.dispatch import in_flight_batches, run_batches
     from newsfold.workers import LocalWorkers
 
     app = make_celery(live)

@@ -310,7 +310,7 @@ def _server_pid() -> int | None:
 
 def sample_pages(stories: int, seed: int, tag: str) -> list:
     """The pages of ``stories`` stories of the sample generator (``newsfold.samples``), read into memory."""
-    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.indexer.sources.jsonl import iter_jsonl
     from newsfold.plugin.sign.signed_page import Page
     from newsfold.samples import generate
 

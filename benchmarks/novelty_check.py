@@ -24,7 +24,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from newsfold.indexer.sources import iter_jsonl
+from newsfold.indexer.sources.jsonl import iter_jsonl
 from newsfold.plugin.extract.article import Rejection, extract_article
 from newsfold.plugin.sign.novelty import relation
 from newsfold.plugin.sign.passages import passage_keys

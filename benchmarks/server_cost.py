@@ -34,7 +34,7 @@ from pathlib import Path
 from benchlib import child_processes, cpu_seconds, machine
 from elasticsearch import helpers
 
-from newsfold.indexer.sources import iter_jsonl
+from newsfold.indexer.sources.jsonl import iter_jsonl
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.document import FOLD, own_document

@@ -13,9 +13,9 @@ import contextlib
 import logging
 
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
+from newsfold.indexer.jobs.reindex import live_target
+from newsfold.indexer.jobs.reindex_chunks import ChunkContext, target_settings
 from newsfold.indexer.records import PageFileError, read_page_file
-from newsfold.indexer.reindex import live_target
-from newsfold.indexer.reindex_chunks import ChunkContext, target_settings
 from newsfold.indexer.resources import (
     TRANSIENT,
     UNREACHABLE,
@@ -40,7 +40,6 @@ from newsfold.state.story_stats import StoryStats
 log = logging.getLogger(__name__)
 
 
-
 def page_from_payload(
     payload: dict, *, max_bytes: int = DEFAULT_MAX_PAGE_BYTES, roots: list[str] | None = None
 ) -> Page:
@@ -52,7 +51,7 @@ def page_from_payload(
     """
     meta = {key: payload.get(key) for key in ("id", "url", "site", "lang", "published")}
     if payload.get("archive"):
-        from newsfold.indexer.archive import ArchiveRef, read_ref
+        from newsfold.indexer.jobs.archive import ArchiveRef, read_ref
 
         record = read_ref(ArchiveRef.from_dict(payload["archive"]), max_bytes=max_bytes)
         html: bytes | str = record.html or b""

@@ -4,7 +4,8 @@ A :class:`PageRecord` is one page from an input, or (``error`` set) the
 reason an input item is unusable; readers never raise for bad input.
 :func:`read_page_file` is how a page file is read anywhere (a page list's
 ``html`` path, a worker's ``html_path``): regular files only, under the
-allowed roots, never more than the size limit.
+allowed roots, never more than the size limit. The sources build their
+records with :func:`record_from_fields` and :func:`record_from_file`.
 """
 
 from __future__ import annotations
@@ -164,8 +165,40 @@ def checked_size(records: Iterator[PageRecord], max_bytes: int) -> Iterator[Page
     for record in records:
         problem = None if record.error or record.html is None else oversize(record.html, max_bytes)
         if problem:
-            yield error_record(
-                f"too_large: {problem}", record.origin, id=record.id, url=record.url, reason="too_large"
-            )
+            yield error_record(f"too_large: {problem}", record.origin, id=record.id, url=record.url, reason="too_large")
         else:
             yield record
+
+
+def record_from_file(
+    path: Path,
+    fields: dict,
+    page_id: str | None,
+    url: str | None,
+    origin: str,
+    max_bytes: int,
+    roots: list[str] | None = None,
+) -> PageRecord:
+    """A record for an HTML file and its metadata fields, or an error record (with its reason) when it cannot be
+    read: missing, a link loop, not a file, outside ``roots`` after following links, over the limit."""
+    try:
+        html = read_page_file(path, max_bytes=max_bytes, roots=roots)
+    except PageFileError as exc:
+        return error_record(exc.detail, origin, id=page_id, url=url, reason=exc.reason)
+    return record_from_fields(fields, page_id, url, origin, html=html)
+
+
+def record_from_fields(
+    fields: dict, page_id: str | None, url: str | None, origin: str, *, html: bytes | None, html_path: str | None = None
+) -> PageRecord:
+    """A page's record from its metadata fields, with its bytes, or with the path a worker reads them from."""
+    return PageRecord(
+        id=page_id,
+        url=url,
+        site=text_field(fields.get("site")),
+        lang=text_field(fields.get("lang")),
+        published=published_field(fields),
+        html=html,
+        origin=origin,
+        html_path=html_path,
+    )

@@ -1,5 +1,5 @@
 """The Celery task definitions. Thin: payloads are small dicts; the work is in ``indexer.pages``
-(a batch of pages), ``indexer.reindex`` and ``plugin``."""
+(a batch of pages), ``indexer.jobs.reindex`` and ``plugin``."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from elasticsearch import ApiError
 
 from newsfold import task_names
 from newsfold.indexer.celery_app import app
+from newsfold.indexer.jobs.reindex import Reindex, ReindexError
+from newsfold.indexer.jobs.reindex_chunks import run_chunk
 from newsfold.indexer.pages import chunk_context, crashed_batch, guarded, ingest_payloads
-from newsfold.indexer.reindex import Reindex, ReindexError
-from newsfold.indexer.reindex_chunks import run_chunk
 from newsfold.indexer.resources import TRANSIENT, job_store_for, worker_settings
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently
@@ -98,7 +98,7 @@ def ingest_batch(
 
 @app.task(bind=True, name=task_names.REINDEX_CHUNK, acks_late=True, max_retries=None)
 def reindex_chunk(self, job_id: str, chunk: dict) -> dict:
-    """Build one chunk of a reindex into the new index (see ``indexer.reindex``)."""
+    """Build one chunk of a reindex into the new index (see ``indexer.jobs.reindex``)."""
     settings = worker_settings()
     state = job_store_for(settings).state(job_id)
     settings = settings.replace(index=state.get("alias") or settings.index)

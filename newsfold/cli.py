@@ -53,7 +53,7 @@ def _extract_one(payload: dict) -> dict:
 
 
 def cmd_extract(args) -> int:
-    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.indexer.sources.jsonl import iter_jsonl
 
     max_bytes = load_settings(args).max_page_bytes  # a page list's line is read up to the page limit, no further
     rows = list(iter_jsonl(Path(args.pages), read_html=False, allow_outside=args.allow_outside_paths,

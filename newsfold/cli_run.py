@@ -1,8 +1,8 @@
 """The commands that run pages through local workers: ``cluster``, ``ingest``, ``reindex`` and ``demo``.
 
 Each starts the servers (embedded ones when no URL is set) and local Celery
-workers, then hands the work to the indexer (``indexer.ingest_job``,
-``indexer.reindex``, ``indexer.dispatch``): the commands only read
+workers, then hands the work to the indexer (``indexer.jobs.ingest``,
+``indexer.jobs.reindex``, ``indexer.jobs.dispatch``): the commands only read
 arguments, show progress and print summaries.
 """
 
@@ -43,7 +43,7 @@ def _pipeline(settings: Settings, workers: int, *, real_elasticsearch: bool = Fa
 
 
 def _ingest(app, live: Settings, payloads: list[dict], *, index: str, quiet: bool) -> list[dict]:
-    from newsfold.indexer.dispatch import in_flight_batches, run_batches
+    from newsfold.indexer.jobs.dispatch import in_flight_batches, run_batches
 
     bar = tqdm(total=len(payloads), desc="ingest", unit="page", disable=quiet)
     try:
@@ -68,7 +68,7 @@ def _read_roots(settings: Settings, pages: Path, payloads: list[dict]) -> str:
 
 
 def cmd_cluster(args) -> int:
-    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.indexer.sources.jsonl import iter_jsonl
     from newsfold.plugin.client import build_client
     from newsfold.plugin.fold.index import drop_index, ensure_index
     from newsfold.plugin.fold.store import current_labels
@@ -119,7 +119,7 @@ def _job_store(live: Settings):
 
 def _resumable(store, job_id: str, kind: str):
     """The job ``--resume`` names, or a readable exit."""
-    from newsfold.indexer.ingest_job import JobError, resumable
+    from newsfold.indexer.jobs.ingest import JobError, resumable
 
     try:
         return resumable(store, job_id, kind)
@@ -134,11 +134,11 @@ def _stderr(message: str) -> None:
 def cmd_ingest(args) -> int:
     """Stream a JSONL page list, a directory tree or WARC files into the index through the workers.
 
-    The run is a job (``indexer.ingest_job``): the workers count every batch
+    The run is a job (``indexer.jobs.ingest``): the workers count every batch
     into it once, and ``--resume JOB`` reads the same sources again, skipping
     the batches the job has counted (batches are numbered in input order).
     """
-    from newsfold.indexer.ingest_job import mark_stopped
+    from newsfold.indexer.jobs.ingest import mark_stopped
 
     settings = load_settings(args)
     if not args.sources and not args.resume:
@@ -168,7 +168,7 @@ def cmd_ingest(args) -> int:
 
 def _ingest_job(args, settings: Settings, live: Settings, store):
     """The job to run: the one ``--resume`` names (over the same sources), or a new one over the sources given."""
-    from newsfold.indexer.ingest_job import create_ingest
+    from newsfold.indexer.jobs.ingest import create_ingest
 
     sources = [str(Path(p).resolve()) for p in args.sources]
     if args.resume:
@@ -183,7 +183,7 @@ def _ingest_job(args, settings: Settings, live: Settings, store):
 
 def _run_ingest_job(job, *, app, store, live: Settings, report: _IngestReport) -> None:
     """Run ``job`` through the workers, skipping the batches it has already counted, into ``report``."""
-    from newsfold.indexer.ingest_job import IngestRun
+    from newsfold.indexer.jobs.ingest import IngestRun
 
     done = store.recorded(job.id)
     report.resumed = bool(done)
@@ -233,7 +233,7 @@ class _IngestReport:
 
     def print_summary(self) -> None:
         """This run's pages, speed and counts; and the whole job's counts when it was resumed."""
-        from newsfold.indexer.ingest_job import counts_text
+        from newsfold.indexer.jobs.ingest import counts_text
 
         elapsed = time.perf_counter() - self.started
         pages = sum(self.totals.values())
@@ -250,8 +250,8 @@ def cmd_reindex(args) -> int:
     """Build a new index behind the alias (from the stored text or the raw-page archive) and swap it in."""
     import getpass
 
+    from newsfold.indexer.jobs.reindex import Reindex, ReindexError
     from newsfold.indexer.pages import chunk_context
-    from newsfold.indexer.reindex import Reindex, ReindexError
 
     settings = load_settings(args)
     started = time.perf_counter()
@@ -301,7 +301,7 @@ def cmd_reindex(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.indexer.sources.jsonl import iter_jsonl
     from newsfold.samples import generate
     from newsfold.web import create_app
     from newsfold.web.config import WebSettings
@@ -361,7 +361,7 @@ def _demo_web_settings(settings: WebSettings) -> tuple[WebSettings, str | None]:
 def _summary(outcomes: list[dict]) -> str:
     from collections import Counter
 
-    from newsfold.indexer.ingest_job import counts_text
+    from newsfold.indexer.jobs.ingest import counts_text
 
     status = Counter(o["status"] for o in outcomes)
     return counts_text(status, Counter(o.get("reason") for o in outcomes if o["status"] == "rejected"))

@@ -28,10 +28,12 @@ FORBIDDEN = {
 
 
 def _modules(folder: str) -> list[Path]:
-    """The modules of a package and of its subpackages (``newsfold/``'s subpackages are packages of their own)."""
-    found = (ROOT / folder).glob("*.py") if folder == "newsfold" else (ROOT / folder).rglob("*.py")
+    """The modules of a package folder and of its subpackages (those mapped as packages of their own excepted)."""
+    others = [ROOT / f for f in PACKAGES if f != folder and f.startswith(folder + "/")]
     return sorted(
-        p for p in found if "__pycache__" not in p.parts and (p.name != "__init__.py" or folder != "newsfold")
+        p
+        for p in (ROOT / folder).rglob("*.py")
+        if not any(p.is_relative_to(o) for o in others) and (p.name != "__init__.py" or folder != "newsfold")
     )
 
 

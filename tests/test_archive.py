@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from newsfold.indexer.archive import ArchiveError, ArchiveRef, WarcArchive, archive_files, iter_archive, read_ref
+from newsfold.indexer.jobs.archive import ArchiveError, ArchiveRef, WarcArchive, archive_files, iter_archive, read_ref
 from newsfold.indexer.records import PageRecord, SourceStats
-from newsfold.indexer.warc import iter_warc
+from newsfold.indexer.sources.warc import iter_warc
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -112,6 +112,15 @@ def test_rotation_keeps_files_under_max_bytes_and_iter_archive_keeps_order(tmp_p
     assert all(page.error is None for _, page in listed)
 
 
+def test_iter_archive_headers_only_lists_the_same_records_without_reading_pages(tmp_path):
+    with WarcArchive(tmp_path) as archive:
+        refs = [archive.append(record(n)) for n in range(3)]
+    listed = list(iter_archive(tmp_path, headers_only=True))
+    assert [ref for ref, _ in listed] == refs
+    expected = [(record(n).id, record(n).url, None) for n in range(3)]
+    assert [(page.id, page.url, page.html) for _, page in listed] == expected
+
+
 def big_html(ref: ArchiveRef) -> bytes:
     return read_ref(ref).html
 
@@ -178,7 +187,7 @@ def test_iter_archive_reports_a_torn_tail_and_goes_on(tmp_path):
 WRITER = textwrap.dedent(
     """
     import json, sys
-    from newsfold.indexer.archive import WarcArchive
+    from newsfold.indexer.jobs.archive import WarcArchive
     from newsfold.indexer.records import PageRecord
 
     root, count = sys.argv[1], int(sys.argv[2])

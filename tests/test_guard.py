@@ -118,7 +118,7 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
     """A prefork worker whose child dies on one page (os._exit): the batch comes back, the page is named."""
     from celery import Celery
 
-    from newsfold.indexer.dispatch import run_batches
+    from newsfold.indexer.jobs.dispatch import run_batches
     from newsfold.plugin.settings import settings_env
 
     live = settings.replace(redis_url=_own_database(redis_url, 5))
@@ -148,7 +148,7 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
 def test_a_crashing_page_does_not_stall_a_job_on_local_solo_workers(settings, redis_url, es, monkeypatch):
     """``newsfold ingest``'s setup: solo workers (restarted when one dies) and a job whose heartbeats are watched."""
     from newsfold.indexer.celery_app import make_celery
-    from newsfold.indexer.dispatch import run_batches
+    from newsfold.indexer.jobs.dispatch import run_batches
     from newsfold.state.jobs import JobStore
     from newsfold.workers import LocalWorkers
 

@@ -189,7 +189,7 @@ def test_a_worker_reads_only_under_its_roots(settings, tmp_path):
 def test_page_lists_refuse_escapes_and_duplicate_ids(tmp_path):
     import json
 
-    from newsfold.indexer.sources import iter_jsonl
+    from newsfold.indexer.sources.jsonl import iter_jsonl
 
     (tmp_path / "a.html").write_text("<html></html>", encoding="utf-8")
     lines = [{"id": "a", "html": "a.html"}, {"id": "a", "html": "a.html"}, {"id": "b", "html": "../../etc/hostname"}]
@@ -332,11 +332,31 @@ class _Result:
         pass
 
 
+def _work(send, *, finished=lambda *a: None, alive=None, waiting=lambda message: None):
+    """A ``dispatch.Work`` made of the given functions."""
+    from newsfold.indexer.jobs import dispatch
+
+    class Calls(dispatch.Work):
+        def send(self, key, item):
+            return send(key, item)
+
+        def finished(self, key, item, value, error):
+            finished(key, item, value, error)
+
+        def alive(self, keys):
+            return alive(keys) if alive is not None else None
+
+        def waiting(self, message):
+            waiting(message)
+
+    return Calls()
+
+
 def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch):
     import redis
     from kombu.exceptions import OperationalError
 
-    from newsfold.indexer import dispatch
+    from newsfold.indexer.jobs import dispatch
 
     monkeypatch.setattr(dispatch.time, "sleep", lambda s: None)
     outage = [3]  # three polls fail as if Redis were restarting
@@ -352,16 +372,15 @@ def test_the_coordinator_waits_out_a_redis_outage_and_loses_nothing(monkeypatch)
 
     got: list[str] = []
     states: list = []
-    dispatch.drive(
-        ((str(n), n) for n in range(4)), send, lambda key, item, value, error: got.extend(value),
-        on_wait=states.append, max_outage=60,
-    )
+    work = _work(send, finished=lambda key, item, value, error: got.extend(value), waiting=states.append)
+    dispatch.drive(((str(n), n) for n in range(4)), work, timing=dispatch.Timing(max_outage=60))
     assert sorted(got) == ["0", "1", "2", "3"] and sorted(sent) == ["0", "1", "2", "3"]  # each once
     assert states[0].startswith("waiting for Redis") and states[-1] is None
     # an outage longer than allowed stops the coordinator with the error
     outage[0] = 10**6
     with pytest.raises(redis.exceptions.ConnectionError):
-        dispatch.drive(iter([("x", 1)]), lambda k, i: _Result([k], outage), lambda *a: None, max_outage=0.0)
+        work = _work(lambda k, i: _Result([k], outage))
+        dispatch.drive(iter([("x", 1)]), work, timing=dispatch.Timing(max_outage=0.0))
 
 
 class _RunningThroughAnOutage:
@@ -395,7 +414,7 @@ def test_after_an_outage_a_unit_still_running_is_not_sent_again(grace, deliverie
     Judging the heartbeats at once (grace 0, the old behaviour) sent the unit
     again while its first delivery still ran: two deliveries at once.
     """
-    from newsfold.indexer import dispatch
+    from newsfold.indexer.jobs import dispatch
 
     started = time.monotonic()
     sent: list[str] = []
@@ -406,16 +425,14 @@ def test_after_an_outage_a_unit_still_running_is_not_sent_again(grace, deliverie
         sent.append(key)
         return _RunningThroughAnOutage(started + 3.0, outage)
 
-    dispatch.drive(
-        iter([("only", 1)]), send, lambda *a: None,
-        alive=lambda keys: [time.monotonic() >= renewed_after for _ in keys],
-        check_every=0.05, max_outage=10, outage_grace=grace,
-    )
+    work = _work(send, alive=lambda keys: [time.monotonic() >= renewed_after for _ in keys])
+    timing = dispatch.Timing(check_every=0.05, max_outage=10, outage_grace=grace)
+    dispatch.drive(iter([("only", 1)]), work, timing=timing)
     assert len(sent) == deliveries
 
 
 def test_a_job_on_a_redis_that_keeps_nothing_is_warned_about(redis_url):
-    from newsfold.indexer.ingest_job import warn_if_not_persistent
+    from newsfold.indexer.jobs.ingest import warn_if_not_persistent
     from newsfold.state import build_redis
     from newsfold.state.jobs import JobStore
 

@@ -19,8 +19,10 @@ import pytest
 import redis
 
 from newsfold.indexer.records import SourceStats
-from newsfold.indexer.sources import count_hint, iter_directory, iter_jsonl, iter_source
-from newsfold.indexer.warc import iter_warc
+from newsfold.indexer.sources.base import count_hint, iter_source
+from newsfold.indexer.sources.directory import iter_directory
+from newsfold.indexer.sources.jsonl import iter_jsonl
+from newsfold.indexer.sources.warc import iter_warc
 from newsfold.plugin.extract.article import Article, Rejection, extract_article
 from newsfold.plugin.page_limits import MarkupLimits, inflate_capped
 from newsfold.plugin.settings import Settings
@@ -66,7 +68,7 @@ def test_deflate_and_unknown_content_encodings(tmp_path):
     from warcio.archiveiterator import ArchiveIterator
 
     from newsfold.indexer.records import PageFileError
-    from newsfold.indexer.warc_scan import read_payload
+    from newsfold.indexer.sources.warc_read import read_payload
 
     body = hostile.bomb_body(6 * LIMIT, encoding="deflate")
     small = hostile.bomb_body(1000, encoding="deflate")
@@ -105,9 +107,10 @@ def test_gzip_pages_in_folders_and_page_lists_are_checked_inflated_at_the_source
 
 
 def test_one_page_limit_in_one_place():
-    from newsfold.indexer.archive import iter_archive, read_ref
+    from newsfold.indexer.jobs.archive import iter_archive, read_ref
     from newsfold.indexer.pages import page_from_payload
-    from newsfold.indexer.warc_scan import read_payload, scan_warc
+    from newsfold.indexer.sources.warc_read import read_payload
+    from newsfold.indexer.sources.warc_scan import scan_warc
 
     limit = Settings().max_page_bytes
     readers = (iter_warc, iter_source, iter_jsonl, iter_directory, iter_archive, read_ref, read_payload, scan_warc,
@@ -131,7 +134,7 @@ def test_a_jsonl_line_longer_than_a_page_is_refused_unread(tmp_path):
 @pytest.fixture
 def job_run(redis_url, settings):
     """``(make, store)``: make an ``IngestRun`` over some sources whose batches are read, not sent."""
-    from newsfold.indexer.ingest_job import IngestRun, create_ingest
+    from newsfold.indexer.jobs.ingest import IngestRun, create_ingest
     from newsfold.state.jobs import JobStore
 
     store = JobStore(redis.Redis.from_url(redis_url))
@@ -161,9 +164,9 @@ def test_pages_over_the_limit_never_reach_a_batch(tmp_path, job_run):
 
 
 def test_a_batch_is_sent_once_its_pages_hold_the_byte_budget(tmp_path, job_run, monkeypatch):
-    from newsfold.indexer import ingest_job
+    from newsfold.indexer.jobs import ingest
 
-    monkeypatch.setattr(ingest_job, "BATCH_BYTES", 250_000)
+    monkeypatch.setattr(ingest, "BATCH_BYTES", 250_000)
     folder = tmp_path / "pages"
     folder.mkdir()
     for n in range(5):

@@ -11,7 +11,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from newsfold.cli import main
-from newsfold.indexer.archive import iter_archive
+from newsfold.indexer.jobs.archive import iter_archive
 from newsfold.state.jobs import JobStore
 from tests.pages import page, story
 

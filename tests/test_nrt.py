@@ -21,7 +21,7 @@ import threading
 import pytest
 
 from newsfold.indexer.celery_app import make_celery
-from newsfold.indexer.dispatch import run_batches
+from newsfold.indexer.jobs.dispatch import run_batches
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold import batch
 from newsfold.plugin.fold.index import drop_index, ensure_index
@@ -306,8 +306,8 @@ def test_a_reindex_during_live_ingest_keeps_every_page_once(near, redis_url):
     Every page ends in the new index exactly once, in the clusters of an undisturbed run of the same batches."""
     import redis
 
+    from newsfold.indexer.jobs.reindex import Reindex
     from newsfold.indexer.pages import chunk_context
-    from newsfold.indexer.reindex import Reindex
     from newsfold.plugin.fold.index import current_index
     from newsfold.state.jobs import JobStore
 

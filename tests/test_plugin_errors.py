@@ -122,10 +122,10 @@ def test_fold_search_on_an_index_without_the_fold_fields_says_what_to_do(es, set
 
 def test_one_hierarchy_for_every_error_newsfold_raises_on_purpose():
     from newsfold.esinstall import NodeError
-    from newsfold.indexer.archive import ArchiveError
-    from newsfold.indexer.ingest_job import JobError
+    from newsfold.indexer.jobs.archive import ArchiveError
+    from newsfold.indexer.jobs.ingest import JobError
+    from newsfold.indexer.jobs.reindex import ReindexError
     from newsfold.indexer.records import PageFileError
-    from newsfold.indexer.reindex import ReindexError
     from newsfold.plugin import CorrectionError
 
     for cls in (InputError, InputTypeError, IndexMismatchError, ServerError, CorrectionError, JobError,

@@ -12,9 +12,10 @@ import pytest
 import redis
 
 from newsfold.indexer.celery_app import make_celery
-from newsfold.indexer.dispatch import run_batches
+from newsfold.indexer.jobs.dispatch import run_batches
+from newsfold.indexer.jobs.reindex import Reindex, ReindexError, lock_key
+from newsfold.indexer.jobs.reindex_plan import prefix_length
 from newsfold.indexer.pages import chunk_context
-from newsfold.indexer.reindex import Reindex, ReindexError, lock_key, prefix_length
 from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.index import current_index
 from newsfold.plugin.fold.rejections import rejection_actions, rejections_index
@@ -252,7 +253,7 @@ def test_killed_worker_and_killed_coordinator_lose_nothing(es, apart, caplog):
     ids = [p["id"] for p in payloads]
     before = _partition(es, live, ids)
     app = make_celery(live)
-    caplog.set_level(logging.WARNING, logger="newsfold.indexer.dispatch")
+    caplog.set_level(logging.WARNING, logger="newsfold.indexer.jobs.dispatch")
     # 1. a worker killed in the middle of a chunk: the coordinator sees its heartbeat stop and sends the chunk again
     with LocalWorkers(live, 3) as workers:
         workers.wait_ready(app)

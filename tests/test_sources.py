@@ -13,8 +13,10 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from newsfold.indexer.records import PageRecord, SourceStats
-from newsfold.indexer.sources import count_hint, iter_directory, iter_jsonl, iter_source
-from newsfold.indexer.warc import iter_warc
+from newsfold.indexer.sources.base import count_hint, iter_source
+from newsfold.indexer.sources.directory import iter_directory
+from newsfold.indexer.sources.jsonl import iter_jsonl
+from newsfold.indexer.sources.warc import iter_warc
 
 ARTICLE = "<html><head><title>Flood</title></head><body><p>The river rose {n} metres overnight.</p></body></html>"
 
@@ -490,3 +492,20 @@ def test_readers_stream_lazily(tmp_path):
     assert next(records).html == page(0)
     assert next(records).html == page(1)
     records.close()
+
+
+def test_every_source_keeps_the_protocol_and_is_named_in_the_unsupported_message(tmp_path):
+    from newsfold.indexer.sources.base import SOURCES, Source
+
+    assert all(isinstance(source, Source) for source in SOURCES)
+    (tmp_path / "a.html").write_text("<html></html>")
+    (record,) = iter_source(tmp_path / "a.html")
+    assert record.error.endswith("expected a directory, a .jsonl file or a .warc / .warc.gz file")
+
+
+def test_a_folder_named_like_a_page_list_is_read_as_a_folder(tmp_path):
+    folder = tmp_path / "pages.jsonl"
+    folder.mkdir()
+    (folder / "a.html").write_text("<html><p>a page</p></html>")
+    assert [r.id for r in iter_source(folder)] == ["a.html"]
+    assert count_hint(folder) == 1

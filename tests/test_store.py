@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from newsfold.indexer.reindex_chunks import restore_ingested
+from newsfold.indexer.jobs.reindex_chunks import restore_ingested
 from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.document import Outcome, fold_update
 from newsfold.plugin.fold.store import bulk_failures, bulk_write, cluster_page_ids, current_labels
@@ -56,7 +56,7 @@ def test_restore_ingested_reports_refused_updates(es, settings, caplog):
     """A reindex used to throw these errors away."""
     _ingest_two(es, settings)
     outcomes = [Outcome("a", "new", cluster_id="a"), Outcome("b", "duplicate", cluster_id="a")]
-    with caplog.at_level(logging.WARNING, logger="newsfold.indexer.reindex_chunks"):
+    with caplog.at_level(logging.WARNING, logger="newsfold.indexer.jobs.reindex_chunks"):
         refused = restore_ingested(es, settings, outcomes, {"a": "2024-05-01T10:00:00+00:00", "b": "not a date"})
     assert refused == 1
     assert "failed, first b" in caplog.text

@@ -12,7 +12,7 @@ import pytest
 
 from newsfold.cli import main
 from newsfold.indexer.celery_app import make_celery
-from newsfold.indexer.dispatch import run_batches
+from newsfold.indexer.jobs.dispatch import run_batches
 from newsfold.workers import LocalWorkers
 from tests.pages import page, story
 
@@ -79,7 +79,7 @@ def test_a_batch_whose_worker_is_killed_is_sent_again(settings, redis_url, es, c
         [{"id": f"b{b}-{i}", "html": page(f"Story {b} {i}", story(700 + 10 * b + i))} for i in range(4)]
         for b in range(24)  # enough work that the workers are busy at the first checks
     ]
-    caplog.set_level(logging.WARNING, logger="newsfold.indexer.dispatch")
+    caplog.set_level(logging.WARNING, logger="newsfold.indexer.jobs.dispatch")
     with LocalWorkers(live, 2) as workers:
         workers.wait_ready(app)
         pids = {p.pid: p for p in workers.processes}
@@ -181,7 +181,7 @@ def test_cli_reports_unreachable_redis(tmp_path, settings, monkeypatch, capsys):
 
 
 def test_pages_in_flight_are_bounded_whatever_the_batch_size():
-    from newsfold.indexer.dispatch import MAX_PAGES_IN_FLIGHT, in_flight_batches
+    from newsfold.indexer.jobs.dispatch import MAX_PAGES_IN_FLIGHT, in_flight_batches
 
     assert in_flight_batches(25) == 64 and in_flight_batches(100) == 16
     assert in_flight_batches(100) * 100 <= MAX_PAGES_IN_FLIGHT

@@ -33,8 +33,9 @@ from pathlib import Path
 from warcio.warcwriter import WARCWriter
 
 from newsfold.indexer.records import PageFileError, PageRecord, SourceStats
-from newsfold.indexer.warc import page_from_item, page_record_bytes
-from newsfold.indexer.warc_scan import StrictWARCIterator, WarcItem, Window, read_payload, scan_warc
+from newsfold.indexer.sources.warc import page_from_item, page_record_bytes
+from newsfold.indexer.sources.warc_read import StrictWARCIterator, Window, read_payload
+from newsfold.indexer.sources.warc_scan import WarcItem, scan_warc
 from newsfold.plugin.errors import NewsfoldError
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 
@@ -227,18 +228,27 @@ def archive_files(root: Path | str) -> list[Path]:
 
 
 def iter_archive(
-    root: Path | str, *, stats: SourceStats | None = None, max_bytes: int = DEFAULT_MAX_PAGE_BYTES
+    root: Path | str,
+    *,
+    stats: SourceStats | None = None,
+    max_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+    headers_only: bool = False,
 ) -> Iterator[tuple[ArchiveRef, PageRecord]]:
     """Every archived page, file by file in write order and record by record, as ``(ref, record)``.
 
-    For a reindex. Never raises: damage (e.g. the tail of a file still being
-    written by another process) comes as a record with ``error`` set, whose ref
-    points at the damaged bytes; reading goes on with the next readable record.
+    For a reindex (``indexer.jobs.reindex_plan`` buckets the records it
+    lists). Never raises: damage (e.g. the tail of a file still being written
+    by another process) comes as a record with ``error`` set, whose ref points
+    at the damaged bytes; reading goes on with the next readable record. With
+    ``headers_only`` no page is read: records carry their metadata, ``html`` None.
     """
+    pages = ("resource", "response")
+    want = (lambda record: False) if headers_only else (lambda record: record.rec_type in pages)
     for path in archive_files(root):
-        for item in scan_warc(path, lambda rec: rec.rec_type in ("resource", "response"), max_bytes=max_bytes):
-            ref = ArchiveRef(str(path.resolve()), item.offset, item.length)
-            if not item.error and item.rec_type not in ("resource", "response"):
+        resolved = str(path.resolve())
+        for item in scan_warc(path, want, max_bytes=max_bytes):
+            ref = ArchiveRef(resolved, item.offset, item.length)
+            if not item.error and item.rec_type not in pages:
                 if stats is not None:
                     stats.skipped[item.rec_type or "unknown"] += 1
                 continue

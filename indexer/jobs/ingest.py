@@ -7,7 +7,7 @@ skips (its recorded outcomes are reported again, so a resumed run reports
 every page). Unusable input items are recorded here as rejections. A Redis
 outage is waited out (``outage_wait``); a run that stops for any other reason
 marks its job, so it never stays "running". ``newsfold ingest`` is a thin
-caller; the reindex job lives beside this one in ``indexer.reindex``.
+caller; the reindex job lives beside this one in ``indexer.jobs.reindex``.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from newsfold.indexer.archive import WarcArchive
-from newsfold.indexer.dispatch import in_flight_batches, run_batches
+from newsfold.indexer.jobs.archive import WarcArchive
+from newsfold.indexer.jobs.dispatch import in_flight_batches, run_batches
 from newsfold.indexer.records import PageRecord, SourceStats
 from newsfold.indexer.resources import read_roots
-from newsfold.indexer.sources import count_hint, iter_source
+from newsfold.indexer.sources.base import count_hint, iter_source
 from newsfold.plugin.errors import NewsfoldError
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently

@@ -2,10 +2,10 @@
 
 A chunk is a range of cluster ids (signed again from the stored text), a
 bucket of archive records (extracted again), or a ``content_hash`` prefix of
-pages the new index still lacks (see ``indexer.reindex`` for the plan and
-the coordinator). :func:`run_chunk` counts a chunk into its job once;
-:class:`ChunkBuilder` does the work, and also serves the coordinator's
-catch-up passes.
+pages the new index still lacks (see ``indexer.jobs.reindex_plan`` for the
+plan and ``indexer.jobs.reindex`` for the coordinator). :func:`run_chunk`
+counts a chunk into its job once; :class:`ChunkBuilder` does the work, and
+also serves the coordinator's catch-up passes.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from elasticsearch import Elasticsearch, NotFoundError
 
+from newsfold.indexer.jobs.reindex_plan import plan_key
 from newsfold.plugin.extract.article import Article
 from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.document import CLUSTER_ID, CONTENT_FIELDS, Outcome
@@ -120,10 +121,6 @@ class ChunkContext:
     stats: StoryStats | None  # read while signing; a reindex never adds to it
     #: payloads -> (signed pages, rejected outcomes, payload by page id)
     sign: Callable[[list[dict]], tuple[list[SignedPage], list[Outcome], dict[str, dict]]]
-
-
-def plan_key(store: JobStore, job_id: str, bucket: int | str) -> str:
-    return f"{store.namespace}:job:{job_id}:plan:{bucket}"
 
 
 def run_chunk(job_id: str, chunk: dict, ctx: ChunkContext) -> dict:

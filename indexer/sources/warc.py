@@ -1,11 +1,12 @@
 """Pages as WARC records: how newsfold writes a page into a WARC file and reads one back.
 
-The archive (``indexer.archive``) writes each page as a ``resource`` record
+The archive (``indexer.jobs.archive``) writes each page as a ``resource`` record
 with its metadata in ``WARC-Newsfold-*`` headers (:func:`page_record_bytes`);
 a WARC file given as an ingest source, a crawler's or newsfold's own archive,
 is read back into page records by :func:`iter_warc` (which keeps ``response``
-and ``resource`` records holding HTML and counts the rest as skipped). Robust
-scanning of damaged files is ``indexer.warc_scan``.
+and ``resource`` records holding HTML and counts the rest as skipped), the
+ingest source :class:`WarcFile`. Robust scanning of damaged files is
+``indexer.sources.warc_scan``.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from pathlib import Path
 from warcio.warcwriter import WARCWriter
 
 from newsfold.indexer.records import PageRecord, SourceStats, checked_size, counted, error_record
-from newsfold.indexer.warc_scan import GZIP_MAGIC, WarcItem, scan_warc
+from newsfold.indexer.sources.warc_read import GZIP_MAGIC
+from newsfold.indexer.sources.warc_scan import WarcItem, scan_warc
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 
-#: WARC headers in which newsfold keeps page metadata (written by ``indexer.archive``,
+#: WARC headers in which newsfold keeps page metadata (written by ``indexer.jobs.archive``,
 #: honoured by ``iter_warc`` so an archive can be ingested again as a source).
 NEWSFOLD_HEADERS = {
     "id": "WARC-Newsfold-Id",
@@ -37,6 +39,24 @@ NO_URL = "urn:newsfold:no-url"
 #: Media types of WARC payloads that are pages.
 HTML_CONTENT_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class WarcFile:
+    """The ``Source`` of a ``.warc`` / ``.warc.gz`` file (see ``indexer.sources.base``)."""
+
+    described = "a .warc / .warc.gz file"
+
+    def accepts(self, path: Path) -> bool:
+        return path.name.lower().endswith((".warc", ".warc.gz"))
+
+    def read(
+        self, path: Path, *, stats: SourceStats | None, max_bytes: int, roots: list[str] | None
+    ) -> Iterator[PageRecord]:
+        return iter_warc(path, stats=stats, max_bytes=max_bytes)
+
+    def count_hint(self, path: Path) -> int | None:
+        """None: only reading the whole file would tell how many records are pages."""
+        return None
 
 
 def record_id(headers) -> str | None:

@@ -9,40 +9,24 @@ index. Every step's progress is in Redis (``newsfold.state.jobs.JobStore``), so 
 coordinator or worker that dies is restarted from its checkpoint. The design
 and why no page is lost are in ``docs/ingest.md``.
 
-Chunks are planned once and the plan kept in Redis, so a resumed run works
-on exactly the same chunks:
-
-- ``text`` source: ranges of ``cluster_id`` of about ``chunk_pages`` pages
-  (a composite aggregation), read cluster by cluster: the copies of a story
-  come in one batch and are decided in memory, as at their first ingest.
-  Each page is signed again from its stored text.
-- ``archive`` source: every page record of the raw-page archive, put in a
-  bucket by a hash of the page's cluster in the old index (of its id for a
-  page not there). One worker takes a bucket in archive order, so a page
-  archived several times ends with its last version, as when it was
-  ingested, and the copies of a story are decided one after the other.
-- Then, for both, a last "missing" pass over ``content_hash`` prefixes (a
-  field no merge changes) signs again, from the stored text, every page of
-  the old index the new one lacks: pages ingested without an archive, or
-  moved between cluster ranges by a live merge while the ranges were read.
+The chunks are planned once and the plan kept in Redis, so a resumed run
+works on exactly the same chunks (``indexer.jobs.reindex_plan``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
-import math
 import time
-import zlib
 from collections.abc import Callable
+from typing import Any
 
 from newsfold import task_names
-from newsfold.indexer.dispatch import drive
-from newsfold.indexer.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, plan_key, scan, target_settings
+from newsfold.indexer.jobs.dispatch import Work, drive
+from newsfold.indexer.jobs.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, scan, target_settings
+from newsfold.indexer.jobs.reindex_plan import ReindexPlan, prefix_length
 from newsfold.plugin.edit.corrections import reapply_corrections
 from newsfold.plugin.errors import NewsfoldError
-from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.fold.index import current_index, index_body, new_index_name
 from newsfold.state.job_records import OUTCOMES, Job
 from newsfold.state.jobs import JobStore
@@ -77,23 +61,6 @@ def live_target(redis_client, alias: str) -> str | None:
     """The new index a running reindex of ``alias`` builds, or None."""
     value = redis_client.get(target_key(alias))
     return value.decode() if isinstance(value, bytes) else value
-
-
-def hex_prefixes(length: int) -> list[str]:
-    """Every hex string of ``length`` characters, in order."""
-    return [format(n, f"0{length}x") for n in range(16**length)] if length else [""]
-
-
-def prefix_length(pages: int, chunk_pages: int) -> int:
-    """Hex digits of ``content_hash`` per "missing" chunk so a chunk holds about ``chunk_pages`` pages (at least 1)."""
-    chunks = max(1, math.ceil(pages / max(1, chunk_pages)))
-    return max(1, math.ceil(math.log(chunks, 16))) if chunks > 1 else 1
-
-
-# ----------------------------------------------------------------------------- worker side
-
-
-# ----------------------------------------------------------------------------- coordinator
 
 
 class Reindex:
@@ -143,6 +110,7 @@ class Reindex:
         self.grace = self.settings.es_timeout + 2.0 if grace is None else grace
         self.progress = progress or (lambda job, phase: None)
         self.lock = RedisLock(self.redis, lock_key(self.alias), job_id, ttl=LOCK_TTL)
+        self.plan = ReindexPlan(store, job_id, self.client, chunk_pages=self.chunk_pages, beat=self._beat)
         self.swapped = False
 
     # ------------------------------------------------------------------ entry point
@@ -222,7 +190,7 @@ class Reindex:
             raise ReindexError(f"there is no index behind the alias {self.alias}: nothing to reindex")
         if target and not self.client.indices.exists(index=target):
             log.warning("job %s: the new index %s is gone; starting over", self.job_id, target)
-            self._forget_plan(state)
+            self.plan.forget(state)
             self.store.reset_progress(self.job_id)
             self.store.set_state(
                 self.job_id, target=None, planned=None, buckets=None, records=None, total=None, text_planned=None
@@ -269,132 +237,29 @@ class Reindex:
             pages = self.client.count(index=old)["count"]
             self.store.set_state(self.job_id, total=pages, prefix_length=prefix_length(pages, self.chunk_pages))
             state = self.store.state(self.job_id)
-        missing = [{"key": f"m{p}", "kind": "missing", "prefix": p} for p in hex_prefixes(int(state["prefix_length"]))]
         if self.source == "archive":
-            buckets, records = self._plan_archive(state)
+            chunks, records = self.plan.archive_chunks(state, None if state.get("planned") else self._archive_root())
             self.store.update(self.job_id, total=records)
-            self._chunks([{"key": f"a{b}", "kind": "archive", "bucket": b} for b in range(buckets)])
         else:
+            chunks = self.plan.text_chunks(state)
             self.store.update(self.job_id, total=int(state["total"]))
-            self._chunks(self._plan_text(state))
-        self._chunks(missing)
+        self._chunks(chunks)
+        self._chunks(self.plan.missing_chunks(state))
 
-    def _plan_text(self, state: dict) -> list[dict]:
-        """Cluster-id ranges of about ``chunk_pages`` pages each (computed once, kept in Redis)."""
-        key = plan_key(self.store, self.job_id, "text")
-        if not state.get("text_planned"):
-            self.redis.delete(key)
-            bounds: list[str] = []
-            pages = 0
-            after = None
-            while True:
-                composite: dict = {"size": 1000, "sources": [{"c": {"terms": {"field": CLUSTER_ID}}}]}
-                if after:
-                    composite["after"] = after
-                res = self.client.search(index=state["old"], size=0, aggs={"clusters": {"composite": composite}})
-                agg = res["aggregations"]["clusters"]
-                for bucket in agg["buckets"]:
-                    if pages >= self.chunk_pages:
-                        bounds.append(bucket["key"]["c"])
-                        pages = 0
-                    pages += bucket["doc_count"]
-                after = agg.get("after_key")
-                if not agg["buckets"] or not after:
-                    break
-                self._beat()
-            if bounds:
-                self.redis.rpush(key, *bounds)
-            self.store.set_state(self.job_id, text_planned=1)
-        bounds = [b.decode() if isinstance(b, bytes) else b for b in self.redis.lrange(key, 0, -1)]
-        edges = [None, *bounds, None]
-        return [
-            {"key": f"t{n}", "kind": "text", "gte": low, "lt": high}
-            for n, (low, high) in enumerate(zip(edges, edges[1:], strict=False))
-        ]
-
-    def _chunks(self, chunks: list[dict]) -> None:
-        done = self.store.recorded(self.job_id)
-        todo = [(c["key"], c) for c in chunks if c["key"] not in done]
-
-        def send(key: str, chunk: dict):
-            return self.app.send_task(task_names.REINDEX_CHUNK, kwargs={"job_id": self.job_id, "chunk": chunk})
-
-        def on_result(key: str, chunk: dict, value, error) -> None:
-            if error is not None:
-                raise ReindexError(f"chunk {key} failed: {type(error).__name__}: {error}")
-            if not self.store.is_recorded(self.job_id, key):
-                raise ReindexError(f"chunk {key} was not completed (the job stopped meanwhile)")
-            self._report("load")
-
-        drive(
-            todo,
-            send,
-            on_result,
-            max_in_flight=64,
-            poll=0.05,
-            alive=lambda keys: self.store.alive(self.job_id, keys),
-            on_idle=lambda: self._report("load"),
-        )
-
-    def _plan_archive(self, state: dict) -> tuple[int, int]:
-        """Bucket every archived page record by page id (once; stored in Redis)."""
-        if state.get("planned"):
-            return int(state["buckets"]), int(state["records"])
-        from newsfold.indexer.archive import archive_files
-        from newsfold.indexer.warc import page_from_item
-        from newsfold.indexer.warc_scan import scan_warc
+    def _archive_root(self) -> str:
+        """The raw-page archive to plan from; a missing or empty one fails the job."""
+        from newsfold.indexer.jobs.archive import archive_files  # warcio only for an archive reindex
 
         root = self.settings.archive_dir
         if not root:
             raise ReindexError("a reindex from the archive needs NEWSFOLD_ARCHIVE_DIR")
-        files = [str(p.resolve()) for p in archive_files(root)]
-        if not files:
+        if not archive_files(root):
             raise ReindexError(f"the archive {root} holds no page files (pages-*.warc.gz)")
-        self._forget_plan(state)
-        buckets = max(1, math.ceil(max(int(state["total"]), 1) / self.chunk_pages))
-        self.store.set_state(self.job_id, files=json.dumps(files), planning=buckets)
-        records = damaged = 0
-        pending: list[tuple[str, str]] = []  # (page id or url, plan entry)
+        return root
 
-        def flush() -> None:
-            # copies of a story go to one bucket (by their cluster in the old index), so one worker takes
-            # them in order and decides them as the first ingest did
-            ids = sorted({ident for ident, _ in pending})
-            docs = self.client.mget(index=state["old"], ids=ids, source=[CLUSTER_ID])["docs"] if ids else []
-            cluster = {d["_id"]: cluster_of(d["_source"]) for d in docs if d.get("found")}
-            pipe = self.redis.pipeline(transaction=False)
-            for ident, entry in pending:
-                bucket = zlib.crc32((cluster.get(ident) or ident).encode("utf-8")) % buckets
-                pipe.rpush(plan_key(self.store, self.job_id, bucket), entry)
-            pipe.execute()
-            pending.clear()
-            self._beat()
-
-        for file_no, path in enumerate(files):
-            for item in scan_warc(path, lambda record: False):  # headers only
-                if item.error:
-                    damaged += 1  # e.g. the tail a live ingest is writing: not part of this plan
-                    continue
-                if item.rec_type not in ("resource", "response"):
-                    continue
-                page = page_from_item(item, "")
-                pending.append(
-                    (page.id or page.url or f"{file_no}:{item.offset}", f"{file_no}:{item.offset}:{item.length}")
-                )
-                records += 1
-                if len(pending) >= 1000:
-                    flush()
-        flush()
-        if damaged:
-            log.warning("job %s: %d damaged archive records left out", self.job_id, damaged)
-        self.store.set_state(self.job_id, planned=1, buckets=buckets, records=records, planning=None)
-        return buckets, records
-
-    def _forget_plan(self, state: dict) -> None:
-        count = int(state.get("buckets") or state.get("planning") or 0)
-        self.redis.delete(
-            plan_key(self.store, self.job_id, "text"), *(plan_key(self.store, self.job_id, b) for b in range(count))
-        )
+    def _chunks(self, chunks: list[dict]) -> None:
+        done = self.store.recorded(self.job_id)
+        drive([(c["key"], c) for c in chunks if c["key"] not in done], _ChunkWork(self), max_in_flight=64)
 
     def _catch_up(self, since: str, *, phase: str) -> int:
         """Re-ingest the old index's pages written since ``since`` (live writes during the reindex)."""
@@ -457,7 +322,7 @@ class Reindex:
             # corrections made while the new index was built (its chunks did not see them), also the last moments'
             reapply_corrections(client=self.client, settings=self.settings, since=state["since"])
             self.client.indices.delete(index=old)
-        self._forget_plan(state)
+        self.plan.forget(state)
         job = self.store.get(self.job_id)
         summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in OUTCOMES)
         caught = self.store.state(self.job_id).get("caught_up") or "0"
@@ -480,10 +345,34 @@ class Reindex:
         # failed first, so chunks still running stop writing; then the index goes
         self.store.finish(self.job_id, "failed", message=f"{message}; the half-built index {target} was deleted")
         self.redis.delete(target_key(self.alias))
-        self._forget_plan(state)
+        self.plan.forget(state)
         for _ in range(3):  # a write in flight when it is deleted could create it again (auto-create)
             self.client.options(ignore_status=404).indices.delete(index=target)
             time.sleep(1.0)
             if not self.client.indices.exists(index=target):
                 break
         return f"{message}; the half-built index {target} was deleted"
+
+
+class _ChunkWork(Work):
+    """A reindex's chunks through the ``reindex_chunk`` task: a chunk that failed or was not counted stops the job."""
+
+    def __init__(self, reindex: Reindex) -> None:
+        self.reindex = reindex
+        self.store, self.job_id = reindex.store, reindex.job_id
+
+    def send(self, key: str, item: dict) -> Any:
+        return self.reindex.app.send_task(task_names.REINDEX_CHUNK, kwargs={"job_id": self.job_id, "chunk": item})
+
+    def finished(self, key: str, item: dict, value: Any, error: BaseException | None) -> None:
+        if error is not None:
+            raise ReindexError(f"chunk {key} failed: {type(error).__name__}: {error}")
+        if not self.store.is_recorded(self.job_id, key):
+            raise ReindexError(f"chunk {key} was not completed (the job stopped meanwhile)")
+        self.reindex._report("load")
+
+    def alive(self, keys: list[str]) -> list[bool] | None:
+        return self.store.alive(self.job_id, keys)
+
+    def idle(self) -> None:
+        self.reindex._report("load")

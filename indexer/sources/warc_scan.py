@@ -4,8 +4,8 @@ After damage the scanner yields one error item describing it and
 resynchronises on the next record that parses (the next gzip member, or the
 next ``WARC/1.x`` line in an uncompressed file); a file cut short yields
 everything before the cut. Each item carries its byte offset, so a record can
-be read again on its own (``Window``). What a record means as a page is
-``indexer.warc``.
+be read again on its own (``warc_read.Window``). What a record means as a page is
+``indexer.sources.warc``.
 """
 
 from __future__ import annotations
@@ -13,71 +13,17 @@ from __future__ import annotations
 import gzip
 import os
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from warcio.archiveiterator import WARCIterator
-from warcio.bufferedreaders import ChunkedDataReader, DecompressingBufferedReader
 from warcio.limitreader import LimitReader
-from warcio.utils import BUFF_SIZE
 
 from newsfold.indexer.records import PageFileError
-from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, CappedInflater
+from newsfold.indexer.sources.warc_read import GZIP_MAGIC, StrictWARCIterator, WarcDamage, read_payload
+from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 
-GZIP_MAGIC = b"\x1f\x8b"
 _SCAN_CHUNK = 1 << 20
-#: the longest WARC or HTTP header line read: a longer one (a few KB of gzip can hold 500 MB of one line) is
-#: damage, reported and passed over, never a string of that size
-MAX_HEADER_LINE = 64 * 1024
-#: the most bytes of header lines read in a row (a record's WARC and HTTP headers): millions of short lines
-#: are damage too, not millions of parsed headers
-MAX_HEADER_BYTES = 1024 * 1024
-
-
-class _DamagedData(Exception):
-    """Raised instead of warcio's print-and-continue on corrupt compressed data."""
-
-
-class _StrictReader(DecompressingBufferedReader):
-    """warcio's reader, but corrupt gzip data inside a member raises instead of printing to stderr, and a line
-    longer than :data:`MAX_HEADER_LINE`, or more than :data:`MAX_HEADER_BYTES` of lines in a row, raises instead of
-    being read whole (warcio reads headers by lines, bodies by blocks)."""
-
-    _header_bytes = 0  # read by lines since the last read of a body: one record's header block
-
-    def readline(self, length=None):
-        cap = MAX_HEADER_LINE + 1
-        line = super().readline(cap if length is None or length < 0 else min(length, cap))
-        if len(line) > MAX_HEADER_LINE and not line.endswith(b"\n"):
-            raise _DamagedData(f"a header line longer than {MAX_HEADER_LINE} bytes")
-        self._header_bytes += len(line)
-        if self._header_bytes > MAX_HEADER_BYTES:
-            raise _DamagedData(f"a header block longer than {MAX_HEADER_BYTES} bytes")
-        return line
-
-    def read(self, length=None):
-        self._header_bytes = 0
-        return super().read(length)
-
-    def _decompress(self, data):
-        if self.decompressor is not None and data and getattr(self, "num_block_read", 0) > 0:
-            try:
-                return self.decompressor.decompress(data)
-            except zlib.error as exc:
-                raise _DamagedData(f"corrupt gzip data ({exc})") from exc
-        # first block of a member: warcio's own logic (falls back to "not compressed")
-        return super()._decompress(data)
-
-
-class StrictWARCIterator(WARCIterator):
-    """A WARC-only ArchiveIterator that reports damage to the caller instead of stderr."""
-
-    INC_RECORD = ""  # warcio writes this warning to stderr; we read ``err_count`` instead
-
-    def __init__(self, fileobj, **kwargs):
-        super().__init__(fileobj, **kwargs)
-        self.reader = _StrictReader(self.fh, block_size=BUFF_SIZE)
 
 
 class _Gunzip:
@@ -101,26 +47,6 @@ class _Gunzip:
             self.problem, data = f"gzip stream cut short ({exc})", b""
         except (OSError, zlib.error) as exc:
             self.problem, data = f"corrupt gzip data ({exc})", b""
-        self._pos += len(data)
-        return data
-
-    def tell(self):
-        return self._pos
-
-
-class Window:
-    """At most ``length`` bytes of ``fh`` from its current position, as a stream with its own ``tell``."""
-
-    def __init__(self, fh, length: int):
-        self._fh = fh
-        self._left = max(0, length)
-        self._pos = fh.tell()
-
-    def read(self, size=-1):
-        if size is None or size < 0 or size > self._left:
-            size = self._left
-        data = self._fh.read(size) if size else b""
-        self._left -= len(data)
         self._pos += len(data)
         return data
 
@@ -156,7 +82,7 @@ def _short(value, limit: int = 80) -> str:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, _DamagedData):
+    if isinstance(exc, WarcDamage):
         return str(exc)
     message = str(exc).strip() or type(exc).__name__
     if "first line:" in message:  # warcio's "Invalid WARC record, first line: ..." may carry binary junk
@@ -166,63 +92,15 @@ def _describe(exc: BaseException) -> str:
 
 
 def _damage_message(fh, offset: int, compressed: bool, exc: BaseException) -> str:
-    if compressed and not isinstance(exc, _DamagedData):
+    if compressed and not isinstance(exc, WarcDamage):
         try:
             fh.seek(offset)
             if fh.read(2) == GZIP_MAGIC:  # a gzip member that zlib rejects from its first block
                 return f"corrupt gzip member at byte {offset}: cannot be decompressed"
         except OSError:
             pass
-    prefix = "corrupt" if isinstance(exc, _DamagedData) else "malformed"
+    prefix = "corrupt" if isinstance(exc, WarcDamage) else "malformed"
     return f"{prefix} WARC record at byte {offset}: {_describe(exc)}"
-
-
-def _read_stream(stream, max_bytes: int, inflater: CappedInflater | None = None) -> bytes:
-    """At most ``max_bytes`` of ``stream`` (inflated through ``inflater`` when given).
-
-    Raises:
-        PageFileError: ``too_large`` past ``max_bytes``, ``undecodable`` for corrupt compressed data.
-    """
-    chunks: list[bytes] = []
-    total = 0
-    while True:
-        chunk = stream.read(BUFF_SIZE if inflater is not None else min(BUFF_SIZE, max_bytes + 1 - total))
-        if not chunk:
-            return b"".join(chunks)
-        if inflater is not None:
-            try:
-                chunk = inflater.feed(chunk)
-            except OverflowError:
-                raise PageFileError("too_large", f"page inflates to more than {max_bytes} bytes") from None
-            except zlib.error as exc:
-                raise PageFileError("undecodable", f"corrupt {inflater.encoding} data in the body ({exc})") from None
-        chunks.append(chunk)
-        total += len(chunk)
-        if total > max_bytes:
-            raise PageFileError("too_large", f"page is larger than {max_bytes} bytes")
-
-
-def read_payload(record, max_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> bytes:
-    """A warcio record's payload: HTTP body (de-chunked, content-decoded) for responses, raw block otherwise.
-
-    The body is inflated here, never by warcio, with a hard cap: a record
-    whose ``Content-Encoding`` inflates past ``max_bytes`` is refused after
-    ``max_bytes`` plus one chunk, whatever its compression ratio. Encodings
-    other than gzip and deflate are kept as they are (the extractor refuses
-    what it cannot read).
-
-    Raises:
-        PageFileError: ``too_large`` or ``undecodable`` (see :func:`_read_stream`).
-    """
-    if record.rec_type not in ("response", "revisit") or record.http_headers is None:
-        return _read_stream(record.raw_stream, max_bytes)
-    headers = record.http_headers
-    stream = record.raw_stream
-    if (headers.get_header("Transfer-Encoding") or "").strip().lower() == "chunked":
-        stream = ChunkedDataReader(stream)  # de-chunking only: no decompressor
-    encoding = (headers.get_header("Content-Encoding") or "").strip().lower()
-    inflater = CappedInflater(encoding, max_bytes) if encoding in CappedInflater.ENCODINGS else None
-    return _read_stream(stream, max_bytes, inflater)
 
 
 def _header_problem(record) -> str | None:
@@ -281,74 +159,85 @@ def scan_warc(
     with fh:
         size = os.fstat(fh.fileno()).st_size
         compressed = fh.read(2) == GZIP_MAGIC
-        yield from _scan(fh, size, compressed, want, max_bytes)
+        yield from _Scan(fh, size, compressed, want, max_bytes).items()
 
 
-def _scan(fh, size: int, compressed: bool, want, max_bytes: int) -> Iterator[WarcItem]:
-    number = 0
-    pending: WarcItem | None = None  # damage reported once the extent of the damaged region is known
-    pos: int | None = 0
-    while pos is not None:
+class _Scan:
+    """One file's scan: passes from record starts, each until damage, then a resync past the damage."""
 
-        def clamp(offset: int, start: int = pos) -> int:
-            # warcio's offsets are exact only at gzip member boundaries; damage inside a member can give
-            # nonsense, so keep them in [start, size]: each resync then moves strictly forward
-            return min(max(offset, start), size)
+    def __init__(self, fh, size: int, compressed: bool, want, max_bytes: int) -> None:
+        self.fh, self.size, self.compressed, self.want, self.max_bytes = fh, size, compressed, want, max_bytes
+        self.number = 0
+        self.pending: WarcItem | None = None  # damage reported once the extent of the damaged region is known
 
-        fh.seek(pos)
-        it = StrictWARCIterator(fh)
-        damage: WarcItem | None = None
+    def items(self) -> Iterator[WarcItem]:
+        pos: int | None = 0
+        while pos is not None:
+            damage = yield from self._pass(pos)
+            if damage is None or damage is True:  # a clean end, or the rest read as one gzip stream
+                break
+            if self.pending is None:
+                self.pending = damage
+            else:  # a resync candidate that did not parse: still the damage already pending
+                self.number = self.pending.number
+            pos = _find_resync(self.fh, damage.offset + 1, self.compressed)
+        if damage is not True and self.pending is not None:
+            self.pending.error += " (no readable record after it)"
+            yield self.pending
+
+    def _clamp(self, offset: int, start: int) -> int:
+        # warcio's offsets are exact only at gzip member boundaries; damage inside a member can give
+        # nonsense, so keep them in [start, size]: each resync then moves strictly forward
+        return min(max(offset, start), self.size)
+
+    def _pass(self, pos: int) -> Generator[WarcItem, None, WarcItem | bool | None]:
+        """Items from ``pos`` on; returns the damage that ended the pass, None at the end of the file, or True
+        when the file turned out to be a whole-file gzip and was read to its end as one stream."""
+        self.fh.seek(pos)
+        it = StrictWARCIterator(self.fh)
         taking = False  # an exception while True belongs to the record already counted
         try:
             for record in it:
-                number += 1
+                self.number += 1
                 taking = True
-                item = _take(it, record, number, want, max_bytes, clamp(it.offset))
+                item = _take(it, record, self.number, self.want, self.max_bytes, self._clamp(it.offset, pos))
                 taking = False
                 if item.damage:
-                    damage = item
-                    break
-                if compressed and pos == 0 and number == 1 and it.next_line:
+                    return item
+                if self.compressed and pos == 0 and self.number == 1 and it.next_line:
                     # the next record starts inside the same gzip member: a whole-file gzip, not one member
                     # per record; such a file cannot be entered at an offset, so read it as one stream
                     yield item
-                    yield from _scan_stream(fh, number, want, max_bytes)
-                    return
-                if pending is not None:
-                    pending.error += f" (skipped {item.offset - pending.offset} bytes; resumed at byte {item.offset})"
-                    yield pending
-                    pending = None
-                yield item
-            else:
-                end = clamp(it.offset)
-                if end < size:
-                    number += 1
-                    damage = WarcItem(
-                        number,
-                        end,
-                        size - end,
-                        error=f"truncated WARC at byte {end}: the file ends inside a record",
-                        damage=True,
-                    )
+                    yield from _scan_stream(self.fh, self.number, self.want, self.max_bytes)
+                    return True
+                yield from self._after_damage(item)
+            return self._truncation(self._clamp(it.offset, pos))
         except Exception as exc:  # the reader's boundary: damage is reported, never raised
-            if "non-chunked gzip" in str(exc) and pos == 0 and pending is None:
-                yield from _scan_stream(fh, number, want, max_bytes)
-                return
-            number += 0 if taking else 1
-            where = clamp(it.offset)
-            damage = WarcItem(number, where, 0, error=_damage_message(fh, where, compressed, exc), damage=True)
+            if "non-chunked gzip" in str(exc) and pos == 0 and self.pending is None:
+                yield from _scan_stream(self.fh, self.number, self.want, self.max_bytes)
+                return True
+            self.number += 0 if taking else 1
+            where = self._clamp(it.offset, pos)
+            message = _damage_message(self.fh, where, self.compressed, exc)
+            return WarcItem(self.number, where, 0, error=message, damage=True)
         finally:
             it.close()
-        if damage is None:
-            break
-        if pending is None:
-            pending = damage
-        else:  # a resync candidate that did not parse: still the damage already pending
-            number = pending.number
-        pos = _find_resync(fh, damage.offset + 1, compressed)
-    if pending is not None:
-        pending.error += " (no readable record after it)"
-        yield pending
+
+    def _after_damage(self, item: WarcItem) -> Iterator[WarcItem]:
+        """A readable record; first the damage pending before it, now that its extent is known."""
+        if self.pending is not None:
+            self.pending.error += f" (skipped {item.offset - self.pending.offset} bytes; resumed at byte {item.offset})"
+            yield self.pending
+            self.pending = None
+        yield item
+
+    def _truncation(self, end: int) -> WarcItem | None:
+        """Damage when the records ended before the file did: it ends inside a record."""
+        if end >= self.size:
+            return None
+        self.number += 1
+        error = f"truncated WARC at byte {end}: the file ends inside a record"
+        return WarcItem(self.number, end, self.size - end, error=error, damage=True)
 
 
 def _take(it, record, number: int, want, max_bytes: int, offset: int) -> WarcItem:
