@@ -9,6 +9,8 @@ out in docs/scaling.md ("The admin's cluster list and statistics").
 
 from __future__ import annotations
 
+from typing import Any
+
 from newsfold.plugin.document import CLUSTER_ID
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.queries import FOUNDER_FIRST, page_filters
@@ -50,12 +52,12 @@ RATE_INTERVALS = (
 )
 
 
-def _stories() -> dict:
+def _stories() -> dict[str, Any]:
     """The number of stories: distinct cluster ids (near exact below 40,000)."""
     return {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}}
 
 
-def _cluster_summary() -> dict:
+def _cluster_summary() -> dict[str, Any]:
     """Per cluster: its number of sites and its first and last ingest time."""
     return {
         "sites": {"cardinality": {"field": "site"}},
@@ -64,7 +66,7 @@ def _cluster_summary() -> dict:
     }
 
 
-def largest_clusters(*, size: int = 50) -> dict:
+def largest_clusters(*, size: int = 50) -> dict[str, Any]:
     """Search body: the clusters with the most pages."""
     return {
         "size": 0,
@@ -86,7 +88,7 @@ def largest_clusters(*, size: int = 50) -> dict:
     }
 
 
-def totals() -> dict:
+def totals() -> dict[str, Any]:
     """Search body: page and story counts of the whole index."""
     return {
         "size": 0,
@@ -97,7 +99,7 @@ def totals() -> dict:
 
 def clusters_with_pages(
     *, site: str | None = None, lang: str | None = None, q: str | None = None, max_clusters: int = MAX_LIST_CLUSTERS
-) -> dict:
+) -> dict[str, Any]:
     """Search body: the ids of the clusters that hold a page matching the page filters.
 
     The first step of a filtered cluster list: the page filters (site,
@@ -128,13 +130,13 @@ def clusters_with_pages(
 def cluster_list(
     *,
     cluster_ids: list[str] | None = None,
-    matching: list[dict] | None = None,
+    matching: list[dict[str, Any]] | None = None,
     min_size: int = 2,
     sort: str = "size",
     order: str = "desc",
     max_clusters: int = MAX_LIST_CLUSTERS,
     single_shard: bool = True,
-) -> dict:
+) -> dict[str, Any]:
     """Search body: clusters with their size, site count and first/last ingest time, in the order asked for.
 
     One ``terms`` aggregation on ``cluster_id`` (``min_doc_count`` = the
@@ -173,7 +175,7 @@ def cluster_list(
         raise InputError(f"order must be 'asc' or 'desc', got {order!r}")
     if min_size < 1:
         raise InputError(f"min_size must be >= 1, got {min_size}")
-    terms: dict = {
+    terms: dict[str, Any] = {
         "field": CLUSTER_ID,
         "size": max_clusters,
         "min_doc_count": min_size,
@@ -184,11 +186,11 @@ def cluster_list(
     aggs = _cluster_summary()
     if matching:
         aggs["matching"] = {"filter": {"bool": {"filter": list(matching)}}}
-    query: dict = {"terms": {CLUSTER_ID: list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
+    query: dict[str, Any] = {"terms": {CLUSTER_ID: list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
     return {"size": 0, "query": query, "aggs": {"clusters": {"terms": terms, "aggs": aggs}}}
 
 
-def _representative_first() -> list[dict]:
+def _representative_first() -> list[dict[str, Any]]:
     # an editor's choice first (missing counts as not chosen), then the first page seen
     return [
         {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
@@ -198,7 +200,7 @@ def _representative_first() -> list[dict]:
     ]
 
 
-def cluster_samples(cluster_ids: list[str]) -> dict:
+def cluster_samples(cluster_ids: list[str]) -> dict[str, Any]:
     """Search body: one sample page (the representative, else the first seen) per cluster, for list titles.
 
     Args:
@@ -228,7 +230,7 @@ def cluster_samples(cluster_ids: list[str]) -> dict:
     }
 
 
-def cluster_detail(cluster_id: str, *, size: int = 200) -> dict:
+def cluster_detail(cluster_id: str, *, size: int = 200) -> dict[str, Any]:
     """Search body: a cluster's pages with everything the admin detail shows (representative first, then oldest).
 
     Args:
@@ -247,7 +249,7 @@ def cluster_detail(cluster_id: str, *, size: int = 200) -> dict:
     }
 
 
-def duplicate_overview(*, sites: int = 30) -> dict:
+def duplicate_overview(*, sites: int = 30) -> dict[str, Any]:
     """Search body: pages, stories, pages that matched an earlier copy (overall and per site), ingest time span.
 
     A page is a duplicate when it has a ``matched_id`` (it was folded into an
@@ -273,7 +275,7 @@ def duplicate_overview(*, sites: int = 30) -> dict:
     }
 
 
-def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict:
+def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict[str, Any]:
     """Search body: the page count of every cluster with at least two pages (largest first, at most ``max_clusters``).
 
     The caller bins the ``doc_count`` values; single-page stories are the
@@ -294,7 +296,7 @@ def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict:
     }
 
 
-def similarity_distribution(*, interval: float = 0.05) -> dict:
+def similarity_distribution(*, interval: float = 0.05) -> dict[str, Any]:
     """Search body: histograms of the similarity of accepted matches and of the nearest rejected candidate.
 
     ``similarity`` is the estimated Jaccard to the page a duplicate matched;
@@ -313,7 +315,7 @@ def similarity_distribution(*, interval: float = 0.05) -> dict:
     if not 0 < interval <= 1:
         raise InputError(f"interval must be in (0, 1], got {interval}")
 
-    def histogram(field: str) -> dict:
+    def histogram(field: str) -> dict[str, Any]:
         return {
             "histogram": {
                 "field": field,
@@ -347,7 +349,7 @@ def rate_interval(start_ms: int, end_ms: int, *, max_buckets: int = 60) -> tuple
     return RATE_INTERVALS[-1]
 
 
-def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict:
+def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict[str, Any]:
     """Search body: pages ingested per interval between two instants (a ``date_histogram`` on ``ingested``).
 
     Args:
@@ -374,7 +376,7 @@ def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict:
     }
 
 
-def rejection_reasons(*, size: int = 20) -> dict:
+def rejection_reasons(*, size: int = 20) -> dict[str, Any]:
     """Search body for the rejected-pages index: rejected pages by reason, most frequent first.
 
     Args:
@@ -390,7 +392,9 @@ def rejection_reasons(*, size: int = 20) -> dict:
     }
 
 
-def syndication_sites(*, filters: list[dict] | tuple[dict, ...] = (), sites: int = 30) -> dict:
+def syndication_sites(
+    *, filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (), sites: int = 30
+) -> dict[str, Any]:
     """Search body: the ``sites`` sites with the most pages among those ``filters`` keep, each with its stories
     and the wires its pages credit (``plugin.provenance``).
 
@@ -409,7 +413,7 @@ def syndication_sites(*, filters: list[dict] | tuple[dict, ...] = (), sites: int
     }  # fmt: skip
 
 
-def syndication_site(site: str, *, filters: list[dict] | tuple[dict, ...] = ()) -> dict:
+def syndication_site(site: str, *, filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
     """Search body: of one site's pages among those ``filters`` keep, the ones of stories it originated
     (``newsfold.origin_site`` is the site) and their number of stories."""
     own = {"term": {"newsfold.origin_site": site}}

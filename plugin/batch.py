@@ -23,7 +23,7 @@ import logging
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin import founding, queries
 from newsfold.plugin.cluster import NO_CONSTRAINTS, Constraints, Decision, Match, decide, merge_survivor, verify
@@ -97,7 +97,7 @@ def lookup(
     if not pages:
         return {}
     own = exclude_clusters or {}
-    searches: list[dict] = []
+    searches: list[dict[str, Any]] = []
     for p in pages:
         searches.append({"index": settings.index})
         searches.append(
@@ -125,7 +125,7 @@ def lookup(
     return out
 
 
-def _no_shard(response: dict) -> bool:
+def _no_shard(response: dict[str, Any]) -> bool:
     return "error" in response and "no_shard_available_action_exception" in str(response["error"])
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.signature import Signature, containment, jaccard
@@ -106,7 +107,7 @@ class UnionFind:
     """Disjoint sets over hashable nodes."""
 
     def __init__(self) -> None:
-        self.parent: dict = {}
+        self.parent: dict[str, Any] = {}
 
     def find(self, x):
         self.parent.setdefault(x, x)
@@ -122,8 +123,8 @@ class UnionFind:
         if ra != rb:
             self.parent[max(ra, rb)] = min(ra, rb)  # bookkeeping: a root never names a story (merge_survivor)
 
-    def groups(self) -> dict:
-        out: dict = {}
+    def groups(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
         for x in list(self.parent):
             out.setdefault(self.find(x), []).append(x)
         return out
@@ -218,8 +219,8 @@ class ConstrainedUnion(UnionFind):
 
     def __init__(self, cannot_link: Iterable[tuple] = ()) -> None:
         super().__init__()
-        self.members: dict = {}
-        self.forbidden: dict = {}
+        self.members: dict[str, Any] = {}
+        self.forbidden: dict[str, Any] = {}
         for a, b in cannot_link:
             if a != b:
                 self.forbidden.setdefault(a, set()).add(b)

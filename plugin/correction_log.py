@@ -14,6 +14,7 @@ import logging
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from elasticsearch import ConflictError, Elasticsearch, NotFoundError
 
@@ -63,7 +64,7 @@ class Correction:
     not_representative: list[str] = field(default_factory=list)
     superseded_by: list[str] = field(default_factory=list)  # later corrections that overrode some decision
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The correction as JSON-ready data (pairs as two-item lists)."""
         return {
             "id": self.id,
@@ -87,7 +88,7 @@ class Correction:
             named.update(link)
         return sorted(named)
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, Any]:
         """The stored form (``mappings/corrections.json``)."""
         doc = self.as_dict()
         for name in ("must_link", "cannot_link", "released"):
@@ -96,7 +97,7 @@ class Correction:
         return doc
 
     @classmethod
-    def from_source(cls, src: dict) -> Correction:
+    def from_source(cls, src: dict[str, Any]) -> Correction:
         """Inverse of :meth:`document`."""
         return cls(
             id=str(src["id"]),

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.cluster import NO_SIGNALS, SiteSignals
 from newsfold.plugin.headlines import lede, title_affixes
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 #: the one object field holding every fold field in a document
 FOLD = "newsfold"
 #: the fold fields (inside ``newsfold``) and their Elasticsearch mapping
-FOLD_FIELDS: dict[str, dict] = {
+FOLD_FIELDS: dict[str, dict[str, Any]] = {
     "cluster_id": {"type": "keyword"},
     "band_keys": {"type": "keyword", "doc_values": False},
     "signature": {"type": "binary"},
@@ -100,23 +100,23 @@ UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
 FOUNDING_SOURCE = [CLUSTER_ID, path("founding")]
 
 
-def fold_mapping() -> dict:
+def fold_mapping() -> dict[str, Any]:
     """The mapping of the ``newsfold`` object field (strict: only the fold fields)."""
     return {FOLD: {"type": "object", "dynamic": "strict", "properties": copy.deepcopy(FOLD_FIELDS)}}
 
 
-def fold_of(source: dict | None) -> dict:
+def fold_of(source: dict[str, Any] | None) -> dict[str, Any]:
     """The fold fields of a ``_source`` (empty for a document newsfold has not folded)."""
     fold = (source or {}).get(FOLD)
     return fold if isinstance(fold, dict) else {}
 
 
-def cluster_of(source: dict | None) -> str | None:
+def cluster_of(source: dict[str, Any] | None) -> str | None:
     """The cluster id of a ``_source``, or None."""
     return fold_of(source).get("cluster_id")
 
 
-def flat(source: dict | None) -> dict:
+def flat(source: dict[str, Any] | None) -> dict[str, Any]:
     """A ``_source`` with its fold fields lifted to the top level (for display code and reports)."""
     source = source or {}
     out = {k: v for k, v in source.items() if k != FOLD}
@@ -124,7 +124,7 @@ def flat(source: dict | None) -> dict:
     return out
 
 
-def fold_update(**fields) -> dict:
+def fold_update(**fields) -> dict[str, Any]:
     """The ``doc`` of a partial update that sets some fold fields."""
     return {FOLD: fields}
 
@@ -157,7 +157,8 @@ class SignedPage:
     title_key: str | None = None
     features: np.ndarray | None = None  # feature hashes counted by StoryStats when the page starts a story
     nearest_rejected: float | None = None  # best Jaccard among candidates that failed verification
-    passages: dict | None = None  # the text's passage keys (plugin.novelty), compared with the story's reference
+    # the text's passage keys (plugin.novelty), compared with the story's reference
+    passages: dict[str, Any] | None = None
 
     def day(self) -> str | None:
         """The page's publication day (YYYY-MM-DD) when known."""
@@ -172,7 +173,7 @@ class SignedPage:
         representative: bool,
         folded: str,
         founding: str | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """``{"newsfold": {...}}``: every fold field of this page, so a re-ingest leaves nothing stale."""
         return {FOLD: {
             "cluster_id": cluster_id,
@@ -196,13 +197,13 @@ class SignedPage:
             "founding": founding,
         }}
 
-    def own_document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
+    def own_document(self, *, cluster_id: str, match: Match | None, ingested: str) -> dict[str, Any]:
         """The whole ``_source`` of this page in newsfold's own index (fold and article fields)."""
         doc = self.fold_fields(cluster_id=cluster_id, match=match, representative=False, folded=ingested)
         doc.update(self.content_fields(ingested=ingested))
         return doc
 
-    def content_fields(self, *, ingested: str) -> dict:
+    def content_fields(self, *, ingested: str) -> dict[str, Any]:
         """The article fields newsfold's own index stores."""
         return {
             "title": self.article.title,
@@ -233,7 +234,7 @@ class Outcome:
     #: the stories this page's call folded into ``cluster_id`` and that no longer exist (status ``merged``)
     merged_clusters: list[str] | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
@@ -250,7 +251,7 @@ class Candidate:
     day: str | None = None
 
 
-def read_signature(source: dict) -> Signature | None:
+def read_signature(source: dict[str, Any]) -> Signature | None:
     """The stored signature of a ``_source`` (None when the page has none)."""
     src = source[FOLD] if isinstance(source.get(FOLD), dict) else source  # stored, or lifted by flat()
     if not src.get("signature"):
@@ -263,7 +264,7 @@ def read_signature(source: dict) -> Signature | None:
     )
 
 
-def read_candidate(hit: dict) -> Candidate | None:
+def read_candidate(hit: dict[str, Any]) -> Candidate | None:
     """A search or mget hit as a :class:`Candidate`; None for a document newsfold has not folded."""
     sig = read_signature(hit.get("_source") or {})
     src = fold_of(hit.get("_source"))

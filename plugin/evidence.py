@@ -16,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -57,7 +58,7 @@ class Evidence:
         """Whether the scores alone make the pair copies under the current thresholds."""
         return any(s.matched for s in self.signals if s.name in ("jaccard", "containment"))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form."""
         return {
             "page_id": self.page_id,
@@ -144,7 +145,7 @@ def least_similar_pairs(matrix: Sequence[Sequence[float | None]], *, limit: int 
     return [(i, j, score) for score, i, j in heapq.nsmallest(limit, pairs)]
 
 
-def choose_representative(members: Sequence[Mapping]) -> int | None:
+def choose_representative(members: Sequence[Mapping[str, Any]]) -> int | None:
     """Index of a cluster's representative: the page marked ``representative``, else the first seen.
 
     Args:
@@ -162,7 +163,7 @@ def choose_representative(members: Sequence[Mapping]) -> int | None:
     return min(range(len(members)), key=lambda i: (members[i].get("ingested") or "", str(members[i].get("id"))))
 
 
-def title_keys_equal(a: Mapping, b: Mapping) -> bool:
+def title_keys_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two pages have the same normalised title.
 
     The stored ``title_key`` is used when both pages have one (the same
@@ -183,8 +184,8 @@ def title_keys_equal(a: Mapping, b: Mapping) -> bool:
 
 
 def membership_evidence(
-    member: Mapping,
-    reference: Mapping,
+    member: Mapping[str, Any],
+    reference: Mapping[str, Any],
     settings: Settings,
     *,
     member_signature: Signature | None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from lxml import etree
 
@@ -57,7 +58,7 @@ def text_runs(tree) -> list[list]:
     A run's owner is its nearest non-inline ancestor, so a run is the text one
     block shows between two nested blocks: the unit trafilatura keeps or drops.
     """
-    info: dict = {}  # element -> (owner, inside a link); owner None when not prose
+    info: dict[str, Any] = {}  # element -> (owner, inside a link); owner None when not prose
 
     def lookup(el):
         hit = info.get(el)
@@ -105,7 +106,7 @@ class _Attrs:
     """Cached class/id words of elements (``sectionIntro`` -> section, intro)."""
 
     def __init__(self):
-        self.cache: dict = {}
+        self.cache: dict[str, Any] = {}
 
     def __call__(self, el) -> frozenset:
         words = self.cache.get(el)
@@ -158,7 +159,7 @@ def paragraph_block(runs: list[list]) -> str:
     Returns:
         The block's text, or ``""`` when the page has no prose.
     """
-    score: dict = {}
+    score: dict[str, Any] = {}
     for owner, nodes, link_chars in runs:
         run = " ".join(" ".join(nodes).split())
         if link_chars * 2 >= len(run) or (size := len(run.encode())) < _PROSE_BYTES:
@@ -213,8 +214,8 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
         key = _match_key(run)
         if key:
             scored.append((owner, run, key, key in extracted, link_chars / len(run)))
-    weight: dict = {}  # element -> kept characters below it
-    depth: dict = {}
+    weight: dict[str, Any] = {}  # element -> kept characters below it
+    depth: dict[str, Any] = {}
     total = 0
     for owner, _run, key, kept, _ in scored:
         if kept and len(key) >= _ANCHOR_CHARS:
@@ -227,7 +228,7 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
         return text
     container = max((el for el, w in weight.items() if w >= _CONTAINER_SHARE * total), key=depth.__getitem__)
     attrs = _Attrs()
-    kept_children: dict = {}  # parent -> [(tag, class words)] of its children holding kept text
+    kept_children: dict[str, Any] = {}  # parent -> [(tag, class words)] of its children holding kept text
     added, seen = [], set()
     for owner, run, key, kept, link_share in scored:
         if kept or link_share >= _MAX_LINK_SHARE or key in seen:
@@ -248,7 +249,7 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
     return text + "\n" + "\n".join(added) if added else text
 
 
-def _like_kept_sibling(chain: list, weight: dict, attrs: _Attrs, kept_children: dict) -> bool:
+def _like_kept_sibling(chain: list, weight: dict[str, Any], attrs: _Attrs, kept_children: dict[str, Any]) -> bool:
     """Whether an element on ``chain`` (up to the first one holding kept text) repeats a kept sibling."""
     for el in chain:
         if el in weight:

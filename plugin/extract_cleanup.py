@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import Any
 
 from lxml import etree
 
@@ -47,7 +48,7 @@ def _boiler_named(tree) -> list:
     for name in names:
         starts.append(offset)
         offset += len(name) + 1
-    found: dict = {}
+    found: dict[str, Any] = {}
     for m in _BOILER_ATTR.finditer(lowered):
         found.setdefault(values[bisect.bisect_right(starts, m.start()) - 1].getparent(), None)
     return list(found)
@@ -361,7 +362,7 @@ def unlayout_tables(tree) -> int:
     Returns:
         The number of tables turned into blocks.
     """
-    kinds: dict = {}
+    kinds: dict[str, Any] = {}
     for table in tree.iter("table"):  # document order: an outer table is judged before the tables in its cells
         kind = _layout_kind(table)
         outer = next(table.iterancestors("table"), None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.document import CLUSTER_ID, Outcome
 from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type
@@ -122,7 +122,7 @@ def regroup_clusters(
     return moved
 
 
-def unfolded_documents(*, client: Elasticsearch, index: str, size: int = 10) -> dict:
+def unfolded_documents(*, client: Elasticsearch, index: str, size: int = 10) -> dict[str, Any]:
     """Count the documents of an index that have no fold fields, and name some of them.
 
     A full ``index`` request (or a host pipeline that rebuilds ``_source``)

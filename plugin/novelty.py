@@ -43,6 +43,7 @@ import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -115,7 +116,7 @@ class Layout:
         return text_layout(text, max_tokens=max_tokens)[0]
 
     @classmethod
-    def of_stored(cls, stored: Mapping | None) -> Layout | None:
+    def of_stored(cls, stored: Mapping[str, Any] | None) -> Layout | None:
         """The layout read back from ``newsfold.passages``; None when missing, of another version or malformed."""
         if not isinstance(stored, Mapping) or stored.get("v") != KEYS_VERSION:
             return None
@@ -131,7 +132,7 @@ class Layout:
             return None
         return cls(tuple(p for p in shape if p), tuple(chunks))
 
-    def stored(self) -> dict:
+    def stored(self) -> dict[str, Any]:
         """The value of the fold field ``newsfold.passages``."""
         return {
             "v": KEYS_VERSION,
@@ -255,7 +256,7 @@ def kept_paragraphs(split: Sentences, text: str, kept: str) -> Sentences:
     return out
 
 
-def passage_keys(text: str) -> dict | None:
+def passage_keys(text: str) -> dict[str, Any] | None:
     """What ingest stores for a text in ``newsfold.passages`` (None for a text without words).
 
     Returns:
@@ -265,7 +266,7 @@ def passage_keys(text: str) -> dict | None:
     return stored_keys(text_layout(text)[0])
 
 
-def stored_keys(layout: Layout) -> dict | None:
+def stored_keys(layout: Layout) -> dict[str, Any] | None:
     """The value of ``newsfold.passages`` for a layout (None when it has no passage)."""
     return layout.stored() if layout.chunks else None
 
@@ -334,7 +335,7 @@ class Relation:
             items.append(f"{self.added_sentences} sentence{'s' if self.added_sentences != 1 else ''}")
         return " and ".join(items)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         """The relation as the API reports it."""
         return {
             "kind": self.kind,
@@ -345,7 +346,9 @@ class Relation:
         }
 
 
-def relation(reference: Mapping | None, version: Mapping | None, *, same: bool = False) -> Relation | None:
+def relation(
+    reference: Mapping[str, Any] | None, version: Mapping[str, Any] | None, *, same: bool = False
+) -> Relation | None:
     """The relation of a version to its story's reference, from their stored ``newsfold.passages``.
 
     Args:
@@ -391,7 +394,7 @@ class Passage:
     added: bool
 
 
-def marked_passages(text: str, reference: Mapping | None) -> list[list[Passage]]:
+def marked_passages(text: str, reference: Mapping[str, Any] | None) -> list[list[Passage]]:
     """A version's text as paragraphs of sentences, each marked ``added`` as :func:`relation` counts it.
 
     Args:

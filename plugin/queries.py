@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import re
+from typing import Any
 
 from newsfold.plugin.document import CLUSTER_ID, LOOKUP_SOURCE, VERSION_SOURCE, cluster_of
 from newsfold.plugin.errors import InputError, check_type
@@ -41,7 +42,7 @@ def band_lookup(
     exclude_ids: list[str] | None = None,
     min_bands: int = 1,
     exclude_cluster: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Search body finding indexed pages sharing at least ``min_bands`` band keys.
 
     Each key is a ``constant_score`` term clause, so a hit's score is the
@@ -49,13 +50,13 @@ def band_lookup(
     ``exclude_cluster`` leaves out the pages of one cluster (the reconcile
     step only looks for other clusters).
     """
-    query: dict = {
+    query: dict[str, Any] = {
         "bool": {
             "should": [{"constant_score": {"filter": {"term": {"newsfold.band_keys": k}}}} for k in keys],
             "minimum_should_match": min_bands,
         }
     }
-    must_not: list[dict] = []
+    must_not: list[dict[str, Any]] = []
     if exclude_ids:
         must_not.append({"ids": {"values": list(exclude_ids)}})
     if exclude_cluster:
@@ -73,9 +74,9 @@ REPRESENTATIVE_FIRST = {"newsfold.representative": {"order": "desc", "unmapped_t
 URL_ORDER = {"newsfold.url_key": {"order": "asc", "unmapped_type": "keyword"}}
 
 
-def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | None = None) -> dict:
+def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | None = None) -> dict[str, Any]:
     """Search body listing a cluster's pages (oldest first, paged by ``search_after``)."""
-    body: dict = {
+    body: dict[str, Any] = {
         "query": {"term": {CLUSTER_ID: cluster_id}},
         "size": size,
         "sort": [{"ingested": "asc"}, FOUNDER_FIRST, {"newsfold.url_key": "asc"}],
@@ -87,20 +88,20 @@ def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | N
     return body
 
 
-def cluster_ids_only(cluster_id: str, *, size: int = 1000) -> dict:
+def cluster_ids_only(cluster_id: str, *, size: int = 1000) -> dict[str, Any]:
     """Search body returning only the ids of a cluster's pages (for relabelling)."""
     return {"query": {"term": {CLUSTER_ID: cluster_id}}, "size": size, "_source": False}
 
 
-def names_in_use(names: list[str], *, exclude_ids: list[str]) -> dict:
+def names_in_use(names: list[str], *, exclude_ids: list[str]) -> dict[str, Any]:
     """Search body: which of ``names`` some page (other than ``exclude_ids``) carries as its cluster id."""
-    query: dict = {"bool": {"filter": [{"terms": {CLUSTER_ID: list(names)}}]}}
+    query: dict[str, Any] = {"bool": {"filter": [{"terms": {CLUSTER_ID: list(names)}}]}}
     if exclude_ids:
         query["bool"]["must_not"] = [{"ids": {"values": list(exclude_ids)}}]
     return {"query": query, "size": 0, "aggs": {"names": {"terms": {"field": CLUSTER_ID, "size": len(names)}}}}
 
 
-def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict:
+def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict[str, Any]:
     """Search body: the pages of some clusters (ids, and ``source`` fields when asked)."""
     return {"query": {"terms": {CLUSTER_ID: list(cluster_ids)}}, "size": size, "_source": source}
 
@@ -127,7 +128,7 @@ def page_filters(
     date_from: str | None = None,
     date_to: str | None = None,
     q: str | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Filter clauses for pages of a site, in a language, published in a date range and containing text.
 
     Args:
@@ -143,7 +144,7 @@ def page_filters(
     Raises:
         ValueError: a date is malformed, the range is empty or the text query too long.
     """
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     if site:
         out.append({"term": {"site": site}})
     if lang:
@@ -185,7 +186,7 @@ def checked_query(q: str | None) -> str:
     return q
 
 
-def text_query(q: str | None) -> dict:
+def text_query(q: str | None) -> dict[str, Any]:
     """The full-text part of a public search: every word must match, titles count double.
 
     Quotes, ``-word``, ``|`` and parentheses work; fuzziness, phrase slop and
@@ -220,8 +221,8 @@ def collapsed_search(
     date_to: str | None = None,
     precision_threshold: int = 40000,
     representative_boost: float = REPRESENTATIVE_BOOST,
-    filters: list[dict] | tuple[dict, ...] = (),
-) -> dict:
+    filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (),
+) -> dict[str, Any]:
     """newsfold's own story search: one hit per story, folded by :func:`fold_query` as a host's search is.
 
     The hit of each story is its best-matching version; a version an editor
@@ -245,7 +246,7 @@ def collapsed_search(
     if sort not in SORTS:
         raise InputError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
     must = text_query(q)
-    body: dict = {
+    body: dict[str, Any] = {
         "query": {
             "bool": {
                 "must": [must],
@@ -275,14 +276,14 @@ def collapsed_search(
     return fold_query(body, versions=0, precision_threshold=precision_threshold)
 
 
-def representative_clause(boost: float = REPRESENTATIVE_BOOST) -> dict:
+def representative_clause(boost: float = REPRESENTATIVE_BOOST) -> dict[str, Any]:
     """A should clause adding ``boost`` to the score of a story's editor-chosen representative."""
     return {"constant_score": {"filter": {"term": {"newsfold.representative": True}}, "boost": boost}}
 
 
 def search_facets(
     q: str, *, date_from: str | None = None, date_to: str | None = None, sites: int = 500, langs: int = 100
-) -> dict:
+) -> dict[str, Any]:
     """Search body: the sites and languages of the pages matching ``q`` in a date range (the filter choices).
 
     The site and language filters are left out on purpose, so that choosing
@@ -313,7 +314,7 @@ def search_facets(
     }  # fmt: skip
 
 
-def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
+def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict[str, Any]:
     """Search body listing the versions of several clusters in one request.
 
     Unlike collapse ``inner_hits`` (one extra search per group, and only the
@@ -345,14 +346,14 @@ def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
 DECISION_SOURCE = ["id", "kind", "at", "pages", "must_link", "cannot_link", "released", "not_representative"]
 
 
-def corrections_touching(page_ids: list[str], *, size: int = 10_000) -> dict:
+def corrections_touching(page_ids: list[str], *, size: int = 10_000) -> dict[str, Any]:
     """Search body: the corrections that say something about any of ``page_ids`` (their decisions only)."""
     return {"query": {"terms": {"touches": list(page_ids)}}, "size": size, "_source": DECISION_SOURCE}
 
 
-def corrections_since(since: str | None, *, size: int = 1000, search_after: list | None = None) -> dict:
+def corrections_since(since: str | None, *, size: int = 1000, search_after: list | None = None) -> dict[str, Any]:
     """Search body: the pages touched by corrections made at or after ``since`` (all when None), oldest first."""
-    body: dict = {
+    body: dict[str, Any] = {
         "query": {"range": {"at": {"gte": since}}} if since else {"match_all": {}},
         "sort": [{"at": "asc"}, {"id": "asc"}],
         "size": size,
@@ -365,9 +366,9 @@ def corrections_since(since: str | None, *, size: int = 1000, search_after: list
 
 def corrections_log(
     *, cluster_id: str | None = None, page_id: str | None = None, offset: int = 0, size: int = 50
-) -> dict:
+) -> dict[str, Any]:
     """Search body: the corrections log, newest first, optionally of one cluster and/or one page."""
-    filters: list[dict] = []
+    filters: list[dict[str, Any]] = []
     if cluster_id:
         filters.append({"term": {"clusters": cluster_id}})
     if page_id:
@@ -389,7 +390,7 @@ UNFOLDED_AGG = "newsfold_unfolded"
 _NOT_WITH_COLLAPSE = ("collapse", "search_after", "scroll", "rescore")
 
 
-def fold_query(body: dict, *, versions: int = 3, precision_threshold: int = 40000) -> dict:
+def fold_query(body: dict[str, Any], *, versions: int = 3, precision_threshold: int = 40000) -> dict[str, Any]:
     """Turn a host's own search body into a folded one: one hit per story.
 
     Everything of the host's body is kept (query, filters, ``post_filter``,
@@ -437,9 +438,9 @@ def fold_query(body: dict, *, versions: int = 3, precision_threshold: int = 4000
     if versions < 0:
         raise InputError(f"versions must be >= 0, got {versions}")
     out = copy.deepcopy(body)
-    collapse: dict = {"field": FOLD_FIELD}
+    collapse: dict[str, Any] = {"field": FOLD_FIELD}
     if versions:
-        inner: dict = {"name": VERSIONS_NAME, "size": versions + 1}
+        inner: dict[str, Any] = {"name": VERSIONS_NAME, "size": versions + 1}
         for key in ("sort", "_source", "highlight"):
             if key in body:
                 inner[key] = copy.deepcopy(body[key])
@@ -451,7 +452,7 @@ def fold_query(body: dict, *, versions: int = 3, precision_threshold: int = 4000
     return out
 
 
-def story_count(response: dict) -> int:
+def story_count(response: dict[str, Any]) -> int:
     """The number of stories matching a folded search: folded stories plus documents not folded yet."""
     aggs = response.get("aggregations") or {}
     folded = int((aggs.get(STORIES_AGG) or {}).get("value") or 0)
@@ -463,7 +464,7 @@ def story_count(response: dict) -> int:
 ALL_VERSIONS_KEY = "newsfold_all_versions"
 
 
-def folded_hits(response: dict) -> list[dict]:
+def folded_hits(response: dict[str, Any]) -> list[dict[str, Any]]:
     """The stories of a folded response, one dict per story.
 
     - ``hit``: the story's best-ranked version;
@@ -493,12 +494,14 @@ def folded_hits(response: dict) -> list[dict]:
     return out
 
 
-def _story(hit: dict, versions: list[dict], matching: int, everywhere: int | None) -> dict:
+def _story(
+    hit: dict[str, Any], versions: list[dict[str, Any]], matching: int, everywhere: int | None
+) -> dict[str, Any]:
     return {"hit": hit, "versions": versions, "other_versions": matching, "other_versions_matching": matching,
             "other_versions_all": everywhere}  # fmt: skip
 
 
-def with_story_counts(aggs: dict, *, precision_threshold: int = 40_000) -> dict:
+def with_story_counts(aggs: dict[str, Any], *, precision_threshold: int = 40_000) -> dict[str, Any]:
     """Make bucket aggregations count stories as well as documents (for facets: "politics: 4 stories").
 
     Adds two sub-aggregations to every aggregation in ``aggs`` (``terms``,
@@ -526,7 +529,7 @@ def with_story_counts(aggs: dict, *, precision_threshold: int = 40_000) -> dict:
     return out
 
 
-def story_buckets(aggregation: dict) -> list[dict]:
+def story_buckets(aggregation: dict[str, Any]) -> list[dict[str, Any]]:
     """The buckets of an aggregation built with :func:`with_story_counts`, with their story counts.
 
     Returns:

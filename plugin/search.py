@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import functools
+from typing import Any
 
 from elasticsearch import BadRequestError, Elasticsearch
 
@@ -11,7 +12,9 @@ from newsfold.plugin.errors import IndexMismatchError, ServerError, check_type
 from newsfold.plugin.queries import ALL_VERSIONS_KEY, FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
 
 
-def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int = 3, count_all: bool = False) -> dict:
+def fold_search(
+    client: Elasticsearch, body: dict[str, Any], *, index: str, versions: int = 3, count_all: bool = False
+) -> dict[str, Any]:
     """Run the host's search body folded by story and return an Elasticsearch-shaped response.
 
     One search when every matching document is folded (the usual case).
@@ -65,7 +68,9 @@ def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int 
     return out
 
 
-def _attach_versions(client: Elasticsearch, body: dict, index: str, hits: list[dict], versions: int) -> None:
+def _attach_versions(
+    client: Elasticsearch, body: dict[str, Any], index: str, hits: list[dict[str, Any]], versions: int
+) -> None:
     """Give every folded hit its best ``versions + 1`` matching versions, as collapse inner hits would.
 
     One search for the whole page (a ``terms`` aggregation on the stories'
@@ -77,10 +82,10 @@ def _attach_versions(client: Elasticsearch, body: dict, index: str, hits: list[d
     clusters = sorted({_cluster(h) for h in hits if _cluster(h)})
     if not clusters:
         return
-    filters: list[dict] = [{"terms": {FOLD_FIELD: clusters}}]
+    filters: list[dict[str, Any]] = [{"terms": {FOLD_FIELD: clusters}}]
     if body.get("post_filter"):
         filters.append(copy.deepcopy(body["post_filter"]))
-    top: dict = {"size": versions + 1}
+    top: dict[str, Any] = {"size": versions + 1}
     for key in ("sort", "_source", "highlight"):
         if key in body:
             top[key] = copy.deepcopy(body[key])
@@ -103,11 +108,11 @@ def _attach_versions(client: Elasticsearch, body: dict, index: str, hits: list[d
         h.setdefault("inner_hits", {})[VERSIONS_NAME] = {"hits": inner}
 
 
-def _cluster(hit: dict) -> str | None:
+def _cluster(hit: dict[str, Any]) -> str | None:
     return ((hit.get("fields") or {}).get(FOLD_FIELD) or [None])[0]
 
 
-def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict]) -> None:
+def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict[str, Any]]) -> None:
     """Put each story's number of versions in the whole index on its hit (``ALL_VERSIONS_KEY``)."""
     clusters = sorted({_cluster(h) for h in hits if _cluster(h)})
     counts: dict[str, int] = {}
@@ -121,7 +126,9 @@ def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict]) -> 
         h[ALL_VERSIONS_KEY] = counts.get(cluster, 1) if cluster else 1
 
 
-def _merge_unfolded(client: Elasticsearch, body: dict, index: str, folded: dict, first) -> dict:
+def _merge_unfolded(
+    client: Elasticsearch, body: dict[str, Any], index: str, folded: dict[str, Any], first
+) -> dict[str, Any]:
     """The first response, or, when some matching documents are not folded, the two searches merged."""
     unfolded = (first.get("aggregations") or {}).get(UNFOLDED_AGG, {}).get("doc_count", 0)
     if not unfolded:
@@ -152,7 +159,7 @@ def _merge_unfolded(client: Elasticsearch, body: dict, index: str, folded: dict,
     return out
 
 
-def _and(a: dict | None, b: dict) -> dict:
+def _and(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
     return b if not a else {"bool": {"filter": [a, b]}}
 
 
@@ -170,7 +177,7 @@ def _comparator(sort):
             default = "desc" if name == "_score" else "asc"
             orders.append(spec.get("order", default) if isinstance(spec, dict) else spec)
 
-    def compare(x: dict, y: dict) -> int:
+    def compare(x: dict[str, Any], y: dict[str, Any]) -> int:
         for i, order in enumerate(orders):
             a, b = _at(x.get("sort"), i), _at(y.get("sort"), i)
             if a is None or b is None:  # missing values sort last

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import Any
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits
@@ -196,7 +197,7 @@ class Settings:
         """How complex a page's markup may be (checked before it is parsed)."""
         return MarkupLimits(self.max_attributes, self.max_depth, self.max_elements)
 
-    def signature_meta(self) -> dict:
+    def signature_meta(self) -> dict[str, Any]:
         """The parameters that make two signatures comparable."""
         import datasketch
 
@@ -257,7 +258,9 @@ def warn_unknown_env(environ: Mapping[str, str] | None = None) -> None:
             log.warning("%s is not a newsfold setting and is ignored%s", name, hint)
 
 
-def read_env(cls, environ: Mapping[str, str] | None, names: Mapping[str, str], overrides: Mapping) -> dict:
+def read_env(
+    cls, environ: Mapping[str, str] | None, names: Mapping[str, str], overrides: Mapping[str, Any]
+) -> dict[str, Any]:
     """The field values of dataclass ``cls`` found in the environment, parsed by their types, then ``overrides``.
 
     Raises:

@@ -9,7 +9,7 @@ through here, so "a page deleted meanwhile" means the same everywhere.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin import queries
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
@@ -29,7 +29,7 @@ UPDATE_RETRIES = 5
 
 def bulk_failures(
     client: Elasticsearch,
-    actions: list[Mapping],
+    actions: list[Mapping[str, Any]],
     *,
     settings: Settings,
     refresh: bool | str = False,
@@ -75,7 +75,12 @@ def bulk_failures(
 
 
 def bulk_write(
-    client: Elasticsearch, actions: list[Mapping], *, settings: Settings, what: str, refresh: bool | str = False
+    client: Elasticsearch,
+    actions: list[Mapping[str, Any]],
+    *,
+    settings: Settings,
+    what: str,
+    refresh: bool | str = False,
 ) -> None:
     """Send bulk actions that must all succeed (a missing document is skipped).
 

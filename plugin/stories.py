@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from newsfold.plugin.document import CLUSTER_ID, ORIGIN_FIELDS, fold_of, path
 from newsfold.plugin.errors import InputError
@@ -69,7 +70,7 @@ FUTURE_SLACK = dt.timedelta(days=1)
 _PLAUSIBLE = {"gte": EARLIEST_PLAUSIBLE.date().isoformat(), "lte": "now+1d"}
 
 
-def newest(*, time_field: str = "published", filters: Sequence[dict] = ()) -> dict:
+def newest(*, time_field: str = "published", filters: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """Search body: the page with the newest ``time_field`` (the windows count back from it).
 
     A sorted search of one hit: on the stand-in ten times cheaper than a ``max`` aggregation. Only a
@@ -83,13 +84,13 @@ def newest(*, time_field: str = "published", filters: Sequence[dict] = ()) -> di
     }
 
 
-def read_newest(response: Mapping, time_field: str = "published") -> int | None:
+def read_newest(response: Mapping[str, Any], time_field: str = "published") -> int | None:
     """The newest time of a :func:`newest` response, epoch milliseconds (None: no page has one)."""
     hits = response.get("hits", {}).get("hits", [])
     return _epoch_millis((hits[0].get("_source") or {}).get(time_field)) if hits else None
 
 
-def window_filter(window: str, *, anchor_ms: int | None, time_field: str = "published") -> list[dict]:
+def window_filter(window: str, *, anchor_ms: int | None, time_field: str = "published") -> list[dict[str, Any]]:
     """The filter of a window counted back from ``anchor_ms`` (empty for ``all`` or an index without dates).
 
     Raises:
@@ -103,7 +104,7 @@ def window_filter(window: str, *, anchor_ms: int | None, time_field: str = "publ
     return [{"range": {time_field: {"gte": anchor_ms - span, "lte": anchor_ms, "format": "epoch_millis"}}}]
 
 
-def _reference_sort(time_field: str) -> list[dict]:
+def _reference_sort(time_field: str) -> list[dict[str, Any]]:
     """A story's reference first: the representative an editor picked, then the earliest version."""
     return [
         {REPRESENTATIVE: {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
@@ -111,7 +112,7 @@ def _reference_sort(time_field: str) -> list[dict]:
     ]
 
 
-def _time_sort(time_field: str, order: str) -> list[dict]:
+def _time_sort(time_field: str, order: str) -> list[dict[str, Any]]:
     tiebreak = [] if time_field == "ingested" else [{"ingested": {"order": order, "unmapped_type": "date"}}]
     return [{time_field: {"order": order, "missing": "_last"}}, *tiebreak, FOUNDER_FIRST,
             {path("url_key"): {"order": "asc", "unmapped_type": "keyword"}}]  # fmt: skip
@@ -125,8 +126,8 @@ def top_stories(
     size: int = 10,
     anchor_ms: int | None = None,
     time_field: str = "published",
-    filters: Sequence[dict] = (),
-) -> dict:
+    filters: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
     """Search body: one page of the stories of a window, by coverage or by latest version.
 
     One ``terms`` aggregation on the cluster id over the pages of the window
@@ -189,15 +190,15 @@ def iso_millis(value) -> str | None:
         return None
 
 
-def page_buckets(response: Mapping, *, page: int, size: int) -> list[dict]:
+def page_buckets(response: Mapping[str, Any], *, page: int, size: int) -> list[dict[str, Any]]:
     """The buckets of page ``page`` (of ``size`` stories) in a :func:`top_stories` response, in order."""
     buckets = ((response.get("aggregations") or {}).get("top") or {}).get("buckets", [])
     return buckets[(page - 1) * size : page * size]
 
 
 def read_top_stories(
-    response: Mapping, references: Mapping | None = None, *, page: int = 1, size: int | None = None
-) -> tuple[int, list[dict]]:
+    response: Mapping[str, Any], references: Mapping[str, Any] | None = None, *, page: int = 1, size: int | None = None
+) -> tuple[int, list[dict[str, Any]]]:
     """``(stories in the window, the page of stories)`` of a :func:`top_stories` response.
 
     ``page`` and ``size`` are the ones the body was built with (default: every
@@ -233,7 +234,7 @@ def story(
     size: int = 20,
     time_field: str = "published",
     source: Sequence[str] | bool = tuple(STORY_SOURCE),
-) -> dict:
+) -> dict[str, Any]:
     """Search body: one page of a story's versions (oldest first) with its reference, first publisher and timeline.
 
     One search: the versions are the hits (from/size); aggregations give the
@@ -273,7 +274,7 @@ def story(
     }
 
 
-def story_times(cluster_id: str, *, time_field: str = "published", size: int = MAX_TIMELINE_VERSIONS) -> dict:
+def story_times(cluster_id: str, *, time_field: str = "published", size: int = MAX_TIMELINE_VERSIONS) -> dict[str, Any]:
     """Search body: the times of a story's first ``size`` dated versions, oldest first (for its timeline)."""
     return {
         "query": {"bool": {"filter": [{"term": {CLUSTER_ID: cluster_id}}, {"exists": {"field": time_field}}]}},
@@ -304,7 +305,9 @@ def plausible_times(times_ms: Sequence[int], *, now: dt.datetime | None = None) 
     return [t for t in times_ms if low <= t <= high]
 
 
-def timeline_bins(times_ms: Sequence[int], *, max_bins: int = TIMELINE_BUCKETS) -> tuple[str | None, list[dict]]:
+def timeline_bins(
+    times_ms: Sequence[int], *, max_bins: int = TIMELINE_BUCKETS
+) -> tuple[str | None, list[dict[str, Any]]]:
     """Versions per interval: the shortest interval of :data:`TIMELINE_INTERVALS` giving at most ``max_bins`` bins,
     or, for times further apart, whole years widened until they do (never more than ``max_bins`` bins).
 
@@ -328,7 +331,7 @@ def timeline_bins(times_ms: Sequence[int], *, max_bins: int = TIMELINE_BUCKETS) 
     return name, [{"start": iso_millis(first + k * length), "count": c} for k, c in enumerate(counts)]
 
 
-def _version(hit: Mapping, reference: Mapping | None) -> dict:
+def _version(hit: Mapping[str, Any], reference: Mapping[str, Any] | None) -> dict[str, Any]:
     """A hit as a version: id, ``_source`` fields (fold fields lifted out) and its relation to the reference."""
     src = dict(hit.get("_source") or {})
     fold = fold_of(src)
@@ -346,14 +349,14 @@ def _version(hit: Mapping, reference: Mapping | None) -> dict:
 
 
 def read_story(
-    response: Mapping,
-    times: Mapping | None = None,
+    response: Mapping[str, Any],
+    times: Mapping[str, Any] | None = None,
     *,
     page: int = 1,
     size: int = 20,
     time_field: str = "published",
     now: dt.datetime | None = None,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """A :func:`story` response (and its :func:`story_times` one) as ``{cluster_id, pages, sites, reference, ...}``.
 
     Dates before 1990 or more than a day after ``now`` (default: the clock) are
@@ -424,7 +427,7 @@ def _epoch_millis(value) -> int | None:
 
 def references(
     cluster_ids: Sequence[str], *, time_field: str = "published", source: Sequence[str] = (PASSAGES,)
-) -> dict:
+) -> dict[str, Any]:
     """Search body: the reference of each of some stories (one hit per story, collapsed on the cluster id).
 
     Args:
@@ -447,7 +450,7 @@ def references(
     }
 
 
-def with_references(body: dict, *, agg: str, time_field: str = "published") -> dict:
+def with_references(body: dict[str, Any], *, agg: str, time_field: str = "published") -> dict[str, Any]:
     """A copy of a search body whose ``terms`` aggregation on the cluster id also returns each story's reference.
 
     For a body that lists stories already (newsfold's ``versions_of``): the
@@ -459,7 +462,7 @@ def with_references(body: dict, *, agg: str, time_field: str = "published") -> d
     return out
 
 
-def read_references(response: Mapping, *, agg: str | None = None) -> dict[str, dict]:
+def read_references(response: Mapping[str, Any], *, agg: str | None = None) -> dict[str, dict[str, Any]]:
     """``cluster id -> reference hit`` (``_id``, ``_source``) of a :func:`references` response, or of the
     aggregation ``agg`` of a body made by :func:`with_references`."""
     out = {}
@@ -476,7 +479,7 @@ def read_references(response: Mapping, *, agg: str | None = None) -> dict[str, d
     return out
 
 
-def relation_of(hit: Mapping, references: Mapping[str, Mapping]) -> dict | None:
+def relation_of(hit: Mapping[str, Any], references: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
     """The relation (``Relation.as_json``) of one hit to its story's reference, or None when unknown."""
     src = hit.get("_source") or {}
     fold = fold_of(src)
@@ -488,7 +491,7 @@ def relation_of(hit: Mapping, references: Mapping[str, Mapping]) -> dict | None:
     return found.as_json() if found else None
 
 
-def add_relations(client, response: dict, *, index: str, time_field: str = "published") -> dict:
+def add_relations(client, response: dict[str, Any], *, index: str, time_field: str = "published") -> dict[str, Any]:
     """Give every hit and inner version of a folded search its relation to its story's reference.
 
     For a host's ``fold_query`` / ``fold_search`` response: one more search
