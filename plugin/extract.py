@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import TYPE_CHECKING
 
 from newsfold.plugin.extract_blocks import (
     drop_headline,
@@ -36,6 +37,9 @@ from newsfold.plugin.extract_result import REASONS, Article, Rejection
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits, TooComplex, guard_markup
 from newsfold.plugin.text import cjk_share, tokenize
 
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+
 __all__ = ["REASONS", "Article", "Rejection", "decode_html", "extract_article"]
 
 log = logging.getLogger(__name__)
@@ -50,7 +54,7 @@ FALLBACK_TOKENS = 25
 _SAMPLE_CHARS = 2000  # characters tokenised to check the length and the script of an extracted text
 
 
-def _baseline(tree, runs) -> str:
+def _baseline(tree: HtmlElement, runs) -> str:
     import trafilatura
 
     return trafilatura.baseline(tree)[1]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lxml import etree
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 # trafilatura drops paragraphs inside the right container when a wrapper's class
 # looks like boilerplate to it ("widget", "embed", "meta", "button"...): whole
@@ -52,15 +55,17 @@ def _match_key(text: str) -> str:
     return _NONWORD.sub("", text).casefold()
 
 
-def text_runs(tree) -> list[list]:
+def text_runs(tree: HtmlElement) -> list[list]:
     """The page's visible text in document order, as runs ``[owner, text nodes, link chars]``.
 
     A run's owner is its nearest non-inline ancestor, so a run is the text one
     block shows between two nested blocks: the unit trafilatura keeps or drops.
     """
-    info: dict[str, Any] = {}  # element -> (owner, inside a link); owner None when not prose
+    info: dict[
+        HtmlElement, tuple[HtmlElement | None, bool]
+    ] = {}  # element -> (owner, inside a link); owner None when not prose
 
-    def lookup(el):
+    def lookup(el: HtmlElement) -> tuple[HtmlElement | None, bool]:
         hit = info.get(el)
         if hit is not None:
             return hit
@@ -105,10 +110,10 @@ def text_runs(tree) -> list[list]:
 class _Attrs:
     """Cached class/id words of elements (``sectionIntro`` -> section, intro)."""
 
-    def __init__(self):
-        self.cache: dict[str, Any] = {}
+    def __init__(self) -> None:
+        self.cache: dict[HtmlElement, frozenset[str]] = {}
 
-    def __call__(self, el) -> frozenset:
+    def __call__(self, el: HtmlElement) -> frozenset[str]:
         words = self.cache.get(el)
         if words is None:
             value = f"{el.get('class') or ''} {el.get('id') or ''}"
@@ -159,7 +164,7 @@ def paragraph_block(runs: list[list]) -> str:
     Returns:
         The block's text, or ``""`` when the page has no prose.
     """
-    score: dict[str, Any] = {}
+    score: dict[HtmlElement, float] = {}
     for owner, nodes, link_chars in runs:
         run = " ".join(" ".join(nodes).split())
         if link_chars * 2 >= len(run) or (size := len(run.encode())) < _PROSE_BYTES:
@@ -184,7 +189,7 @@ def paragraph_block(runs: list[list]) -> str:
     return "\n".join(lines)
 
 
-def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -> str:
+def recover_dropped_blocks(tree: HtmlElement, text: str, *, runs: list[list] | None = None) -> str:
     """Add back the article blocks trafilatura dropped inside the article's container.
 
     The container is the deepest element holding 80% of the text trafilatura
@@ -214,8 +219,8 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
         key = _match_key(run)
         if key:
             scored.append((owner, run, key, key in extracted, link_chars / len(run)))
-    weight: dict[str, Any] = {}  # element -> kept characters below it
-    depth: dict[str, Any] = {}
+    weight: dict[HtmlElement, int] = {}  # element -> kept characters below it
+    depth: dict[HtmlElement, int] = {}
     total = 0
     for owner, _run, key, kept, _ in scored:
         if kept and len(key) >= _ANCHOR_CHARS:
@@ -228,7 +233,9 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
         return text
     container = max((el for el, w in weight.items() if w >= _CONTAINER_SHARE * total), key=depth.__getitem__)
     attrs = _Attrs()
-    kept_children: dict[str, Any] = {}  # parent -> [(tag, class words)] of its children holding kept text
+    kept_children: dict[
+        HtmlElement, list[tuple[str, frozenset[str]]]
+    ] = {}  # parent -> [(tag, class words)] of its children holding kept text
     added, seen = [], set()
     for owner, run, key, kept, link_share in scored:
         if kept or link_share >= _MAX_LINK_SHARE or key in seen:
@@ -249,7 +256,12 @@ def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -
     return text + "\n" + "\n".join(added) if added else text
 
 
-def _like_kept_sibling(chain: list, weight: dict[str, Any], attrs: _Attrs, kept_children: dict[str, Any]) -> bool:
+def _like_kept_sibling(
+    chain: list,
+    weight: dict[HtmlElement, int],
+    attrs: _Attrs,
+    kept_children: dict[HtmlElement, list[tuple[str, frozenset[str]]]],
+) -> bool:
     """Whether an element on ``chain`` (up to the first one holding kept text) repeats a kept sibling."""
     for el in chain:
         if el in weight:
@@ -267,7 +279,7 @@ def _like_kept_sibling(chain: list, weight: dict[str, Any], attrs: _Attrs, kept_
     return False
 
 
-def drop_headline(text: str, tree, title: str) -> str:
+def drop_headline(text: str, tree: HtmlElement, title: str) -> str:
     """Drop a first line that only repeats the headline (it is ``Article.title``, not body text).
 
     Args:

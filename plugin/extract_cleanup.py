@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from lxml import etree
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 # Class/id tokens of blocks that are never the article: related-story and teaser
 # boxes (their long ledes of other stories leak into the body: the Media Cloud
@@ -37,7 +40,7 @@ _HEADING_TAGS = ("h2", "h3", "h4", "h5", "h6", "strong", "b", "p", "div", "span"
 _HEADING_CHARS = 60  # longer text is not a heading
 
 
-def _boiler_named(tree) -> list:
+def _boiler_named(tree: HtmlElement) -> list:
     """Elements whose class or id starts a name with a :data:`_BOILER_TOKEN`, in document order."""
     values = _CLASS_ID_VALUES(tree)
     if not values:
@@ -48,13 +51,13 @@ def _boiler_named(tree) -> list:
     for name in names:
         starts.append(offset)
         offset += len(name) + 1
-    found: dict[str, Any] = {}
+    found: dict[HtmlElement, None] = {}
     for m in _BOILER_ATTR.finditer(lowered):
         found.setdefault(values[bisect.bisect_right(starts, m.start()) - 1].getparent(), None)
     return list(found)
 
 
-def _short_block_text(el) -> str | None:
+def _short_block_text(el: HtmlElement) -> str | None:
     """The text of a block with at most one child element, when under :data:`_HEADING_CHARS` characters.
 
     Reads the text lazily, so a one-child wrapper around the whole page costs a few text nodes, not the page.
@@ -75,25 +78,25 @@ def _short_block_text(el) -> str | None:
     return " ".join(parts) if size else None
 
 
-def page_words(tree) -> int:
+def page_words(tree: HtmlElement) -> int:
     """Words of the page's body (of the whole tree when it has no ``<body>``)."""
     body = tree.find(".//body")
     return _text_len(body if body is not None else tree)
 
 
-def _text_len(el) -> int:
+def _text_len(el: HtmlElement) -> int:
     """Words of an element's text (serialised in C: this runs on whole pages)."""
     if el is None:
         return 0
     return len(etree.tostring(el, method="text", encoding="unicode", with_tail=False).split())
 
 
-def _link_density(el) -> float:
+def _link_density(el: HtmlElement) -> float:
     words = _text_len(el)
     return sum(_text_len(a) for a in el.iter("a")) / words if words else 0.0
 
 
-def clean_tree(tree, *, body_words: int | None = None) -> int:
+def clean_tree(tree: HtmlElement, *, body_words: int | None = None) -> int:
     """Remove related-story boxes, teasers, banners and widgets from a parsed page.
 
     Runs on the lxml tree before trafilatura. A block is removed when a class or
@@ -148,7 +151,7 @@ _MIN_CARDS = 3  # two linked items may be an article's "see also"; three cards m
 _CARD_SHARE = 0.8
 
 
-def _is_card(item) -> bool:
+def _is_card(item: HtmlElement) -> bool:
     """Whether a list item is headed by a link: a heading holding a link, or inside one within the item."""
     for heading in item.iter(_CARD_HEADINGS):
         if heading.find(".//a") is not None:
@@ -161,7 +164,7 @@ def _is_card(item) -> bool:
     return False
 
 
-def _teaser_lists(tree, total: int) -> list:
+def _teaser_lists(tree: HtmlElement, total: int) -> list:
     """Lists whose items are teaser cards: a linked headline each (and often a lede and a picture).
 
     "Latest stories" and "more from" boxes are lists of other stories'
@@ -217,7 +220,7 @@ _FURNITURE_TAGS = (
 _JSON_LD = "application/ld+json"
 
 
-def drop_furniture(tree) -> int:
+def drop_furniture(tree: HtmlElement) -> int:
     """Delete scripts, styles, media, form controls, navigation, asides and footers (tails kept).
 
     Run after :func:`unwrap_page_wrappers` (a page-sized aside is the page,
@@ -235,7 +238,7 @@ def drop_furniture(tree) -> int:
     return len(doomed)
 
 
-def _remove(el) -> None:
+def _remove(el: HtmlElement) -> None:
     """Delete an element and its subtree, keeping the text that follows it."""
     parent = el.getparent()
     if parent is None:
@@ -254,7 +257,7 @@ def _remove(el) -> None:
 _PAGE_FURNITURE = ("aside", "header", "footer", "nav", "button", "menu", "label", "dialog", "fieldset", "figure")
 
 
-def unwrap_page_wrappers(tree, *, body_words: int | None = None) -> int:
+def unwrap_page_wrappers(tree: HtmlElement, *, body_words: int | None = None) -> int:
     """Turn an aside/header/footer/nav/button... holding half of the page's text into a plain ``div``.
 
     Broken markup (a popup ``<aside>`` or a menu ``<button>`` that is never
@@ -292,14 +295,14 @@ _PROSE_CELL_CHARS = 300  # a cell holding this much text holds paragraphs, not a
 _CHROME_CHARS = 50  # a cell with less text than this, not ending a sentence, is a label of the page's frame
 
 
-def _own(el, table) -> bool:
+def _own(el: HtmlElement, table: HtmlElement) -> bool:
     """Whether a table part belongs to ``table`` itself, not to a table nested in one of its cells."""
     for anc in el.iterancestors("table"):
         return anc is table
     return False
 
 
-def _layout_kind(table) -> str | None:
+def _layout_kind(table: HtmlElement) -> str | None:
     """What a table lays out: ``"frame"`` (a page or its columns), ``"bar"`` (a menu or a strip), or None (data).
 
     Signals that hold across sites and eras, the first that applies
@@ -336,7 +339,7 @@ def _layout_kind(table) -> str | None:
     return None
 
 
-def _is_chrome_cell(cell, kind: str) -> bool:
+def _is_chrome_cell(cell: HtmlElement, kind: str) -> bool:
     """Whether a cell of a page frame is a label of the frame: a place, a date, a temperature, a separator.
 
     Menus are left to trafilatura's link-density test and to
@@ -348,7 +351,7 @@ def _is_chrome_cell(cell, kind: str) -> bool:
     return bool(text) and len(text) < _CHROME_CHARS and not _SENTENCE_END.search(text) and cell.find(".//a") is None
 
 
-def unlayout_tables(tree) -> int:
+def unlayout_tables(tree: HtmlElement) -> int:
     """Turn layout tables into plain blocks and drop their frame cells; data tables stay tables.
 
     trafilatura writes every table it keeps as ``| cell | cell |`` rows, so a
@@ -362,7 +365,7 @@ def unlayout_tables(tree) -> int:
     Returns:
         The number of tables turned into blocks.
     """
-    kinds: dict[str, Any] = {}
+    kinds: dict[HtmlElement, str | None] = {}
     for table in tree.iter("table"):  # document order: an outer table is judged before the tables in its cells
         kind = _layout_kind(table)
         outer = next(table.iterancestors("table"), None)
@@ -393,7 +396,7 @@ _BLOCK_TAGS = frozenset(("p", "div", "table", "ul", "ol", "dl", "blockquote", "p
 _BLOCK_TAGS |= frozenset(f"h{n}" for n in range(1, 7))
 
 
-def _paragraphs_from_breaks(cell) -> None:
+def _paragraphs_from_breaks(cell: HtmlElement) -> None:
     """Turn a former table cell's text split by ``<br><br>`` into ``<p>`` elements, as readability does.
 
     Pages of the table era write an article as one cell of inline text and
@@ -455,7 +458,7 @@ def _paragraphs_from_breaks(cell) -> None:
         cell.append(el)
 
 
-def _breaks_follow(br) -> bool:
+def _breaks_follow(br: HtmlElement) -> bool:
     """Whether a ``<br>`` is followed by another with only white space between."""
     nxt = br.getnext()
     return nxt is not None and nxt.tag == "br" and not (br.tail or "").strip()

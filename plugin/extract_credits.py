@@ -27,9 +27,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 #: canonical agency -> the names it is credited under (matched case-insensitively, as a whole credit)
 AGENCIES: dict[str, tuple[str, ...]] = {
@@ -220,7 +224,7 @@ def absolute_image(src: str | None, base: str | None) -> str | None:
     return url if len(url) <= _MAX_URL_CHARS else None
 
 
-def page_signals(tree, *, url: str | None = None) -> PageSignals:
+def page_signals(tree: HtmlElement, *, url: str | None = None) -> PageSignals:
     """The picture and the credits of a parsed page, read before any cleanup (never raises on odd markup)."""
     out = PageSignals()
     images: list[str | None] = []
@@ -266,7 +270,7 @@ def page_signals(tree, *, url: str | None = None) -> PageSignals:
     return out
 
 
-def _in_figure(el) -> bool:
+def _in_figure(el: HtmlElement) -> bool:
     """Whether an element sits in a figure, a picture or a caption (up to four levels up)."""
     for n, up in enumerate(el.iterancestors()):
         if n >= 4 or not isinstance(up.tag, str):

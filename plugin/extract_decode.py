@@ -7,10 +7,14 @@ import gzip
 import io
 import re
 import zlib
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
 from newsfold.plugin.extract_result import Rejection
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 _MAGIC = {
     b"%PDF": "a PDF document",
@@ -189,7 +193,7 @@ def parse_html(html: str):
     return tree
 
 
-def _has_body(tree) -> bool:
+def _has_body(tree: HtmlElement) -> bool:
     body = tree.find("body")
     return body is not None and (len(body) > 0 or bool((body.text or "").strip()))
 
@@ -234,7 +238,7 @@ def _parse(html: str):
     return tree
 
 
-def _adopt_stray_roots(tree) -> None:
+def _adopt_stray_roots(tree: HtmlElement) -> None:
     """Move markup libxml2 left beside the root (content after ``</html>``) into the body, as browsers show it."""
     strays = [el for el in tree.itersiblings() if isinstance(el.tag, str)]
     if not strays:
