@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
 from newsfold.plugin.extract_blocks import (
+    TextRun,
     drop_headline,
     needs_second_opinion,
     paragraph_block,
@@ -39,6 +41,7 @@ from newsfold.plugin.text import cjk_share, tokenize
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
+    from trafilatura.settings import Document
 
 __all__ = ["REASONS", "Article", "Rejection", "decode_html", "extract_article"]
 
@@ -54,13 +57,16 @@ FALLBACK_TOKENS = 25
 _SAMPLE_CHARS = 2000  # characters tokenised to check the length and the script of an extracted text
 
 
-def _baseline(tree: HtmlElement, runs) -> str:
+def _baseline(tree: HtmlElement, runs: list[TextRun]) -> str:
     import trafilatura
 
     return trafilatura.baseline(tree)[1]
 
 
-_FALLBACKS = (("paragraphs", lambda tree, runs: paragraph_block(runs)), ("baseline", _baseline))
+_FALLBACKS: tuple[tuple[str, Callable[[HtmlElement, list[TextRun]], str]], ...] = (
+    ("paragraphs", lambda tree, runs: paragraph_block(runs)),
+    ("baseline", _baseline),
+)
 
 
 def _too_little(text: str, prose: int) -> bool:
@@ -119,6 +125,7 @@ def extract_article(
         An ``Article``, or a ``Rejection`` naming the reason. Never raises for
         bad input.
     """
+    html: str | Rejection
     if isinstance(data, str):
         if len(data) > max_bytes:
             return Rejection("too_large", f"the page has {len(data)} characters, the limit is {max_bytes}")
@@ -151,10 +158,17 @@ def extract_article(
             clean_tree(tree, body_words=words)
         runs = text_runs(tree)  # the page's text blocks: the second-opinion test and the recovery pass share them
         prose = prose_bytes(runs)
-        doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False, fast=True)
+        # without as_dict, bare_extraction returns a Document (its annotation covers both forms)
+        doc = cast(
+            "Document | None",
+            trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False, fast=True),
+        )
         path = "fast"
         if needs_second_opinion((doc.text or "") if doc is not None else "", prose):
-            second = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
+            second = cast(
+                "Document | None",
+                trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False),
+            )
             if second is not None:
                 doc, path = second, "full"
         text = (doc.text or "").strip() if doc is not None else ""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
@@ -49,13 +49,16 @@ _NONWORD = re.compile(r"[\W_]+")
 _ATTR_WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
+#: a run of visible text, ``[owner element, its text nodes, characters inside links]``, extended in place
+TextRun = list[Any]
+
 
 def _match_key(text: str) -> str:
     """Letters and digits only: the same text whatever spacing and punctuation trafilatura gave it."""
     return _NONWORD.sub("", text).casefold()
 
 
-def text_runs(tree: HtmlElement) -> list[list]:
+def text_runs(tree: HtmlElement) -> list[TextRun]:
     """The page's visible text in document order, as runs ``[owner, text nodes, link chars]``.
 
     A run's owner is its nearest non-inline ancestor, so a run is the text one
@@ -69,8 +72,8 @@ def text_runs(tree: HtmlElement) -> list[list]:
         hit = info.get(el)
         if hit is not None:
             return hit
-        path = []
-        cur = el
+        path: list[HtmlElement] = []
+        cur: HtmlElement | None = el
         while cur is not None and cur not in info:
             path.append(cur)
             cur = cur.getparent()
@@ -87,8 +90,8 @@ def text_runs(tree: HtmlElement) -> list[list]:
         return info[el]
 
     body = tree.find(".//body")
-    runs: list[list] = []
-    last = None
+    runs: list[TextRun] = []
+    last: TextRun | None = None
     for node in _VISIBLE_TEXT(tree if body is None else body):
         el = node.getparent()
         if node.is_tail:
@@ -122,7 +125,7 @@ class _Attrs:
         return words
 
 
-def prose_bytes(runs: list[list]) -> int:
+def prose_bytes(runs: list[TextRun]) -> int:
     """UTF-8 bytes of the page's prose: its text runs that read as paragraphs (long, not mostly links)."""
     prose = 0
     for _owner, nodes, link_chars in runs:
@@ -148,7 +151,7 @@ def needs_second_opinion(text: str, prose: int) -> bool:
     return size < prose * _MIN_PROSE_SHARE or size > prose * _MAX_PROSE_MULTIPLE
 
 
-def paragraph_block(runs: list[list]) -> str:
+def paragraph_block(runs: list[TextRun]) -> str:
     """The text of the page's largest block of paragraphs: the fallback when trafilatura finds (almost) nothing.
 
     Each prose run (long, not mostly links) scores its owner's parent with its
@@ -189,7 +192,7 @@ def paragraph_block(runs: list[list]) -> str:
     return "\n".join(lines)
 
 
-def recover_dropped_blocks(tree: HtmlElement, text: str, *, runs: list[list] | None = None) -> str:
+def recover_dropped_blocks(tree: HtmlElement, text: str, *, runs: list[TextRun] | None = None) -> str:
     """Add back the article blocks trafilatura dropped inside the article's container.
 
     The container is the deepest element holding 80% of the text trafilatura
@@ -234,7 +237,7 @@ def recover_dropped_blocks(tree: HtmlElement, text: str, *, runs: list[list] | N
     container = max((el for el, w in weight.items() if w >= _CONTAINER_SHARE * total), key=depth.__getitem__)
     attrs = _Attrs()
     kept_children: dict[
-        HtmlElement, list[tuple[str, frozenset[str]]]
+        HtmlElement, list[tuple[object, frozenset[str]]]
     ] = {}  # parent -> [(tag, class words)] of its children holding kept text
     added, seen = [], set()
     for owner, run, key, kept, link_share in scored:
@@ -257,10 +260,10 @@ def recover_dropped_blocks(tree: HtmlElement, text: str, *, runs: list[list] | N
 
 
 def _like_kept_sibling(
-    chain: list,
+    chain: list[HtmlElement],
     weight: dict[HtmlElement, int],
     attrs: _Attrs,
-    kept_children: dict[HtmlElement, list[tuple[str, frozenset[str]]]],
+    kept_children: dict[HtmlElement, list[tuple[object, frozenset[str]]]],
 ) -> bool:
     """Whether an element on ``chain`` (up to the first one holding kept text) repeats a kept sibling."""
     for el in chain:
@@ -321,7 +324,7 @@ _DATE_BAR_WORDS = 8  # a date bar is a date and a few labels, not a sentence tha
 _ENDS_SENTENCE = re.compile(r"[.!?。！？]['\"’”」』)]*$")
 
 
-def trim_edges(text: str, runs: list[list]) -> str:
+def trim_edges(text: str, runs: list[TextRun]) -> str:
     """Drop menus, skip links, date and weather bars and "most read" lists from the start and end of a text.
 
     Generic rules, no site's words: at either end, a short line mostly made

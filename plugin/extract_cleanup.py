@@ -40,7 +40,7 @@ _HEADING_TAGS = ("h2", "h3", "h4", "h5", "h6", "strong", "b", "p", "div", "span"
 _HEADING_CHARS = 60  # longer text is not a heading
 
 
-def _boiler_named(tree: HtmlElement) -> list:
+def _boiler_named(tree: HtmlElement) -> list[HtmlElement]:
     """Elements whose class or id starts a name with a :data:`_BOILER_TOKEN`, in document order."""
     values = _CLASS_ID_VALUES(tree)
     if not values:
@@ -164,7 +164,7 @@ def _is_card(item: HtmlElement) -> bool:
     return False
 
 
-def _teaser_lists(tree: HtmlElement, total: int) -> list:
+def _teaser_lists(tree: HtmlElement, total: int) -> list[HtmlElement]:
     """Lists whose items are teaser cards: a linked headline each (and often a lede and a picture).
 
     "Latest stories" and "more from" boxes are lists of other stories'
@@ -369,7 +369,7 @@ def unlayout_tables(tree: HtmlElement) -> int:
     for table in tree.iter("table"):  # document order: an outer table is judged before the tables in its cells
         kind = _layout_kind(table)
         outer = next(table.iterancestors("table"), None)
-        if kind == "bar" and kinds.get(outer) == "frame":
+        if kind == "bar" and outer is not None and kinds.get(outer) == "frame":
             kind = "frame"  # a strip inside the page's frame is part of the frame
         kinds[table] = kind
     layout = [(t, kind) for t, kind in kinds.items() if kind]
@@ -409,12 +409,12 @@ def _paragraphs_from_breaks(cell: HtmlElement) -> None:
         return
     from lxml import html as lxml_html
 
-    out: list = []  # the cell's new children
-    current = None
+    out: list[HtmlElement] = []  # the cell's new children
+    current: HtmlElement | None = None
     lead = cell.text
     cell.text = None
 
-    def para():
+    def para() -> HtmlElement:
         nonlocal current
         if current is None:
             current = lxml_html.Element("p")

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
@@ -166,7 +167,7 @@ def credited(text: str) -> str | None:
     return agency(zh.group(1)) if zh else None
 
 
-def _jsonld_names(value, depth: int = 0) -> list[str]:
+def _jsonld_names(value: object, depth: int = 0) -> list[str]:
     if depth > 3:
         return []
     if isinstance(value, str):
@@ -179,7 +180,7 @@ def _jsonld_names(value, depth: int = 0) -> list[str]:
     return []
 
 
-def _jsonld_objects(data, depth: int = 0):
+def _jsonld_objects(data: object, depth: int = 0) -> Iterator[dict[str, Any]]:
     if depth > 4:
         return
     if isinstance(data, list):
@@ -192,7 +193,7 @@ def _jsonld_objects(data, depth: int = 0):
             yield from _jsonld_objects(graph, depth + 1)
 
 
-def _jsonld_image(value, depth: int = 0) -> str | None:
+def _jsonld_image(value: object, depth: int = 0) -> str | None:
     if depth > 3:
         return None
     if isinstance(value, str):
