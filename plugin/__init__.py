@@ -19,6 +19,7 @@ functions that take ``client=``.
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 #: public name -> module of newsfold.plugin that defines it
 _EXPORTS = {
@@ -73,7 +74,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:  # the exported object, typed where its module defines it
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'newsfold.plugin' has no attribute {name!r}")

@@ -124,7 +124,7 @@ def flat(source: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def fold_update(**fields) -> dict[str, Any]:
+def fold_update(**fields: Any) -> dict[str, Any]:
     """The ``doc`` of a partial update that sets some fold fields."""
     return {FOLD: fields}
 

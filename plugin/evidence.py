@@ -91,7 +91,7 @@ def pair_scores(
         ``(jaccard, containment)`` rounded to 4 places, or ``(None, None)``
         when the signatures cannot be compared.
     """
-    if not comparable(a, b):
+    if a is None or b is None or not comparable(a, b):
         return None, None
     j = jaccard(a, b)
     return round(j, 4), round(containment(a, b, j, weighted=weighted), 4)
@@ -114,7 +114,7 @@ def similarity_matrix(signatures: Sequence[Signature | None]) -> list[list[float
     usable = [i for i, s in enumerate(signatures) if s is not None and len(lengths) == 1]
     out: list[list[float | None]] = [[None] * n for _ in range(n)]
     if usable:
-        values = np.stack([signatures[i].hashvalues for i in usable])
+        values = np.stack([s.hashvalues for i in usable if (s := signatures[i]) is not None])
         equal = np.round((values[:, None, :] == values[None, :, :]).mean(axis=2), 4).tolist()
         for x, i in enumerate(usable):
             row = out[i]
@@ -178,7 +178,7 @@ def title_keys_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """
     key_a, key_b = a.get("title_key"), b.get("title_key")
     if key_a and key_b:
-        return key_a == key_b
+        return bool(key_a == key_b)
     title_a, title_b = normalize(a.get("title") or ""), normalize(b.get("title") or "")
     return bool(title_a) and title_a == title_b
 
@@ -217,7 +217,7 @@ def membership_evidence(
     j, c = pair_scores(member_signature, reference_signature, weighted=settings.signature_kind == "weighted")
     bands = len(set(member.get("band_keys") or ()) & set(reference.get("band_keys") or ()))
     signals: list[Signal] = []
-    if j is None:
+    if j is None or c is None or member_signature is None or reference_signature is None:
         signals.append(Signal("jaccard", False, "no comparable signatures"))
         signals.append(Signal("containment", False, "no comparable signatures"))
     else:

@@ -141,7 +141,7 @@ def unfolded_documents(*, client: Elasticsearch, index: str, size: int = 10) -> 
     check_type(size, int, "size")
     if not 0 <= size <= 1_000:
         raise InputError(f"size must be 0-1,000, got {size}")
-    body: dict[str, Any] = {"query": {"bool": {"must_not": [{"exists": {"field": CLUSTER_ID}}]}}, "size": size, "_source": False,
-            "track_total_hits": True, "sort": ["_doc"]}  # fmt: skip
+    body: dict[str, Any] = {"query": {"bool": {"must_not": [{"exists": {"field": CLUSTER_ID}}]}}, "size": size,
+                            "_source": False, "track_total_hits": True, "sort": ["_doc"]}  # fmt: skip
     res = client.search(index=index, **body)
     return {"count": int(res["hits"]["total"]["value"]), "ids": [h["_id"] for h in res["hits"]["hits"]]}

@@ -74,7 +74,7 @@ REPRESENTATIVE_FIRST = {"newsfold.representative": {"order": "desc", "unmapped_t
 URL_ORDER = {"newsfold.url_key": {"order": "asc", "unmapped_type": "keyword"}}
 
 
-def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | None = None) -> dict[str, Any]:
+def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list[Any] | None = None) -> dict[str, Any]:
     """Search body listing a cluster's pages (oldest first, paged by ``search_after``)."""
     body: dict[str, Any] = {
         "query": {"term": {CLUSTER_ID: cluster_id}},
@@ -351,7 +351,7 @@ def corrections_touching(page_ids: list[str], *, size: int = 10_000) -> dict[str
     return {"query": {"terms": {"touches": list(page_ids)}}, "size": size, "_source": DECISION_SOURCE}
 
 
-def corrections_since(since: str | None, *, size: int = 1000, search_after: list | None = None) -> dict[str, Any]:
+def corrections_since(since: str | None, *, size: int = 1000, search_after: list[Any] | None = None) -> dict[str, Any]:
     """Search body: the pages touched by corrections made at or after ``since`` (all when None), oldest first."""
     body: dict[str, Any] = {
         "query": {"range": {"at": {"gte": since}}} if since else {"match_all": {}},
