@@ -38,17 +38,23 @@ FOLD_LAYOUT = 5
 #: additive ``put_mapping``) the first time newsfold checks it, never refused
 ADDITIVE_FROM = (2, 3, 4)
 _META_CACHE_SECONDS = 60.0
-_checked: dict[tuple[int, str], float] = {}
+_checked: dict[tuple[int, str, str], float] = {}
 
 
 @lru_cache(maxsize=1)
 def _mapping_file() -> dict[str, Any]:
-    return json.loads(resources.files("newsfold.mappings").joinpath("articles.json").read_text("utf-8"))
+    mapping: dict[str, Any] = json.loads(
+        resources.files("newsfold.mappings").joinpath("articles.json").read_text("utf-8")
+    )
+    return mapping
 
 
 @lru_cache(maxsize=1)
 def _corrections_mapping_file() -> dict[str, Any]:
-    return json.loads(resources.files("newsfold.mappings").joinpath("corrections.json").read_text("utf-8"))
+    mapping: dict[str, Any] = json.loads(
+        resources.files("newsfold.mappings").joinpath("corrections.json").read_text("utf-8")
+    )
+    return mapping
 
 
 def corrections_index(settings: Settings) -> str:
@@ -254,7 +260,7 @@ def _upgrade_layout(client: Elasticsearch, name: str, mappings: dict[str, Any]) 
     meta = dict(mappings.get("_meta") or {})
     meta["newsfold"] = {**meta["newsfold"], "fold_layout": FOLD_LAYOUT}
     missing = _missing_fold_fields(mappings.get("properties", {}))
-    client.indices.put_mapping(index=name, meta=meta, **({"properties": missing} if missing else {}))
+    client.indices.put_mapping(index=name, meta=meta, properties=missing or None)  # None: the parameter is left out
 
 
 def check_meta_cached(client: Elasticsearch, settings: Settings, name: str) -> None:
@@ -296,4 +302,5 @@ def current_index(client: Elasticsearch, settings: Settings) -> str | None:
         return None
     names = sorted(aliases)
     writers = [n for n in names if aliases[n]["aliases"].get(settings.index, {}).get("is_write_index")]
-    return (writers or names or [None])[-1]
+    candidates = writers or names
+    return candidates[-1] if candidates else None

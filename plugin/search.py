@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from elastic_transport import ObjectApiResponse
 from elasticsearch import BadRequestError, Elasticsearch
 
 from newsfold.plugin.errors import IndexMismatchError, ServerError, check_type
@@ -79,7 +81,7 @@ def _attach_versions(
     per story: 4.1-4.4x an unfolded search on a real node against about 1.3x
     this way (docs/scaling.md).
     """
-    clusters = sorted({_cluster(h) for h in hits if _cluster(h)})
+    clusters = sorted({c for h in hits if (c := _cluster(h))})
     if not clusters:
         return
     filters: list[dict[str, Any]] = [{"terms": {FOLD_FIELD: clusters}}]
@@ -109,12 +111,13 @@ def _attach_versions(
 
 
 def _cluster(hit: dict[str, Any]) -> str | None:
-    return ((hit.get("fields") or {}).get(FOLD_FIELD) or [None])[0]
+    cluster: str | None = ((hit.get("fields") or {}).get(FOLD_FIELD) or [None])[0]
+    return cluster
 
 
 def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict[str, Any]]) -> None:
     """Put each story's number of versions in the whole index on its hit (``ALL_VERSIONS_KEY``)."""
-    clusters = sorted({_cluster(h) for h in hits if _cluster(h)})
+    clusters = sorted({c for h in hits if (c := _cluster(h))})
     counts: dict[str, int] = {}
     if clusters:
         body = {"size": 0, "query": {"terms": {FOLD_FIELD: clusters}},
@@ -127,7 +130,7 @@ def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict[str, 
 
 
 def _merge_unfolded(
-    client: Elasticsearch, body: dict[str, Any], index: str, folded: dict[str, Any], first
+    client: Elasticsearch, body: dict[str, Any], index: str, folded: dict[str, Any], first: ObjectApiResponse[Any]
 ) -> dict[str, Any]:
     """The first response, or, when some matching documents are not folded, the two searches merged."""
     unfolded = (first.get("aggregations") or {}).get(UNFOLDED_AGG, {}).get("doc_count", 0)
@@ -163,12 +166,12 @@ def _and(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
     return b if not a else {"bool": {"filter": [a, b]}}
 
 
-def _comparator(sort):
+def _comparator(sort: Any) -> Callable[[dict[str, Any], dict[str, Any]], int]:
     """Order hits as Elasticsearch did: by their ``sort`` values when the body sorts, else by score."""
     if not sort:
         return lambda x, y: _cmp(y.get("_score") or 0.0, x.get("_score") or 0.0)
     clauses = sort if isinstance(sort, list) else [sort]
-    orders = []
+    orders: list[str] = []
     for clause in clauses:
         if isinstance(clause, str):
             orders.append("desc" if clause == "_score" else "asc")
@@ -193,12 +196,13 @@ def _comparator(sort):
     return compare
 
 
-def _at(values, i):
+def _at(values: Sequence[Any] | None, i: int) -> Any:  # a sort value: any JSON scalar
     return values[i] if values and i < len(values) else None
 
 
-def _cmp(a, b) -> int:
+def _cmp(a: Any, b: Any) -> int:
     try:
-        return (a > b) - (a < b)
+        order: int = (a > b) - (a < b)
+        return order
     except TypeError:
         return (str(a) > str(b)) - (str(a) < str(b))

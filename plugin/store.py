@@ -8,8 +8,8 @@ through here, so "a page deleted meanwhile" means the same everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from newsfold.plugin import queries
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
@@ -29,7 +29,7 @@ UPDATE_RETRIES = 5
 
 def bulk_failures(
     client: Elasticsearch,
-    actions: list[Mapping[str, Any]],
+    actions: Sequence[dict[str, Any]],
     *,
     settings: Settings,
     refresh: bool | str = False,
@@ -65,7 +65,7 @@ def bulk_failures(
         max_retries=settings.es_max_retries,
     )
     failed: dict[str, str] = {}
-    for err in errors:
+    for err in cast("list[dict[str, Any]]", errors):  # a list, since stats_only is off
         item = next(iter(err.values()))
         if missing_ok and item.get("status") == 404:
             continue
@@ -76,7 +76,7 @@ def bulk_failures(
 
 def bulk_write(
     client: Elasticsearch,
-    actions: list[Mapping[str, Any]],
+    actions: Sequence[dict[str, Any]],
     *,
     settings: Settings,
     what: str,
@@ -111,5 +111,5 @@ def cluster_page_ids(cluster_ids: list[str], *, client: Elasticsearch, settings:
     out: dict[str, list[str]] = {c: [] for c in cluster_ids}
     body = queries.cluster_pages(cluster_ids, size=MAX_CLUSTER_PAGES, source=[CLUSTER_ID])
     for hit in client.search(index=settings.index, **body)["hits"]["hits"]:
-        out.setdefault(cluster_of(hit["_source"]), []).append(hit["_id"])
+        out.setdefault(cast(str, cluster_of(hit["_source"])), []).append(hit["_id"])  # the query asks for them
     return out
