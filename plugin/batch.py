@@ -22,6 +22,7 @@ import datetime as dt
 import logging
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -87,7 +88,7 @@ def lookup(
     *,
     client: Elasticsearch,
     settings: Settings,
-    exclude_clusters: dict[str, str | None] | None = None,
+    exclude_clusters: Mapping[str, str | None] | None = None,
 ) -> dict[str, list[Candidate]]:
     """Band-key term lookup for every page in one ``msearch``.
 
@@ -159,9 +160,9 @@ def verified_edges(
             edges.append((a.page_id, Match(b.page_id, b.page_id, sim, cont)))
             edges.append((b.page_id, Match(a.page_id, a.page_id, sim, cont)))
         else:
-            for x in (a, b):
-                if x.nearest_rejected is None or sim > x.nearest_rejected:
-                    x.nearest_rejected = sim
+            for page in (a, b):
+                if page.nearest_rejected is None or sim > page.nearest_rejected:
+                    page.nearest_rejected = sim
     return edges
 
 
@@ -180,8 +181,8 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
                 state.outcomes[p.page_id] = Outcome(p.page_id, "unchanged", cluster_id=cluster_of(src))
                 state.unchanged.append(p)
             else:
-                if cluster_of(src):
-                    state.previous[p.page_id] = cluster_of(src)
+                if previous := cluster_of(src):
+                    state.previous[p.page_id] = previous
                 state.pages.append(p)
     state.candidates = lookup(state.pages, client=client, settings=settings)
     batch_ids = [p.page_id for p in state.pages]
@@ -398,7 +399,7 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
     return list(state.outcomes.values())
 
 
-def check_pages(pages, *, settings: Settings) -> list[SignedPage]:
+def check_pages(pages: object, *, settings: Settings) -> list[SignedPage]:
     """The pages of an ``ingest`` call, checked at the door.
 
     Raises:

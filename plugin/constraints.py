@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 MAX_CORRECTIONS = 10_000  # corrections read per lookup
 PAIR_FIELDS = (("must_link", "must"), ("cannot_link", "cannot"), ("released", "released"))
 
-Decisions = dict[tuple, tuple[tuple[str, str], object, str]]  # key -> ((at, id), value, correction id)
+Decisions = dict[tuple[str, ...], tuple[tuple[str, str], object, str]]  # key -> ((at, id), value, correction id)
 
 
 def decisions(docs: Iterable[Mapping[str, Any]], pages: set[str] | None = None) -> Decisions:

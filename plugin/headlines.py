@@ -217,12 +217,14 @@ def story_headline(versions: Iterable[Mapping[str, Any]], *, origin_id: str | No
     seen = [v for v in versions if v.get("headline")]
     for v in seen:
         if origin_id and v.get("id") == origin_id:
-            return v["headline"]
+            headline: str = v["headline"]
+            return headline
     if not seen:
         return None
     counts = Counter(_norm(v["headline"]) for v in seen)
     best = max(counts.values())
-    return next(v["headline"] for v in seen if counts[_norm(v["headline"])] == best)
+    common: str = next(v["headline"] for v in seen if counts[_norm(v["headline"])] == best)
+    return common
 
 
 def lede(text: str | None, *, limit: int = SNIPPET_CHARS) -> str | None:

@@ -109,7 +109,7 @@ def _origin(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"origin_wire": None, "origin_site": site, "origin_id": hits[0]["_id"]}
 
 
-def _same(field: str, value) -> dict[str, Any]:
+def _same(field: str, value: object) -> dict[str, Any]:
     return {"term": {field: value}} if value is not None else {"bool": {"must_not": [{"exists": {"field": field}}]}}
 
 
@@ -157,8 +157,9 @@ def refresh_origins(
     updated = 0
     for start in range(0, len(ids), MAX_STORIES):
         chunk = ids[start : start + MAX_STORIES]
-        found = _read(client.search(index=index, body=origins_body(chunk, time_field=time_field)))
-        actions, search = [], {}
+        found = _read(client.search(index=index, body=origins_body(chunk, time_field=time_field)).body)
+        actions: list[dict[str, Any]] = []
+        search: dict[str, dict[str, Any]] = {}
         for cluster, (origin, (_pages, unset, agree)) in found.items():
             mine = list((new_pages or {}).get(cluster, ()))
             if agree and unset <= len(mine):  # only the new pages lack the origin the others hold
@@ -169,10 +170,10 @@ def refresh_origins(
         stale = client.search(index=index, body=stale_body(search))["hits"]["hits"] if search else []
         origins = search
         for hit in stale:
-            origin = origins.get(fold_of(hit.get("_source")).get("cluster_id"))
-            if origin is not None:
+            wanted = origins.get(fold_of(hit.get("_source")).get("cluster_id") or "")
+            if wanted is not None:
                 actions.append({"_op_type": "update", "_index": hit["_index"], "_id": hit["_id"],
-                                "doc": {FOLD: dict(origin)}})  # fmt: skip
+                                "doc": {FOLD: dict(wanted)}})  # fmt: skip
         bulk_write(client, actions, settings=settings, what="writing story origins", refresh=refresh)
         updated += len(actions)
     return updated

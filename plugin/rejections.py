@@ -30,7 +30,10 @@ WRITTEN = ("new", "duplicate", "merged", "updated")
 
 @lru_cache(maxsize=1)
 def _mapping_file() -> dict[str, Any]:
-    return json.loads(resources.files("newsfold.mappings").joinpath("rejected.json").read_text("utf-8"))
+    mapping: dict[str, Any] = json.loads(
+        resources.files("newsfold.mappings").joinpath("rejected.json").read_text("utf-8")
+    )
+    return mapping
 
 
 def rejections_index(settings: Settings) -> str:

@@ -25,13 +25,16 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.document import CLUSTER_ID, ORIGIN_FIELDS, fold_of, path
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.novelty import relation
 from newsfold.plugin.provenance import read_origin, story_aggs
 from newsfold.plugin.queries import FOUNDER_FIRST, MAX_WINDOW
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
 
 #: the windows of top stories, in milliseconds back from the newest page (None: every page)
 WINDOWS: dict[str, int | None] = {"24h": 86_400_000, "7d": 7 * 86_400_000, "30d": 30 * 86_400_000, "all": None}
@@ -180,7 +183,7 @@ def top_stories(
     }
 
 
-def iso_millis(value) -> str | None:
+def iso_millis(value: float | None) -> str | None:
     """An epoch-millisecond aggregation value as an ISO 8601 UTC time (None outside the years 1 to 9999)."""
     if value is None:
         return None
@@ -192,7 +195,7 @@ def iso_millis(value) -> str | None:
 
 def page_buckets(response: Mapping[str, Any], *, page: int, size: int) -> list[dict[str, Any]]:
     """The buckets of page ``page`` (of ``size`` stories) in a :func:`top_stories` response, in order."""
-    buckets = ((response.get("aggregations") or {}).get("top") or {}).get("buckets", [])
+    buckets: list[dict[str, Any]] = ((response.get("aggregations") or {}).get("top") or {}).get("buckets", [])
     return buckets[(page - 1) * size : page * size]
 
 
@@ -406,7 +409,7 @@ def read_story(
     }
 
 
-def utc_time(value) -> dt.datetime | None:
+def utc_time(value: object) -> dt.datetime | None:
     """An ISO 8601 time or date (or a datetime) as an aware UTC time (no zone: UTC); None when unreadable."""
     when = value
     if isinstance(value, str):
@@ -419,7 +422,7 @@ def utc_time(value) -> dt.datetime | None:
     return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
 
 
-def _epoch_millis(value) -> int | None:
+def _epoch_millis(value: object) -> int | None:
     """An ISO 8601 time or date (UTC when no zone) as epoch milliseconds; None when unreadable."""
     when = utc_time(value)
     return int(when.timestamp() * 1000) if when is not None else None
@@ -465,7 +468,7 @@ def with_references(body: dict[str, Any], *, agg: str, time_field: str = "publis
 def read_references(response: Mapping[str, Any], *, agg: str | None = None) -> dict[str, dict[str, Any]]:
     """``cluster id -> reference hit`` (``_id``, ``_source``) of a :func:`references` response, or of the
     aggregation ``agg`` of a body made by :func:`with_references`."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     if agg is None:
         for hit in response.get("hits", {}).get("hits", []):
             cluster = fold_of(hit.get("_source")).get("cluster_id")
@@ -491,7 +494,9 @@ def relation_of(hit: Mapping[str, Any], references: Mapping[str, Mapping[str, An
     return found.as_json() if found else None
 
 
-def add_relations(client, response: dict[str, Any], *, index: str, time_field: str = "published") -> dict[str, Any]:
+def add_relations(
+    client: Elasticsearch, response: dict[str, Any], *, index: str, time_field: str = "published"
+) -> dict[str, Any]:
     """Give every hit and inner version of a folded search its relation to its story's reference.
 
     For a host's ``fold_query`` / ``fold_search`` response: one more search
@@ -507,8 +512,8 @@ def add_relations(client, response: dict[str, Any], *, index: str, time_field: s
     cluster_ids = [fold_of(h.get("_source")).get("cluster_id") for h in hits]
     if not any(cluster_ids):
         return response
-    found = client.search(index=index, body=references(cluster_ids, time_field=time_field))
-    refs = read_references(found)
+    found = client.search(index=index, body=references([c for c in cluster_ids if c], time_field=time_field))
+    refs = read_references(found.body)
     for hit in hits:
         hit["newsfold_relation"] = relation_of(hit, refs)
         inner = (hit.get("inner_hits") or {}).get("newsfold_versions", {}).get("hits", {}).get("hits", [])
