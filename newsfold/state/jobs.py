@@ -23,6 +23,7 @@ after ``RETENTION_SECONDS``.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import datetime as dt
 import json
@@ -141,7 +142,10 @@ class JobStore:
         pipe.zadd(self._index, {job_id: stamp.timestamp()})
         pipe.sadd(self._active, job_id)
         pipe.execute()
-        return self.get(job_id)
+        job = self.get(job_id)
+        if job is None:  # written just above: gone only when Redis dropped it
+            raise RuntimeError(f"job {job_id} vanished as it was created")
+        return job
 
     def get(self, job_id: str) -> Job | None:
         """The job, or None when there is no such job (or it expired)."""
@@ -194,7 +198,7 @@ class JobStore:
     def active(self, kind: str, *, index: str | None = None) -> Job | None:
         """A queued or running job of ``kind`` (the oldest), optionally only one working on ``index``."""
         found = []
-        for job_id in map(text_of, self.redis.smembers(self._active)):
+        for job_id in (text_of(member) for member in self.redis.smembers(self._active)):
             job = self.get(job_id)
             if job is None or job.status not in ACTIVE:
                 self.redis.srem(self._active, job_id)
@@ -301,7 +305,7 @@ class JobStore:
         args = [key or "", at, json.dumps(counters), json.dumps(failures), json.dumps(kept), json.dumps(brief)]
         return self._record(keys=keys, args=args) == 1
 
-    def outcomes(self, job_id: str, key: str) -> list[dict] | None:
+    def outcomes(self, job_id: str, key: str) -> builtins.list[dict] | None:
         """The outcomes recorded for unit ``key`` (page id, status, cluster, reason), or None when none are."""
         raw = self.redis.hget(self._key(job_id, "outcomes"), key)
         return json.loads(raw) if raw else None
@@ -314,7 +318,7 @@ class JobStore:
         """Every counted unit of work (the checkpoint of a resumed job)."""
         return {text_of(k) for k in self.redis.smembers(self._key(job_id, "keys"))}
 
-    def failures(self, job_id: str, *, offset: int = 0, limit: int = 50) -> tuple[int, list[dict]]:
+    def failures(self, job_id: str, *, offset: int = 0, limit: int = 50) -> tuple[int, builtins.list[dict]]:
         """``(total, entries)``: failed pages in the order they failed, ``{item, reason, detail, at, retryable}``."""
         total = self.redis.llen(self._key(job_id, "failure_order"))
         items = self.redis.lrange(self._key(job_id, "failure_order"), offset, offset + max(0, limit) - 1)
@@ -327,7 +331,7 @@ class JobStore:
         """How many failed pages a retry would re-queue."""
         return self.redis.hlen(self._key(job_id, "retry"))
 
-    def take_retryable(self, job_id: str) -> list[dict]:
+    def take_retryable(self, job_id: str) -> builtins.list[dict]:
         """Remove the retryable failures (and their counts) from the job; returns their task payloads."""
         keys = [self._key(job_id, p) for p in ("", "failures", "failure_order", "retry")]
         return [json.loads(p) for p in self._take(keys=keys, args=[]) if p]
@@ -398,7 +402,7 @@ class JobStore:
         if text_of(self.redis.get(name)) == f"{socket.gethostname()}:{os.getpid()}":
             self.redis.set(name, f"{_HANDED_OVER}{delivery}", px=int(self.heartbeat_ttl * 1000))
 
-    def died(self, job_id: str, keys: list[str]) -> list[bool]:
+    def died(self, job_id: str, keys: builtins.list[str]) -> builtins.list[bool]:
         """For each key, whether a delivery claimed it and its heartbeat is gone: its worker died.
 
         Answers True once per death (the mark is taken), so the coordinator
@@ -423,7 +427,7 @@ class JobStore:
         values = self.redis.mget(keys) if keys else []
         return {text_of(k)[len(prefix) :]: text_of(v) for k, v in zip(keys, values, strict=True) if v is not None}
 
-    def alive(self, job_id: str, keys: list[str]) -> list[bool]:
+    def alive(self, job_id: str, keys: builtins.list[str]) -> builtins.list[bool]:
         """For each key, whether a worker's heartbeat on it is current."""
         if not keys:
             return []
