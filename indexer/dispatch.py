@@ -226,7 +226,7 @@ def run_batches(
     batches: Iterable[list[dict] | tuple[str, list[dict]]],
     *,
     index: str | None = None,
-    on_done: Callable[[list[dict]], None] = lambda outcomes: None,
+    on_done: Callable[[list[dict]], object] = lambda outcomes: None,
     max_in_flight: int = 64,
     poll: float = 0.05,
     collect: bool = True,

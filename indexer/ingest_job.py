@@ -146,7 +146,7 @@ class IngestRun:
         store: JobStore,
         settings: Settings,
         on_outcome: Callable[[dict], None],
-        on_skip: Callable[[int], None] = lambda pages: None,
+        on_skip: Callable[[int], object] = lambda pages: None,
         on_wait: Callable[[str | None], None] | None = None,
     ) -> None:
         self.job, self.app, self.store, self.settings = job, app, store, settings

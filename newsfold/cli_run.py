@@ -189,7 +189,7 @@ def cmd_ingest(args) -> int:
             )
             final = run.run()
     except KeyboardInterrupt:
-        if job is not None:
+        if job is not None and store is not None:
             message = f"interrupted; `newsfold ingest --resume {job.id}` continues from the checkpoint"
             store.finish(job.id, "cancelled", message=message)
             _stderr(f"newsfold: {message}")

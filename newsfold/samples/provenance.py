@@ -107,7 +107,7 @@ def generate_provenance(out_dir: Path, *, seed: int = 11, stories: int = 40) -> 
     rng = Random(seed)
     out_dir = Path(out_dir)
     (out_dir / "html").mkdir(parents=True, exist_ok=True)
-    names, usage = Names(rng), {}
+    names, usage = Names(rng), dict[str, int]()
     en_sites = [s for s in SITES if s.lang == "en"]
     zh_sites = [s for s in SITES if s.lang == "zh"]
     forms = {s.domain: _TITLE_FORMS[k % len(_TITLE_FORMS)] for k, s in enumerate(SITES)}
@@ -134,7 +134,7 @@ def generate_provenance(out_dir: Path, *, seed: int = 11, stories: int = 40) -> 
             headline = story.headlines[n % len(story.headlines)]
             title = forms[site.domain].format(site=site.name, headline=headline)
             paras = list(story.paragraphs)
-            styles = STYLES_ZH if zh else STYLES
+            styles: tuple[str, ...] = STYLES_ZH if zh else STYLES
             if n == credited:  # one copy at least credits the agency: the pages must be able to tell
                 styles = styles[:-1]
             style = rng.choice(styles) if wire_story else "none"
