@@ -142,9 +142,17 @@ class JobStore:
         pipe.zadd(self._index, {job_id: stamp.timestamp()})
         pipe.sadd(self._active, job_id)
         pipe.execute()
+        return self.require(job_id)
+
+    def require(self, job_id: str) -> Job:
+        """The job, which its caller knows exists (it created or is running it).
+
+        Raises:
+            LookupError: the job is gone (it expired, or Redis lost it).
+        """
         job = self.get(job_id)
-        if job is None:  # written just above: gone only when Redis dropped it
-            raise RuntimeError(f"job {job_id} vanished as it was created")
+        if job is None:
+            raise LookupError(f"job {job_id} is gone (expired, or Redis lost it)")
         return job
 
     def get(self, job_id: str) -> Job | None:
