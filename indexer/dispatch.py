@@ -171,7 +171,7 @@ class _Outage:
     def over(self) -> bool:
         """Note that Redis answers; True when an outage just ended."""
         ended = self.started is not None
-        if ended:
+        if self.started is not None:
             log.warning("Redis is back after %.0f s", time.monotonic() - self.started)
             if self.on_wait is not None:
                 self.on_wait(None)
@@ -267,7 +267,7 @@ def run_batches(
     def on_result(key: str, batch: list[dict], got, error) -> None:
         if error is not None:
             got = failed_batch(batch, error)
-            if tracked:
+            if store is not None and job_id is not None:  # tracked
                 patiently(
                     lambda: store.record(job_id, key, got, payloads={str(p.get("id")): p for p in batch}),
                     what=f"recording the failed batch {key}",
@@ -282,8 +282,8 @@ def run_batches(
         on_result,
         max_in_flight=max_in_flight,
         poll=poll,
-        alive=partial(store.alive, job_id) if tracked else None,
-        died=partial(store.died, job_id) if tracked else None,
+        alive=partial(store.alive, job_id) if store is not None and job_id is not None else None,
+        died=partial(store.died, job_id) if store is not None and job_id is not None else None,
         on_idle=on_idle,
         max_outage=max_outage,
         on_wait=on_wait,

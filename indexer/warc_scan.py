@@ -16,11 +16,16 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from warcio.archiveiterator import WARCIterator
 from warcio.bufferedreaders import ChunkedDataReader, DecompressingBufferedReader
 from warcio.limitreader import LimitReader
 from warcio.utils import BUFF_SIZE
+
+if TYPE_CHECKING:
+    from warcio.recordloader import ArcWarcRecord
+    from warcio.statusandheaders import StatusAndHeaders
 
 from newsfold.indexer.records import PageFileError
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, CappedInflater
@@ -136,8 +141,8 @@ class WarcItem:
     offset: int
     length: int
     rec_type: str | None = None
-    headers: object = None  # warcio StatusAndHeaders (WARC headers)
-    http_headers: object = None  # warcio StatusAndHeaders (HTTP headers) or None
+    headers: StatusAndHeaders | None = None  # WARC headers
+    http_headers: StatusAndHeaders | None = None  # HTTP headers, or None
     content_type: str | None = None  # WARC Content-Type
     payload: bytes | None = None
     error: str | None = None
@@ -259,7 +264,7 @@ def _find_resync(fh, start: int, compressed: bool) -> int | None:
 
 def scan_warc(
     path: Path | str,
-    want: Callable[[object], bool],
+    want: Callable[[ArcWarcRecord], bool],
     *,
     max_bytes: int = DEFAULT_MAX_PAGE_BYTES,
 ) -> Iterator[WarcItem]:
@@ -315,7 +320,9 @@ def _scan(fh, size: int, compressed: bool, want, max_bytes: int) -> Iterator[War
                     yield from _scan_stream(fh, number, want, max_bytes)
                     return
                 if pending is not None:
-                    pending.error += f" (skipped {item.offset - pending.offset} bytes; resumed at byte {item.offset})"
+                    pending.error = (
+                        pending.error or ""
+                    ) + f" (skipped {item.offset - pending.offset} bytes; resumed at byte {item.offset})"
                     yield pending
                     pending = None
                 yield item
@@ -347,7 +354,7 @@ def _scan(fh, size: int, compressed: bool, want, max_bytes: int) -> Iterator[War
             number = pending.number
         pos = _find_resync(fh, damage.offset + 1, compressed)
     if pending is not None:
-        pending.error += " (no readable record after it)"
+        pending.error = (pending.error or "") + " (no readable record after it)"
         yield pending
 
 
@@ -436,5 +443,5 @@ def _scan_stream(fh, skip: int, want, max_bytes: int) -> Iterator[WarcItem]:
             uncompressed=True,
         )
     if damage is not None:
-        damage.error += " (whole-file gzip: nothing after it can be read)"
+        damage.error = (damage.error or "") + " (whole-file gzip: nothing after it can be read)"
         yield damage
