@@ -26,6 +26,8 @@ from newsfold.plugin.headlines import lede, title_affixes
 from newsfold.plugin.signature import Signature
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     import numpy as np
 
     from newsfold.plugin.cluster import Match
@@ -105,7 +107,7 @@ def fold_mapping() -> dict[str, Any]:
     return {FOLD: {"type": "object", "dynamic": "strict", "properties": copy.deepcopy(FOLD_FIELDS)}}
 
 
-def fold_of(source: dict[str, Any] | None) -> dict[str, Any]:
+def fold_of(source: Mapping[str, Any] | None) -> dict[str, Any]:
     """The fold fields of a ``_source`` (empty for a document newsfold has not folded)."""
     fold = (source or {}).get(FOLD)
     return fold if isinstance(fold, dict) else {}

@@ -14,7 +14,7 @@ from typing import Any, Literal, overload
 from elasticsearch import NotFoundError
 
 from newsfold.plugin import corrections, queries
-from newsfold.plugin.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS
+from newsfold.plugin.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS, Correction
 from newsfold.plugin.document import CLUSTER_ID, cluster_of
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
@@ -73,7 +73,7 @@ def _in_cluster(page_id: str, cluster_id: str) -> None:
 class Applied:
     """A correction that was applied, a sentence about it, and the cluster to show next (None: unknown)."""
 
-    correction: object
+    correction: Correction
     message: str
     cluster_id: str | None
 
@@ -90,7 +90,7 @@ def _has_pages(cluster_id: str) -> bool:
     return bool(get_es().count(index=get_settings().index, query=query).get("count"))
 
 
-def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, Any], user: str) -> Applied:
+def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, Any], user: str | None) -> Applied:
     """Check and apply one correction; effects are visible to search when it returns.
 
     Args:

@@ -69,7 +69,7 @@ class AffixCache:
 
 def _learn(es: Elasticsearch, settings: Settings, sites: list[str]) -> dict[str, list[str]] | None:
     try:
-        return read_site_affixes(es.search(index=settings.index, body=site_affixes(sites)))
+        return read_site_affixes(es.search(index=settings.index, body=site_affixes(sites)).body)
     except (ApiError, TransportError) as exc:
         log.warning("could not learn the sites' title affixes: %s", exc)
         return None

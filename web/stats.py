@@ -123,11 +123,13 @@ def reason_rows(response: Mapping | None) -> tuple[int, list[dict]]:
 
 def load_stats(es: Elasticsearch, settings: Settings) -> dict:
     """Run the statistics aggregations and draw their charts."""
-    overview = es.search(index=settings.index, **admin_queries.duplicate_overview())
+    overview = es.search(index=settings.index, **admin_queries.duplicate_overview()).body
     overall, sites = duplicate_rows(overview)
-    sizes, singles, sizes_capped = size_rows(es.search(index=settings.index, **admin_queries.cluster_size_counts()))
+    sizes, singles, sizes_capped = size_rows(
+        es.search(index=settings.index, **admin_queries.cluster_size_counts()).body
+    )
     edges, similarity = similarity_rows(
-        es.search(index=settings.index, **admin_queries.similarity_distribution(interval=SIMILARITY_STEP))
+        es.search(index=settings.index, **admin_queries.similarity_distribution(interval=SIMILARITY_STEP)).body
     )
     ingested = overview["aggregations"]["ingested"]
     start, end = _ms(ingested.get("min")), _ms(ingested.get("max"))
@@ -136,13 +138,13 @@ def load_stats(es: Elasticsearch, settings: Settings) -> dict:
     if start is not None and end is not None:
         name, _ = admin_queries.rate_interval(start, end)
         rate = rate_points(
-            es.search(index=settings.index, **admin_queries.ingest_rate(start_ms=start, end_ms=end)), name
+            es.search(index=settings.index, **admin_queries.ingest_rate(start_ms=start, end_ms=end)).body, name
         )
         interval = INTERVAL_WORDS.get(name, name)
     try:
         rejected = es.search(
             index=rejections_index(settings), ignore_unavailable=True, **admin_queries.rejection_reasons()
-        )
+        ).body
     except NotFoundError:
         rejected = None
     rejected_total, reasons = reason_rows(rejected)

@@ -251,7 +251,7 @@ def run_search(
     The second request also reads each story's reference (``plugin.stories.with_references``), so every
     version comes with its relation to it (``plugin.novelty``: "adds 2 paragraphs", "shorter").
     """
-    res = es.search(index=settings.index, **body)
+    res = es.search(index=settings.index, **body).body
     hits = res["hits"]["hits"]
     result = SearchResult(
         params=params,
@@ -261,9 +261,9 @@ def run_search(
     )
     if not hits:
         return result
-    cluster_ids = list(dict.fromkeys(cluster_of(hit["_source"]) for hit in hits))
+    cluster_ids = list(dict.fromkeys(c for hit in hits if (c := cluster_of(hit["_source"]))))
     body = with_references(queries.versions_of(cluster_ids, per_cluster=per_cluster), agg="clusters")
-    versions = es.search(index=settings.index, **body)
+    versions = es.search(index=settings.index, **body).body
     buckets = {b["key"]: b for b in versions["aggregations"]["clusters"]["buckets"]}
     references = read_references(versions, agg="clusters")
     shown_hits = [representative_or(hit, buckets.get(cluster_of(hit["_source"]))) for hit in hits]

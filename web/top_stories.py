@@ -95,8 +95,8 @@ class TopParams:
     @classmethod
     def for_form(cls, args: Mapping[str, str]) -> TopParams:
         """What the user asked for, unchecked and cut to size (to refill the page above an error)."""
-        window = args.get("window") if args.get("window") in story_queries.WINDOWS else DEFAULT_WINDOW
-        sort = args.get("sort") if args.get("sort") in story_queries.SORTS else "coverage"
+        window = args["window"] if args.get("window") in story_queries.WINDOWS else DEFAULT_WINDOW
+        sort = args["sort"] if args.get("sort") in story_queries.SORTS else "coverage"
         limit = validation.MAX_FILTER_CHARS
         return cls(window=window, sort=sort, site=(args.get("site") or "")[:limit] or None,
                    lang=(args.get("lang") or "")[:limit] or None, originals=args.get("originals") == "1",
@@ -177,12 +177,12 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     field_name, anchor = time_field(es, settings)
     body = story_queries.top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
                                anchor_ms=anchor, time_field=field_name, filters=params.filters())  # fmt: skip
-    res = es.search(index=settings.index, body=body)
+    res = es.search(index=settings.index, body=body).body
     ids = [b["key"] for b in story_queries.page_buckets(res, page=params.page, size=page_size)]
     refs = None
     if ids:
         body = story_queries.references(ids, time_field=field_name, source=story_queries.STORY_SOURCE)
-        refs = es.search(index=settings.index, body=body)
+        refs = es.search(index=settings.index, body=body).body
     total, found = story_queries.read_top_stories(res, refs, page=params.page, size=page_size)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
                        anchor=story_queries.iso_millis(anchor))  # fmt: skip
@@ -191,7 +191,7 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     for item in found:
         ref = item["reference"] or {}
         origin = origin_of(ref)
-        shown = origins.get((origin or {}).get("id")) or ref
+        shown = origins.get((origin or {}).get("id") or "") or ref
         story = {
             "cluster_id": item["cluster_id"],
             "id": ref.get("id"),
@@ -226,7 +226,7 @@ class StoryParams:
     page: int = 1
 
     def url_args(self, page: int | None = None) -> dict:
-        args = {"cluster_id": self.cluster_id}
+        args: dict[str, str | int] = {"cluster_id": self.cluster_id}
         if (page or self.page) != 1:
             args["page"] = page or self.page
         return args
@@ -299,7 +299,9 @@ def version_passages(
     doc = es.options(ignore_status=404).get(index=settings.index, id=page_id)
     if not doc.get("found") or fold_of(doc["_source"]).get("cluster_id") != cluster_id:
         return None
-    refs = story_queries.read_references(es.search(index=settings.index, body=story_queries.references([cluster_id])))
+    refs = story_queries.read_references(
+        es.search(index=settings.index, body=story_queries.references([cluster_id])).body
+    )
     reference = refs.get(cluster_id)
     source = doc["_source"]
     relation = story_queries.relation_of({"_id": page_id, "_source": source}, refs)
@@ -307,5 +309,5 @@ def version_passages(
                "reference_id": reference["_id"] if reference else None}  # fmt: skip
     version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))
     compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
-    ref_passages = fold_of(reference.get("_source")).get("passages") if compared else None
+    ref_passages = fold_of(reference.get("_source")).get("passages") if reference is not None and compared else None
     return version, marked_passages(source.get("body") or "", ref_passages)
