@@ -26,7 +26,7 @@ TRANSIENT = (TransportConnectionError, ConnectionTimeout)
 
 
 #: a server that cannot be reached: the batch waits or retries, never rejects its pages
-UNREACHABLE = (*TRANSIENT, *redis_down_errors())
+UNREACHABLE: tuple[type[BaseException], ...] = (*TRANSIENT, *redis_down_errors())
 
 
 @lru_cache(maxsize=1)

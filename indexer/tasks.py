@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
+from typing import NoReturn
 
+from celery import Task
 from celery.exceptions import Retry
 from elasticsearch import ApiError
 
@@ -25,7 +27,7 @@ log = logging.getLogger(__name__)
 logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems become rejection reasons
 
 
-def _retry_later(task, exc: Exception, settings: Settings, what: str):
+def _retry_later(task: Task, exc: Exception, settings: Settings, what: str) -> NoReturn:
     """Retry a task on a transient Elasticsearch error (exponential backoff), else re-raise."""
     if isinstance(exc, ApiError) and exc.meta.status not in (429, 502, 503, 504):
         raise exc
@@ -60,13 +62,16 @@ def ingest_batch(
         settings = settings.replace(index=index)
     tracked = bool(job_id and key and settings.redis_url)
     store = job_store_for(settings) if tracked else None
-    if tracked and store.is_recorded(job_id, key):
-        return store.outcomes(job_id, key) or []  # a late redelivery of a batch already done: its outcomes
+    job, unit = job_id or "", key or ""  # the job and the batch's checkpoint key, read only when tracked
+    if store is not None and store.is_recorded(job, unit):
+        return store.outcomes(job, unit) or []  # a late redelivery of a batch already done: its outcomes
     started = time.perf_counter()
     guard_key = f"{job_id}:{key}" if tracked else None  # a job's batch keys repeat across jobs: qualify them
     try:
         with (
-            store.heartbeat(job_id, key, claim=True, delivery=self.request.id) if tracked else contextlib.nullcontext(),
+            store.heartbeat(job, unit, claim=True, delivery=self.request.id)
+            if store is not None
+            else contextlib.nullcontext(),
             guarded(settings, pages, guard_key) as guard,
         ):
             if guard is not None and guard.exhausted:
@@ -80,18 +85,19 @@ def ingest_batch(
                     )
                 except (*TRANSIENT, ApiError) as exc:
                     _retry_later(self, exc, settings, what)
-            if tracked:
-                patiently(lambda: store.record(job_id, key, outcomes, payloads=sources), what=f"recording {what}")
+            if store is not None:
+                patiently(lambda: store.record(job, unit, outcomes, payloads=sources), what=f"recording {what}")
     except Retry:  # this try waits for Elasticsearch: its retry, in whichever worker, takes the batch over at once
-        if tracked:
+        if store is not None:
             with contextlib.suppress(Exception):  # not handed over: the retry waits for the heartbeat to expire
-                store.hand_over(job_id, key, self.request.id)
+                store.hand_over(job, unit, self.request.id)
         raise
     except UnitBusy as busy:
         # another delivery of this batch is alive (the broker's redelivery and the coordinator's resend can
         # meet): never two at once, or the crash guard would blame the page the other one is signing
-        log.info("batch %s: %s; trying again in %.0f s", key, busy, store.heartbeat_ttl)
-        raise self.retry(countdown=store.heartbeat_ttl, exc=busy) from busy
+        ttl = store.heartbeat_ttl if store is not None else settings.heartbeat_ttl  # only a tracked batch is busy
+        log.info("batch %s: %s; trying again in %.0f s", key, busy, ttl)
+        raise self.retry(countdown=ttl, exc=busy) from busy
     log.info("batch of %d pages in %.2f s", len(pages), time.perf_counter() - started)
     return outcomes
 
@@ -150,4 +156,5 @@ def retry_failures(self, job_id: str) -> dict:
         store.record(job_id, f"retry-{stamp}-{n}", outcomes, payloads=sources)
         still += sum(1 for o in outcomes if o["status"] == "rejected")
     store.finish(job_id, "done", message=f"retried {len(payloads)} failed pages: {still} still rejected")
-    return store.get(job_id).as_dict()
+    done = store.get(job_id)
+    return done.as_dict() if done is not None else {"id": job_id, "status": "missing"}  # expired meanwhile

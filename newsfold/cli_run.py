@@ -151,7 +151,7 @@ def cmd_ingest(args) -> int:
             job = _ingest_job(args, settings, live, store)
             _run_ingest_job(job, app=app, store=store, live=live, report=report)
     except KeyboardInterrupt:
-        if job is not None:
+        if job is not None and store is not None:
             message = f"interrupted; `newsfold ingest --resume {job.id}` continues from the checkpoint"
             store.finish(job.id, "cancelled", message=message)
             _stderr(f"newsfold: {message}")

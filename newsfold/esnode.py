@@ -31,6 +31,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from newsfold.esinstall import SERVICE_USER, NodeError, fetch_distribution, find_java, service_user
 
@@ -175,7 +176,7 @@ class ElasticsearchNode:
             self._set_bootstrap_password(home, env, owner)
         pidfile = self.run_dir / "elasticsearch.pid"
         out = None if self.foreground else open(self.log, "ab")  # noqa: SIM115 (closed after the launch)
-        extra = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
+        extra: dict[str, Any] = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
         try:
             self.process = subprocess.Popen(
                 [str(home / "bin" / "elasticsearch"), "-p", str(pidfile)],
@@ -211,7 +212,7 @@ class ElasticsearchNode:
 
     def _set_bootstrap_password(self, home: Path, env: dict, owner: tuple[int, int] | None) -> None:
         """The ``elastic`` user's first password, through the node's keystore (never on a command line)."""
-        extra = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
+        extra: dict[str, Any] = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
         keystore, users = str(home / "bin" / "elasticsearch-keystore"), str(home / "bin" / "elasticsearch-users")
         steps = [([keystore, "create"], None), ([keystore, "add", "--stdin", "bootstrap.password"], self.password)]
         for name, (password, roles) in self.users.items():  # passwords on stdin, never on a command line
@@ -242,10 +243,15 @@ class ElasticsearchNode:
     # -- control ---------------------------------------------------------------------------------------------------
     def pause(self) -> None:
         """SIGSTOP the server JVM: sockets stay open and nothing is answered (fault tests)."""
-        os.kill(self.pid, signal.SIGSTOP)
+        os.kill(self._running_pid(), signal.SIGSTOP)
 
     def resume(self) -> None:
-        os.kill(self.pid, signal.SIGCONT)
+        os.kill(self._running_pid(), signal.SIGCONT)
+
+    def _running_pid(self) -> int:
+        if self.pid is None:
+            raise NodeError("the node has not started")
+        return self.pid
 
     def wait(self) -> int:
         """Block until the node exits; its exit code."""

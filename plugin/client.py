@@ -9,12 +9,17 @@ and 9 alike, so the node class below rewrites the two headers on the way out.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from elastic_transport import HttpHeaders, Urllib3HttpNode
+from elastic_transport.client_utils import DefaultType
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.settings import Settings
+
+if TYPE_CHECKING:
+    from elastic_transport._node import NodeApiResponse  # the node API's return type, not re-exported
 
 _COMPAT = re.compile(r"application/vnd\.elasticsearch\+([\w-]+);\s*compatible-with=\d+")
 
@@ -27,7 +32,15 @@ def plain_media_type(value: str) -> str:
 class PlainJsonNode(Urllib3HttpNode):
     """A urllib3 node that sends plain JSON media types."""
 
-    def perform_request(self, method, target, body=None, headers=None, request_timeout=None, **kwargs):
+    def perform_request(
+        self,
+        method: str,
+        target: str,
+        body: bytes | None = None,
+        headers: HttpHeaders | None = None,
+        request_timeout: DefaultType | float | None = None,
+        **kwargs: Any,
+    ) -> NodeApiResponse:
         if headers:
             headers = HttpHeaders(headers)
             for name in ("accept", "content-type"):
@@ -57,7 +70,7 @@ def build_client(settings: Settings, *, retry_on_timeout: bool = True) -> Elasti
     """
     if not settings.elasticsearch_url:
         raise InputError("no Elasticsearch URL configured (set ELASTICSEARCH_URL)")
-    options = {
+    options: dict[str, Any] = {
         "node_class": PlainJsonNode,
         "request_timeout": settings.es_timeout,
         "max_retries": settings.es_max_retries,

@@ -18,6 +18,9 @@ who retry outages keep catching what they catch today.
 from __future__ import annotations
 
 import re
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class NewsfoldError(Exception):
@@ -40,7 +43,7 @@ class ServerError(NewsfoldError, RuntimeError):
     """Elasticsearch refused or failed a request newsfold needed (its reason is in the message)."""
 
 
-def check_type(value, types: type | tuple[type, ...], name: str, *, optional: bool = False):
+def check_type(value: T, types: type | tuple[type, ...], name: str, *, optional: bool = False) -> T:
     """``value`` when it is of ``types`` (or None with ``optional``), else :class:`InputTypeError` naming ``name``."""
     if value is None and optional:
         return value
@@ -50,7 +53,7 @@ def check_type(value, types: type | tuple[type, ...], name: str, *, optional: bo
     raise InputTypeError(f"{name} must be {wanted}, not {type(value).__name__}")
 
 
-def _as_tuple(types) -> tuple[type, ...]:
+def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
     return types if isinstance(types, tuple) else (types,)
 
 

@@ -171,7 +171,7 @@ def _forbidden(code: int) -> bool:
     return controls or 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF) or code > 0x10FFFF
 
 
-def _drop_forbidden_ref(match: re.Match) -> str:
+def _drop_forbidden_ref(match: re.Match[str]) -> str:
     hex_digits, digits = match.groups()
     code = int(hex_digits, 16) if hex_digits else int(digits)
     return "" if _forbidden(code) else match.group(0)
@@ -203,7 +203,7 @@ def check_markup(html: str, limits: MarkupLimits) -> None:
     """
     lower: str | None = None
     open_names: list[str] = []
-    open_count: Counter = Counter()
+    open_count: Counter[str] = Counter()
     elements = 0
     pos = 0
     n = len(html)

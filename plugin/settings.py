@@ -14,9 +14,13 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 HASH_SCHEME = "affine32"  # datasketch >= 2.0 scheme; recorded in the index _meta
 SIGNATURE_VERSION = 1  # bump when shingling or signing changes meaning
@@ -178,7 +182,7 @@ class Settings:
             )
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides) -> Settings:
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Read settings from the environment (``os.environ`` by default).
 
         Args:
@@ -195,7 +199,7 @@ class Settings:
         warn_unknown_env(environ)
         return cls(**read_env(cls, environ, ENV_NAMES, overrides))
 
-    def replace(self, **changes) -> Settings:
+    def replace(self, **changes: Any) -> Settings:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 
@@ -204,7 +208,7 @@ class Settings:
         """How complex a page's markup may be (checked before it is parsed)."""
         return MarkupLimits(self.max_attributes, self.max_depth, self.max_elements)
 
-    def signature_meta(self) -> dict:
+    def signature_meta(self) -> dict[str, Any]:
         """The parameters that make two signatures comparable."""
         import datasketch
 
@@ -265,14 +269,19 @@ def warn_unknown_env(environ: Mapping[str, str] | None = None) -> None:
             log.warning("%s is not a newsfold setting and is ignored%s", name, hint)
 
 
-def read_env(cls, environ: Mapping[str, str] | None, names: Mapping[str, str], overrides: Mapping) -> dict:
+def read_env(
+    cls: type[DataclassInstance],
+    environ: Mapping[str, str] | None,
+    names: Mapping[str, str],
+    overrides: Mapping[str, Any],
+) -> dict[str, Any]:
     """The field values of dataclass ``cls`` found in the environment, parsed by their types, then ``overrides``.
 
     Raises:
         ValueError: a value does not parse; the message names the variable.
     """
     environ = os.environ if environ is None else environ
-    values = {}
+    values: dict[str, Any] = {}
     for f in fields(cls):
         name = names[f.name]
         raw = environ.get(name)
@@ -283,7 +292,7 @@ def read_env(cls, environ: Mapping[str, str] | None, names: Mapping[str, str], o
     return values
 
 
-def _parse(name: str, raw: str, kind: str):
+def _parse(name: str, raw: str, kind: object) -> bool | int | float | str:
     kind = str(kind)
     try:
         if kind.startswith("bool"):

@@ -18,14 +18,18 @@ from newsfold.web.formatting import redact_url
 from newsfold.web.resources import ServiceUnavailable, get_settings
 
 #: errors meaning Elasticsearch could not be reached or did not answer properly
-ES_ERRORS = (
+ES_ERRORS: tuple[type[Exception], ...] = (
     elasticsearch.ConnectionError,
     elasticsearch.TransportError,
     elastic_transport.ConnectionError,
     elasticsearch.ApiError,
 )
 #: errors meaning Redis (the broker and result backend) could not be reached
-QUEUE_ERRORS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, kombu.exceptions.OperationalError)
+QUEUE_ERRORS: tuple[type[Exception], ...] = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    kombu.exceptions.OperationalError,
+)
 
 RETRY_AFTER_SECONDS = 30
 

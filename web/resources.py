@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import TypeVar, cast
 from urllib.parse import urlsplit
 
 from celery import Celery
@@ -84,7 +84,7 @@ class WebResources:
                 client = self._clients.get(name)
                 if client is None:
                     client = self._clients[name] = build(configured)
-        return client
+        return cast(T, client)  # the client kept under ``name`` is the one ``build`` made
 
     @property
     def es(self) -> Elasticsearch:

@@ -86,7 +86,7 @@ class WarcArchive:
         self.max_bytes = max_bytes
         self.fsync = fsync
         self._lock = threading.Lock()
-        self._fh = None
+        self._fh: io.BufferedWriter | None = None
         self._path: Path | None = None
         self._pid: int | None = None
         self._pages = 0  # page records in the current file
@@ -129,16 +129,19 @@ class WarcArchive:
         self._write(buffer.getvalue())
 
     def _write(self, data: bytes) -> int:
-        offset = self._fh.tell()
+        fh = self._fh
+        if fh is None:
+            raise OSError("no archive file is open")
+        offset = fh.tell()
         try:
-            self._fh.write(data)
-            self._fh.flush()
+            fh.write(data)
+            fh.flush()
             if self.fsync:
-                os.fsync(self._fh.fileno())
+                os.fsync(fh.fileno())
         except OSError:
             try:  # leave no half record behind (e.g. disk full)
-                self._fh.truncate(offset)
-                self._fh.seek(offset)
+                fh.truncate(offset)
+                fh.seek(offset)
             except OSError:
                 pass
             raise

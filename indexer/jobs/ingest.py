@@ -111,15 +111,16 @@ def create_ingest(
 ) -> Job:
     """A new ingest job over ``sources`` (resolved paths); warns when Redis would lose it on a restart."""
     warn_if_not_persistent(store, announce=announce)
+    resolved = [str(Path(p).resolve()) for p in sources]
     params = {
-        "sources": [str(Path(p).resolve()) for p in sources],
+        "sources": resolved,
         "index": index,
         "archive": str(Path(archive).resolve()) if archive else None,
         "batch_size": batch_size,
         "batch_bytes": BATCH_BYTES,
         "user": getpass.getuser(),
     }
-    total = sum(count_hint(Path(p)) or 0 for p in params["sources"]) or None
+    total = sum(count_hint(Path(p)) or 0 for p in resolved) or None
     return store.create("ingest", params=params, total=total)
 
 
@@ -146,7 +147,7 @@ class IngestRun:
         store: JobStore,
         settings: Settings,
         on_outcome: Callable[[dict], None],
-        on_skip: Callable[[int], None] = lambda pages: None,
+        on_skip: Callable[[int], object] = lambda pages: None,
         on_wait: Callable[[str | None], None] | None = None,
     ) -> None:
         self.job, self.app, self.store, self.settings = job, app, store, settings
@@ -188,9 +189,9 @@ class IngestRun:
         finally:
             if self._archive is not None:
                 self._archive.close()
-        final = store.get(job.id)
+        final = store.require(job.id)
         store.finish(job.id, "done", message=counts_text(final.counts, final.rejected))
-        return store.get(job.id)
+        return store.require(job.id)
 
     def _payload(self, rec: PageRecord) -> dict:
         item = rec.meta()

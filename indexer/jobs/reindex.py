@@ -123,11 +123,11 @@ class Reindex:
             KeyboardInterrupt: interrupted; the job is ``cancelled`` and
                 resumable, the half-built index kept.
         """
-        job = self.store.get(self.job_id)
+        job = self.store.require(self.job_id)
         if job.status == "done":
             raise ReindexError(f"job {self.job_id} is already done")
         if not self._take_lock():
-            return self.store.get(self.job_id)
+            return self.store.require(self.job_id)
         try:
             self.store.start(self.job_id, message=f"reindex of {self.alias} from {self.source}")
             self._run()
@@ -144,7 +144,7 @@ class Reindex:
         finally:
             self.redis.delete(target_key(self.alias))  # before the lock goes: the next reindex announces its own
             self.lock.release()
-        return self.store.get(self.job_id)
+        return self.store.require(self.job_id)
 
     def _take_lock(self) -> bool:
         try:
@@ -175,7 +175,7 @@ class Reindex:
 
     def _report(self, phase: str) -> None:
         self._beat()
-        self.progress(self.store.get(self.job_id), phase)
+        self.progress(self.store.require(self.job_id), phase)
 
     # ------------------------------------------------------------------ phases
     def _run(self) -> None:
@@ -291,7 +291,7 @@ class Reindex:
         self.client.indices.refresh(index=target)
 
     def _swap(self, old: str, target: str) -> None:
-        unwritten = self.store.get(self.job_id).rejected.get("index_failed", 0)
+        unwritten = self.store.require(self.job_id).rejected.get("index_failed", 0)
         if unwritten:
             raise ReindexError(
                 f"{unwritten} pages could not be written into the new index (see the job's failures); "
@@ -331,7 +331,7 @@ class Reindex:
             "done",
             message=f"{state['target']} is behind {self.alias}: {summary}; {caught} pages caught up; {old} deleted",
         )
-        self.progress(self.store.get(self.job_id), "done")
+        self.progress(self.store.require(self.job_id), "done")
 
     def _fail(self, exc: Exception) -> str:
         """Mark the job failed; before the swap, delete the half-built index."""

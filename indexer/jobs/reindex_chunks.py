@@ -296,10 +296,11 @@ class ChunkBuilder:
             return {}
         began = parse_time(self.state.get("began"))
         docs = self.client.mget(index=self.state["old"], ids=ids, source=["ingested"])["docs"]
-        out = {}
+        out: dict[str, str] = {}
         for d in docs:
             when = (d.get("_source") or {}).get("ingested") if d.get("found") else None
-            if when and began and parse_time(when) and parse_time(when) < began:
+            written = parse_time(when)
+            if when and written and began and written < began:
                 out[d["_id"]] = when
         return out
 

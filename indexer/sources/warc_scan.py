@@ -16,8 +16,13 @@ import zlib
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from warcio.limitreader import LimitReader
+
+if TYPE_CHECKING:
+    from warcio.recordloader import ArcWarcRecord
+    from warcio.statusandheaders import StatusAndHeaders
 
 from newsfold.indexer.records import PageFileError
 from newsfold.indexer.sources.warc_read import GZIP_MAGIC, StrictWARCIterator, WarcDamage, read_payload
@@ -62,8 +67,8 @@ class WarcItem:
     offset: int
     length: int
     rec_type: str | None = None
-    headers: object = None  # warcio StatusAndHeaders (WARC headers)
-    http_headers: object = None  # warcio StatusAndHeaders (HTTP headers) or None
+    headers: StatusAndHeaders | None = None  # WARC headers
+    http_headers: StatusAndHeaders | None = None  # HTTP headers, or None
     content_type: str | None = None  # WARC Content-Type
     payload: bytes | None = None
     error: str | None = None
@@ -137,7 +142,7 @@ def _find_resync(fh, start: int, compressed: bool) -> int | None:
 
 def scan_warc(
     path: Path | str,
-    want: Callable[[object], bool],
+    want: Callable[[ArcWarcRecord], bool],
     *,
     max_bytes: int = DEFAULT_MAX_PAGE_BYTES,
 ) -> Iterator[WarcItem]:
@@ -325,5 +330,5 @@ def _scan_stream(fh, skip: int, want, max_bytes: int) -> Iterator[WarcItem]:
             uncompressed=True,
         )
     if damage is not None:
-        damage.error += " (whole-file gzip: nothing after it can be read)"
+        damage.error = (damage.error or "") + " (whole-file gzip: nothing after it can be read)"
         yield damage

@@ -141,12 +141,12 @@ def _name_pages(copies: list[_Copy]) -> None:
     counters = dict.fromkeys(range(len(SITES)), 0)
     for c in copies:
         counters[c.site_index] += 1
-        site = SITES[c.site_index]
+        home = SITES[c.site_index]
         c.page_id = f"s{c.site_index + 1}-{counters[c.site_index]:03d}"
-        section = _site_section(site, c.story.section)
-        name = "document" if c.variant.startswith("bad") else (slug(c.headline) if site.lang == "en" else c.story.slug)
+        section = _site_section(home, c.story.section)
+        name = "document" if c.variant.startswith("bad") else (slug(c.headline) if home.lang == "en" else c.story.slug)
         d = c.published
-        c.url = f"https://www.{site.domain}/{section}/{d.year:04d}/{d.month:02d}/{name}-{c.page_id.split('-')[1]}"
+        c.url = f"https://www.{home.domain}/{section}/{d.year:04d}/{d.month:02d}/{name}-{c.page_id.split('-')[1]}"
 
 
 def _site_section(site: Site, section: str) -> str:

@@ -54,7 +54,7 @@ def patiently(call: Callable[[], T], *, what: str, attempts: int = 6, max_wait: 
     raise AssertionError("unreachable")
 
 
-def build_redis(url: str, *, timeout: float | None = None):
+def build_redis(url: str | None, *, timeout: float | None = None):
     """A ``redis.Redis`` client for ``url`` (``redis://[:password@]host:port/db``).
 
     Args:
@@ -65,8 +65,14 @@ def build_redis(url: str, *, timeout: float | None = None):
 
     Returns:
         The client; connections are made on first use.
+
+    Raises:
+        ValueError: no URL (``REDIS_URL`` is not set).
     """
     import redis
+
+    if not url:
+        raise ValueError("no Redis URL configured (set REDIS_URL)")
 
     if timeout is None:
         return redis.Redis.from_url(url, health_check_interval=30)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from typing import overload
 
 KINDS = ("ingest", "reindex")
 STATUSES = ("queued", "running", "done", "failed", "cancelled")
@@ -36,7 +37,11 @@ def parse_time(value: str | None) -> dt.datetime | None:
         return None
 
 
-def text_of(value) -> str | None:
+@overload
+def text_of(value: None) -> None: ...
+@overload
+def text_of(value: bytes | str | int | float) -> str: ...
+def text_of(value: object) -> str | None:
     if value is None:
         return None
     return value.decode("utf-8", errors="replace") if isinstance(value, bytes) else str(value)

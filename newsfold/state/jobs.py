@@ -24,6 +24,7 @@ after ``RETENTION_SECONDS``.
 
 from __future__ import annotations
 
+import builtins
 import datetime as dt
 import json
 import secrets
@@ -137,7 +138,18 @@ class JobStore(Heartbeats):
         pipe.zadd(self._index, {job_id: stamp.timestamp()})
         pipe.sadd(self._active, job_id)
         pipe.execute()
-        return self.get(job_id)
+        return self.require(job_id)
+
+    def require(self, job_id: str) -> Job:
+        """The job, which its caller knows exists (it created or is running it).
+
+        Raises:
+            LookupError: the job is gone (it expired, or Redis lost it).
+        """
+        job = self.get(job_id)
+        if job is None:
+            raise LookupError(f"job {job_id} is gone (expired, or Redis lost it)")
+        return job
 
     def get(self, job_id: str) -> Job | None:
         """The job, or None when there is no such job (or it expired)."""
@@ -190,7 +202,7 @@ class JobStore(Heartbeats):
     def active(self, kind: str, *, index: str | None = None) -> Job | None:
         """A queued or running job of ``kind`` (the oldest), optionally only one working on ``index``."""
         found = []
-        for job_id in map(text_of, self.redis.smembers(self._active)):
+        for job_id in (text_of(member) for member in self.redis.smembers(self._active)):
             job = self.get(job_id)
             if job is None or job.status not in ACTIVE:
                 self.redis.srem(self._active, job_id)
@@ -297,7 +309,7 @@ class JobStore(Heartbeats):
         args = [key or "", at, json.dumps(counters), json.dumps(failures), json.dumps(kept), json.dumps(brief)]
         return self._record(keys=keys, args=args) == 1
 
-    def outcomes(self, job_id: str, key: str) -> list[dict] | None:
+    def outcomes(self, job_id: str, key: str) -> builtins.list[dict] | None:
         """The outcomes recorded for unit ``key`` (page id, status, cluster, reason), or None when none are."""
         raw = self.redis.hget(self._key(job_id, "outcomes"), key)
         return json.loads(raw) if raw else None
@@ -310,7 +322,7 @@ class JobStore(Heartbeats):
         """Every counted unit of work (the checkpoint of a resumed job)."""
         return {text_of(k) for k in self.redis.smembers(self._key(job_id, "keys"))}
 
-    def failures(self, job_id: str, *, offset: int = 0, limit: int = 50) -> tuple[int, list[dict]]:
+    def failures(self, job_id: str, *, offset: int = 0, limit: int = 50) -> tuple[int, builtins.list[dict]]:
         """``(total, entries)``: failed pages in the order they failed, ``{item, reason, detail, at, retryable}``."""
         total = self.redis.llen(self._key(job_id, "failure_order"))
         items = self.redis.lrange(self._key(job_id, "failure_order"), offset, offset + max(0, limit) - 1)
@@ -323,7 +335,7 @@ class JobStore(Heartbeats):
         """How many failed pages a retry would re-queue."""
         return self.redis.hlen(self._key(job_id, "retry"))
 
-    def take_retryable(self, job_id: str) -> list[dict]:
+    def take_retryable(self, job_id: str) -> builtins.list[dict]:
         """Remove the retryable failures (and their counts) from the job; returns their task payloads."""
         keys = [self._key(job_id, p) for p in ("", "failures", "failure_order", "retry")]
         return [json.loads(p) for p in self._take(keys=keys, args=[]) if p]

@@ -121,11 +121,12 @@ class RepeatedLines:
         tokens = sum(counts)
         carried: dict[str, int] = {}
         for k, rep, n in zip(keys, repeated, counts, strict=True):
-            if rep and first.get(k) and first[k] != page_id:
-                carried[first[k]] = carried.get(first[k], 0) + n
+            if rep and k is not None and (holder := first.get(k)) and holder != page_id:
+                carried[holder] = carried.get(holder, 0) + n
         copy_of = next((p for p, n in carried.items() if n > KEEP_AT_LEAST * tokens), None)
         keep = [
-            not rep or (copy_of is not None and first.get(k) == copy_of) for k, rep in zip(keys, repeated, strict=True)
+            not rep or (copy_of is not None and k is not None and first.get(k) == copy_of)
+            for k, rep in zip(keys, repeated, strict=True)
         ]
         if all(keep):
             return text

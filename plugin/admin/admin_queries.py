@@ -8,6 +8,8 @@ never execute them. What the cluster list costs on a large index is worked out i
 
 from __future__ import annotations
 
+from typing import Any
+
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
 from newsfold.plugin.fold.lookups import FOUNDER_FIRST
@@ -44,7 +46,7 @@ def story_cardinality() -> dict:
     return {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}}
 
 
-def _cluster_summary() -> dict:
+def _cluster_summary() -> dict[str, Any]:
     """Per cluster: its number of sites and its first and last ingest time."""
     return {
         "sites": {"cardinality": {"field": "site"}},
@@ -53,7 +55,7 @@ def _cluster_summary() -> dict:
     }
 
 
-def largest_clusters(*, size: int = 50) -> dict:
+def largest_clusters(*, size: int = 50) -> dict[str, Any]:
     """Search body: the clusters with the most pages."""
     return {
         "size": 0,
@@ -75,7 +77,7 @@ def largest_clusters(*, size: int = 50) -> dict:
     }
 
 
-def totals() -> dict:
+def totals() -> dict[str, Any]:
     """Search body: page and story counts of the whole index."""
     return {
         "size": 0,
@@ -86,7 +88,7 @@ def totals() -> dict:
 
 def clusters_with_pages(
     *, site: str | None = None, lang: str | None = None, q: str | None = None, max_clusters: int = MAX_LIST_CLUSTERS
-) -> dict:
+) -> dict[str, Any]:
     """Search body: the ids of the clusters that hold a page matching the page filters.
 
     The first step of a filtered cluster list: the page filters (site,
@@ -117,13 +119,13 @@ def clusters_with_pages(
 def cluster_list(
     *,
     cluster_ids: list[str] | None = None,
-    matching: list[dict] | None = None,
+    matching: list[dict[str, Any]] | None = None,
     min_size: int = 2,
     sort: str = "size",
     order: str = "desc",
     max_clusters: int = MAX_LIST_CLUSTERS,
     single_shard: bool = True,
-) -> dict:
+) -> dict[str, Any]:
     """Search body: clusters with their size, site count and first/last ingest time, in the order asked for.
 
     One ``terms`` aggregation on ``cluster_id`` (``min_doc_count`` = the
@@ -168,7 +170,7 @@ def cluster_list(
     aggs = _cluster_summary()
     if matching:
         aggs["matching"] = {"filter": {"bool": {"filter": list(matching)}}}
-    query: dict = {"terms": {CLUSTER_ID: list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
+    query: dict[str, Any] = {"terms": {CLUSTER_ID: list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
     return {"size": 0, "query": query, "aggs": {"clusters": {"terms": terms, "aggs": aggs}}}
 
 
@@ -192,7 +194,7 @@ def _representative_first() -> list[dict]:
     ]
 
 
-def cluster_samples(cluster_ids: list[str]) -> dict:
+def cluster_samples(cluster_ids: list[str]) -> dict[str, Any]:
     """Search body: one sample page (the representative, else the first seen) per cluster, for list titles.
 
     Args:
@@ -222,7 +224,7 @@ def cluster_samples(cluster_ids: list[str]) -> dict:
     }
 
 
-def cluster_detail(cluster_id: str, *, size: int = 200) -> dict:
+def cluster_detail(cluster_id: str, *, size: int = 200) -> dict[str, Any]:
     """Search body: a cluster's pages with everything the admin detail shows (representative first, then oldest).
 
     Args:

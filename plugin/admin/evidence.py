@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -47,7 +48,7 @@ class Evidence:
         """Whether the scores alone make the pair copies under the current thresholds."""
         return any(s.matched for s in self.signals if s.name in ("jaccard", "containment"))
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """A JSON-ready form."""
         return {
             "page_id": self.page_id,
@@ -80,7 +81,7 @@ def pair_scores(
         ``(jaccard, containment)`` rounded to 4 places, or ``(None, None)``
         when the signatures cannot be compared.
     """
-    if not comparable(a, b):
+    if a is None or b is None or not comparable(a, b):
         return None, None
     j = jaccard(a, b)
     return round(j, 4), round(containment(a, b, j, weighted=weighted), 4)
@@ -103,7 +104,7 @@ def similarity_matrix(signatures: Sequence[Signature | None]) -> list[list[float
     usable = [i for i, s in enumerate(signatures) if s is not None and len(lengths) == 1]
     out: list[list[float | None]] = [[None] * n for _ in range(n)]
     if usable:
-        values = np.stack([signatures[i].hashvalues for i in usable])
+        values = np.stack([s.hashvalues for i in usable if (s := signatures[i]) is not None])
         equal = np.round((values[:, None, :] == values[None, :, :]).mean(axis=2), 4).tolist()
         for x, i in enumerate(usable):
             row = out[i]
@@ -134,7 +135,7 @@ def least_similar_pairs(matrix: Sequence[Sequence[float | None]], *, limit: int 
     return [(i, j, score) for score, i, j in heapq.nsmallest(limit, pairs)]
 
 
-def choose_representative(members: Sequence[Mapping]) -> int | None:
+def choose_representative(members: Sequence[Mapping[str, Any]]) -> int | None:
     """Index of a cluster's representative: the page marked ``representative``, else the first seen.
 
     Args:
@@ -152,7 +153,7 @@ def choose_representative(members: Sequence[Mapping]) -> int | None:
     return min(range(len(members)), key=lambda i: (members[i].get("ingested") or "", str(members[i].get("id"))))
 
 
-def title_keys_equal(a: Mapping, b: Mapping) -> bool:
+def title_keys_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two pages have the same normalised title.
 
     The stored ``title_key`` is used when both pages have one (the same
@@ -167,14 +168,14 @@ def title_keys_equal(a: Mapping, b: Mapping) -> bool:
     """
     key_a, key_b = a.get("title_key"), b.get("title_key")
     if key_a and key_b:
-        return key_a == key_b
+        return bool(key_a == key_b)
     title_a, title_b = normalize(a.get("title") or ""), normalize(b.get("title") or "")
     return bool(title_a) and title_a == title_b
 
 
 def membership_evidence(
-    member: Mapping,
-    reference: Mapping,
+    member: Mapping[str, Any],
+    reference: Mapping[str, Any],
     settings: Settings,
     *,
     member_signature: Signature | None,

@@ -13,7 +13,9 @@ import datetime as dt
 import logging
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from elasticsearch import ConflictError, Elasticsearch, NotFoundError
 
@@ -38,7 +40,7 @@ class CorrectionError(InputError):
     """An invalid correction request (unknown page, same cluster, ...); the message says what."""
 
 
-def _pairs(items) -> list[tuple[str, str]]:
+def _pairs(items: Iterable[Any] | None) -> list[tuple[str, str]]:
     out = []
     for item in items or []:
         a, b = (item["a"], item["b"]) if isinstance(item, dict) else item
@@ -63,7 +65,7 @@ class Correction:
     not_representative: list[str] = field(default_factory=list)
     superseded_by: list[str] = field(default_factory=list)  # later corrections that overrode some decision
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         """The correction as JSON-ready data (pairs as two-item lists)."""
         return {
             "id": self.id,
@@ -87,7 +89,7 @@ class Correction:
             named.update(link)
         return sorted(named)
 
-    def document(self) -> dict:
+    def document(self) -> dict[str, Any]:
         """The stored form (``mappings/corrections.json``)."""
         doc = self.as_dict()
         for name in ("must_link", "cannot_link", "released"):
@@ -96,7 +98,7 @@ class Correction:
         return doc
 
     @classmethod
-    def from_source(cls, src: dict) -> Correction:
+    def from_source(cls, src: dict[str, Any]) -> Correction:
         """Inverse of :meth:`document`."""
         return cls(
             id=str(src["id"]),
@@ -128,7 +130,7 @@ def ensure_corrections_index(client: Elasticsearch, settings: Settings) -> None:
     create_index(client, name, corrections_index_body(settings))
 
 
-def check_page_id(value, name: str = "page") -> str:
+def check_page_id(value: object, name: str = "page") -> str:
     if not isinstance(value, str) or not value.strip():
         raise CorrectionError(f"{name} must be a non-empty page id")
     value = value.strip()
@@ -137,7 +139,7 @@ def check_page_id(value, name: str = "page") -> str:
     return value
 
 
-def check_user(value) -> str:
+def check_user(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise CorrectionError("user is required: the log records who made each correction")
     value = value.strip()
@@ -146,7 +148,7 @@ def check_user(value) -> str:
     return value
 
 
-def check_note(value) -> str | None:
+def check_note(value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
@@ -158,7 +160,7 @@ def check_note(value) -> str | None:
 
 
 def new_correction(
-    kind: str, *, user: str, note: str | None, pages: list[str], clusters: list[str], **links
+    kind: str, *, user: str, note: str | None, pages: list[str], clusters: list[str], **links: Any
 ) -> Correction:
     # time first in the id: corrections made in the same millisecond still have an order
     cid = f"{time.time_ns():016x}-{uuid.uuid4().hex[:8]}"

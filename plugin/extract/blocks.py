@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, Any
 
 from lxml import etree
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 # trafilatura drops paragraphs inside the right container when a wrapper's class
 # looks like boilerplate to it ("widget", "embed", "meta", "button"...): whole
@@ -45,26 +49,31 @@ _NONWORD = re.compile(r"[\W_]+")
 _ATTR_WORD = re.compile(r"[^\W_]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
+#: a run of visible text, ``[owner element, its text nodes, characters inside links]``, extended in place
+TextRun = list[Any]
+
 
 def _match_key(text: str) -> str:
     """Letters and digits only: the same text whatever spacing and punctuation trafilatura gave it."""
     return _NONWORD.sub("", text).casefold()
 
 
-def text_runs(tree) -> list[list]:
+def text_runs(tree: HtmlElement) -> list[TextRun]:
     """The page's visible text in document order, as runs ``[owner, text nodes, link chars]``.
 
     A run's owner is its nearest non-inline ancestor, so a run is the text one
     block shows between two nested blocks: the unit trafilatura keeps or drops.
     """
-    info: dict = {}  # element -> (owner, inside a link); owner None when not prose
+    info: dict[
+        HtmlElement, tuple[HtmlElement | None, bool]
+    ] = {}  # element -> (owner, inside a link); owner None when not prose
 
-    def lookup(el):
+    def lookup(el: HtmlElement) -> tuple[HtmlElement | None, bool]:
         hit = info.get(el)
         if hit is not None:
             return hit
-        path = []
-        cur = el
+        path: list[HtmlElement] = []
+        cur: HtmlElement | None = el
         while cur is not None and cur not in info:
             path.append(cur)
             cur = cur.getparent()
@@ -81,8 +90,8 @@ def text_runs(tree) -> list[list]:
         return info[el]
 
     body = tree.find(".//body")
-    runs: list[list] = []
-    last = None
+    runs: list[TextRun] = []
+    last: TextRun | None = None
     for node in _VISIBLE_TEXT(tree if body is None else body):
         el = node.getparent()
         if node.is_tail:
@@ -104,10 +113,10 @@ def text_runs(tree) -> list[list]:
 class _Attrs:
     """Cached class/id words of elements (``sectionIntro`` -> section, intro)."""
 
-    def __init__(self):
-        self.cache: dict = {}
+    def __init__(self) -> None:
+        self.cache: dict[HtmlElement, frozenset[str]] = {}
 
-    def __call__(self, el) -> frozenset:
+    def __call__(self, el: HtmlElement) -> frozenset[str]:
         words = self.cache.get(el)
         if words is None:
             value = f"{el.get('class') or ''} {el.get('id') or ''}"
@@ -116,7 +125,7 @@ class _Attrs:
         return words
 
 
-def prose_bytes(runs: list[list]) -> int:
+def prose_bytes(runs: list[TextRun]) -> int:
     """UTF-8 bytes of the page's prose: its text runs that read as paragraphs (long, not mostly links)."""
     prose = 0
     for _owner, nodes, link_chars in runs:
@@ -142,7 +151,7 @@ def needs_second_opinion(text: str, prose: int) -> bool:
     return size < prose * _MIN_PROSE_SHARE or size > prose * _MAX_PROSE_MULTIPLE
 
 
-def paragraph_block(runs: list[list]) -> str:
+def paragraph_block(runs: list[TextRun]) -> str:
     """The text of the page's largest block of paragraphs: the fallback when trafilatura finds (almost) nothing.
 
     Each prose run (long, not mostly links) scores its owner's parent with its
@@ -158,7 +167,7 @@ def paragraph_block(runs: list[list]) -> str:
     Returns:
         The block's text, or ``""`` when the page has no prose.
     """
-    score: dict = {}
+    score: dict[HtmlElement, float] = {}
     for owner, nodes, link_chars in runs:
         run = " ".join(" ".join(nodes).split())
         if link_chars * 2 >= len(run) or (size := len(run.encode())) < _PROSE_BYTES:
@@ -183,7 +192,7 @@ def paragraph_block(runs: list[list]) -> str:
     return "\n".join(lines)
 
 
-def recover_dropped_blocks(tree, text: str, *, runs: list[list] | None = None) -> str:
+def recover_dropped_blocks(tree: HtmlElement, text: str, *, runs: list[TextRun] | None = None) -> str:
     """Add back the article blocks trafilatura dropped inside the article's container.
 
     The container is the deepest element holding 80% of the text trafilatura
@@ -251,7 +260,9 @@ def _container(scored: list[tuple]) -> tuple[object, dict] | None:
 def _dropped_runs(scored: list[tuple], container, weight: dict) -> list[str]:
     """The runs trafilatura dropped inside ``container`` that read as the article's own blocks, once each."""
     attrs = _Attrs()
-    kept_children: dict = {}  # parent -> [(tag, class words)] of its children holding kept text
+    kept_children: dict[
+        HtmlElement, list[tuple[object, frozenset[str]]]
+    ] = {}  # parent -> [(tag, class words)] of its children holding kept text
     added, seen = [], set()
     for owner, run, key, kept, link_share in scored:
         if kept or link_share >= _MAX_LINK_SHARE or key in seen:
@@ -272,7 +283,12 @@ def _dropped_runs(scored: list[tuple], container, weight: dict) -> list[str]:
     return added
 
 
-def _like_kept_sibling(chain: list, weight: dict, attrs: _Attrs, kept_children: dict) -> bool:
+def _like_kept_sibling(
+    chain: list[HtmlElement],
+    weight: dict[HtmlElement, int],
+    attrs: _Attrs,
+    kept_children: dict[HtmlElement, list[tuple[object, frozenset[str]]]],
+) -> bool:
     """Whether an element on ``chain`` (up to the first one holding kept text) repeats a kept sibling."""
     for el in chain:
         if el in weight:
@@ -290,7 +306,7 @@ def _like_kept_sibling(chain: list, weight: dict, attrs: _Attrs, kept_children: 
     return False
 
 
-def drop_headline(text: str, tree, title: str) -> str:
+def drop_headline(text: str, tree: HtmlElement, title: str) -> str:
     """Drop a first line that only repeats the headline (it is ``Article.title``, not body text).
 
     Args:
@@ -332,7 +348,7 @@ _DATE_BAR_WORDS = 8  # a date bar is a date and a few labels, not a sentence tha
 _ENDS_SENTENCE = re.compile(r"[.!?。！？]['\"’”」』)]*$")
 
 
-def trim_edges(text: str, runs: list[list]) -> str:
+def trim_edges(text: str, runs: list[TextRun]) -> str:
     """Drop menus, skip links, date and weather bars and "most read" lists from the start and end of a text.
 
     Generic rules, no site's words: at either end, a short line mostly made

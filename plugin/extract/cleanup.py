@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import TYPE_CHECKING
 
 from lxml import etree
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 # Class/id tokens of blocks that are never the article: related-story and teaser
 # boxes (their long ledes of other stories leak into the body: the Media Cloud
@@ -39,7 +43,7 @@ _HEADING_TAGS = ("h2", "h3", "h4", "h5", "h6", "strong", "b", "p", "div", "span"
 _HEADING_CHARS = 60  # longer text is not a heading
 
 
-def _boiler_named(tree) -> list:
+def _boiler_named(tree: HtmlElement) -> list[HtmlElement]:
     """Elements whose class or id starts a name with a :data:`_BOILER_TOKEN`, in document order."""
     values = _CLASS_ID_VALUES(tree)
     if not values:
@@ -50,13 +54,13 @@ def _boiler_named(tree) -> list:
     for name in names:
         starts.append(offset)
         offset += len(name) + 1
-    found: dict = {}
+    found: dict[HtmlElement, None] = {}
     for m in _BOILER_ATTR.finditer(lowered):
         found.setdefault(values[bisect.bisect_right(starts, m.start()) - 1].getparent(), None)
     return list(found)
 
 
-def _short_block_text(el) -> str | None:
+def _short_block_text(el: HtmlElement) -> str | None:
     """The text of a block with at most one child element, when under :data:`_HEADING_CHARS` characters.
 
     Reads the text lazily, so a one-child wrapper around the whole page costs a few text nodes, not the page.
@@ -77,7 +81,7 @@ def _short_block_text(el) -> str | None:
     return " ".join(parts) if size else None
 
 
-def page_words(tree) -> int:
+def page_words(tree: HtmlElement) -> int:
     """Words of the page's body (of the whole tree when it has no ``<body>``)."""
     body = tree.find(".//body")
     return word_count(body if body is not None else tree)
@@ -96,7 +100,7 @@ def link_density(el) -> float:
     return sum(word_count(a) for a in el.iter("a")) / words if words else 0.0
 
 
-def clean_tree(tree, *, body_words: int | None = None) -> int:
+def clean_tree(tree: HtmlElement, *, body_words: int | None = None) -> int:
     """Remove related-story boxes, teasers, banners and widgets from a parsed page.
 
     Runs on the lxml tree before trafilatura. A block is removed when a class or
@@ -151,7 +155,7 @@ _MIN_CARDS = 3  # two linked items may be an article's "see also"; three cards m
 _CARD_SHARE = 0.8
 
 
-def _is_card(item) -> bool:
+def _is_card(item: HtmlElement) -> bool:
     """Whether a list item is headed by a link: a heading holding a link, or inside one within the item."""
     for heading in item.iter(_CARD_HEADINGS):
         if heading.find(".//a") is not None:
@@ -164,7 +168,7 @@ def _is_card(item) -> bool:
     return False
 
 
-def _teaser_lists(tree, total: int) -> list:
+def _teaser_lists(tree: HtmlElement, total: int) -> list[HtmlElement]:
     """Lists whose items are teaser cards: a linked headline each (and often a lede and a picture).
 
     "Latest stories" and "more from" boxes are lists of other stories'
@@ -220,7 +224,7 @@ _FURNITURE_TAGS = (
 _JSON_LD = "application/ld+json"
 
 
-def drop_furniture(tree) -> int:
+def drop_furniture(tree: HtmlElement) -> int:
     """Delete scripts, styles, media, form controls, navigation, asides and footers (tails kept).
 
     Run after :func:`unwrap_page_wrappers` (a page-sized aside is the page,
@@ -257,7 +261,7 @@ def remove_element(el) -> None:
 _PAGE_FURNITURE = ("aside", "header", "footer", "nav", "button", "menu", "label", "dialog", "fieldset", "figure")
 
 
-def unwrap_page_wrappers(tree, *, body_words: int | None = None) -> int:
+def unwrap_page_wrappers(tree: HtmlElement, *, body_words: int | None = None) -> int:
     """Turn an aside/header/footer/nav/button... holding half of the page's text into a plain ``div``.
 
     Broken markup (a popup ``<aside>`` or a menu ``<button>`` that is never

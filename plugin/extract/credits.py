@@ -26,10 +26,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 #: canonical agency -> the names it is credited under (matched case-insensitively, as a whole credit)
 AGENCIES: dict[str, tuple[str, ...]] = {
@@ -162,7 +167,7 @@ def credited(text: str) -> str | None:
     return agency(zh.group(1)) if zh else None
 
 
-def _jsonld_names(value, depth: int = 0) -> list[str]:
+def _jsonld_names(value: object, depth: int = 0) -> list[str]:
     if depth > 3:
         return []
     if isinstance(value, str):
@@ -175,7 +180,7 @@ def _jsonld_names(value, depth: int = 0) -> list[str]:
     return []
 
 
-def _jsonld_objects(data, depth: int = 0):
+def _jsonld_objects(data: object, depth: int = 0) -> Iterator[dict[str, Any]]:
     if depth > 4:
         return
     if isinstance(data, list):
@@ -188,7 +193,7 @@ def _jsonld_objects(data, depth: int = 0):
             yield from _jsonld_objects(graph, depth + 1)
 
 
-def _jsonld_image(value, depth: int = 0) -> str | None:
+def _jsonld_image(value: object, depth: int = 0) -> str | None:
     if depth > 3:
         return None
     if isinstance(value, str):
@@ -220,7 +225,7 @@ def absolute_image(src: str | None, base: str | None) -> str | None:
     return url if len(url) <= _MAX_URL_CHARS else None
 
 
-def page_signals(tree, *, url: str | None = None) -> PageSignals:
+def page_signals(tree: HtmlElement, *, url: str | None = None) -> PageSignals:
     """The picture and the credits of a parsed page, read before any cleanup (never raises on odd markup)."""
     out = PageSignals()
     images: list[str | None] = []
@@ -266,7 +271,7 @@ def page_signals(tree, *, url: str | None = None) -> PageSignals:
     return out
 
 
-def _in_figure(el) -> bool:
+def _in_figure(el: HtmlElement) -> bool:
     """Whether an element sits in a figure, a picture or a caption (up to four levels up)."""
     for n, up in enumerate(el.iterancestors()):
         if n >= 4 or not isinstance(up.tag, str):

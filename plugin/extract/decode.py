@@ -7,10 +7,14 @@ import gzip
 import io
 import re
 import zlib
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
 from newsfold.plugin.extract.result import Rejection
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 _MAGIC = {
     b"%PDF": "a PDF document",
@@ -62,11 +66,12 @@ def decode_html(data: bytes, *, max_bytes: int) -> str | Rejection:
         return Rejection("empty", "the page has no bytes")
     if data[:2] == b"\x1f\x8b":
         try:
-            data = _gunzip(data, max_bytes)
+            unpacked = _gunzip(data, max_bytes)
         except (OSError, EOFError, zlib.error) as exc:
             return Rejection("undecodable", f"broken gzip data ({exc})")
-        if data is None:
+        if unpacked is None:
             return Rejection("too_large", f"the page unpacks to more than {max_bytes} bytes")
+        data = unpacked
     if len(data) > max_bytes:
         return Rejection("too_large", f"the page has {len(data)} bytes, the limit is {max_bytes}")
     for magic, what in _MAGIC.items():
@@ -92,6 +97,7 @@ def _gunzip(data: bytes, max_bytes: int) -> bytes | None:
 
 
 def _decode(data: bytes) -> str:
+    codec: str | None
     for bom, codec in (
         (codecs.BOM_UTF8, "utf-8-sig"),
         (codecs.BOM_UTF16_LE, "utf-16"),
@@ -121,7 +127,7 @@ def _decode(data: bytes) -> str:
     from charset_normalizer import from_bytes
 
     best = from_bytes(data[:200_000]).best()
-    codec = best is not None and _web_codec(best.encoding)
+    codec = _web_codec(best.encoding) if best is not None else None
     if codec:
         text = data.decode(codec, errors="replace")
         if _TAG.search(text[:200_000]):
@@ -163,7 +169,7 @@ _C0 = bytes(range(9)) + b"\x0b\x0c" + bytes(range(0x0E, 0x20))
 _INVALID_XML = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]|\xef\xbf[\xbe\xbf]")
 
 
-def parse_html(html: str):
+def parse_html(html: str) -> HtmlElement | None:
     """Parse a page as trafilatura's loader does, from UTF-8 bytes and with one scan for forbidden characters.
 
     trafilatura's ``load_html`` runs a regex substitution over the whole page
@@ -189,7 +195,7 @@ def parse_html(html: str):
     return tree
 
 
-def _has_body(tree) -> bool:
+def _has_body(tree: HtmlElement) -> bool:
     body = tree.find("body")
     return body is not None and (len(body) > 0 or bool((body.text or "").strip()))
 
@@ -214,7 +220,7 @@ def _repair_cut_tags(html: str) -> str:
     return head + rest
 
 
-def _parse(html: str):
+def _parse(html: str) -> HtmlElement | None:
     from lxml import html as lxml_html
     from trafilatura.utils import HTML_PARSER, is_dubious_html, repair_faulty_html
 
@@ -234,7 +240,7 @@ def _parse(html: str):
     return tree
 
 
-def _adopt_stray_roots(tree) -> None:
+def _adopt_stray_roots(tree: HtmlElement) -> None:
     """Move markup libxml2 left beside the root (content after ``</html>``) into the body, as browsers show it."""
     strays = [el for el in tree.itersiblings() if isinstance(el.tag, str)]
     if not strays:
@@ -245,7 +251,7 @@ def _adopt_stray_roots(tree) -> None:
         target.extend(list(stray) if stray.tag == "html" else [stray])
 
 
-def _parse_leniently(html: str):
+def _parse_leniently(html: str) -> HtmlElement | None:
     """Parse markup trafilatura's loader refuses: no ``html`` near the start and a single wrapper element."""
     from lxml import html as lxml_html
 

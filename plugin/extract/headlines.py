@@ -21,6 +21,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 #: separators between a headline and a site name: spaced dashes, bars, colons, bullets, guillemets;
 #: bars and underscores also unspaced (common on Chinese sites), a dash between two CJK characters
@@ -160,7 +161,7 @@ def clean_headline(title: str | None, *, site: str | None = None, affixes: Itera
     return headline if re.search(r"\w", headline) else text
 
 
-def site_affixes(sites: Sequence[str], *, per_site: int = 6) -> dict:
+def site_affixes(sites: Sequence[str], *, per_site: int = 6) -> dict[str, Any]:
     """Search body: each site's page count and its most shared title affix candidates.
 
     Raises:
@@ -178,7 +179,7 @@ def site_affixes(sites: Sequence[str], *, per_site: int = 6) -> dict:
 
 
 def read_site_affixes(
-    response: Mapping, *, share: float = AFFIX_SHARE, min_pages: int = MIN_AFFIX_PAGES
+    response: Mapping[str, Any], *, share: float = AFFIX_SHARE, min_pages: int = MIN_AFFIX_PAGES
 ) -> dict[str, list[str]]:
     """``site -> affixes`` of a :func:`site_affixes` response: candidates on at least ``share`` of the site's
     pages and on at least ``min_pages`` of them."""
@@ -208,7 +209,7 @@ def learn_from_titles(
             if (found := [a for a, n in counts.most_common() if n >= max(min_pages, share * pages[site])])}  # fmt: skip
 
 
-def story_headline(versions: Iterable[Mapping], *, origin_id: str | None = None) -> str | None:
+def story_headline(versions: Iterable[Mapping[str, Any]], *, origin_id: str | None = None) -> str | None:
     """A story's headline: its origin version's ``headline`` when among ``versions``, else the most common one.
 
     Ties go to the earlier version in ``versions``.
@@ -216,12 +217,14 @@ def story_headline(versions: Iterable[Mapping], *, origin_id: str | None = None)
     seen = [v for v in versions if v.get("headline")]
     for v in seen:
         if origin_id and v.get("id") == origin_id:
-            return v["headline"]
+            headline: str = v["headline"]
+            return headline
     if not seen:
         return None
     counts = Counter(_norm(v["headline"]) for v in seen)
     best = max(counts.values())
-    return next(v["headline"] for v in seen if counts[_norm(v["headline"])] == best)
+    common: str = next(v["headline"] for v in seen if counts[_norm(v["headline"])] == best)
+    return common
 
 
 def lede(text: str | None, *, limit: int = SNIPPET_CHARS) -> str | None:

@@ -7,8 +7,12 @@ extraction itself; these few tags are all newsfold needs.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from lxml import etree
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 _TITLE_XPATHS = (
     "//meta[@property='og:title']/@content",
@@ -33,7 +37,7 @@ _ISO_DATE = re.compile(r"((?:19|20)\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]+)"')
 
 
-def page_title(tree) -> str:
+def page_title(tree: HtmlElement) -> str:
     """The page's headline from og:title, twitter:title, <title> or <h1>."""
     for xpath in _TITLE_XPATHS:
         for value in tree.xpath(xpath):
@@ -43,7 +47,7 @@ def page_title(tree) -> str:
     return ""
 
 
-def published_date(tree, html: str) -> str | None:
+def published_date(tree: HtmlElement, html: str) -> str | None:
     """The publication date (YYYY-MM-DD) from common meta tags or JSON-LD, if any.
 
     Meta tags in the order of :data:`_DATE_METAS`, then the ``datetime`` of an

@@ -92,8 +92,8 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
                 state.outcomes[p.page_id] = Outcome(p.page_id, "unchanged", cluster_id=cluster_of(src))
                 state.unchanged.append(p)
             else:
-                if cluster_of(src):
-                    state.previous[p.page_id] = cluster_of(src)
+                if previous := cluster_of(src):
+                    state.previous[p.page_id] = previous
                 state.pages.append(p)
     state.candidates = lookup(state.pages, client=client, settings=settings)
     batch_ids = [p.page_id for p in state.pages]
@@ -275,7 +275,7 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
     return list(state.outcomes.values())
 
 
-def check_pages(pages, *, settings: Settings) -> list[SignedPage]:
+def check_pages(pages: object, *, settings: Settings) -> list[SignedPage]:
     """The pages of an ``ingest`` call, checked at the door.
 
     Raises:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from elasticsearch import Elasticsearch
 
@@ -28,10 +29,10 @@ log = logging.getLogger(__name__)
 MAX_CORRECTIONS = 10_000  # corrections read per lookup
 PAIR_FIELDS = (("must_link", "must"), ("cannot_link", "cannot"), ("released", "released"))
 
-Decisions = dict[tuple, tuple[tuple[str, str], object, str]]  # key -> ((at, id), value, correction id)
+Decisions = dict[tuple[str, ...], tuple[tuple[str, str], object, str]]  # key -> ((at, id), value, correction id)
 
 
-def decisions(docs: Iterable[Mapping], pages: set[str] | None = None) -> Decisions:
+def decisions(docs: Iterable[Mapping[str, Any]], pages: set[str] | None = None) -> Decisions:
     """The latest decision on every pair and representative flag in some corrections.
 
     Args:
@@ -63,7 +64,7 @@ def decisions(docs: Iterable[Mapping], pages: set[str] | None = None) -> Decisio
     return out
 
 
-def resolve(docs: Iterable[Mapping], pages: set[str] | None = None) -> Constraints:
+def resolve(docs: Iterable[Mapping[str, Any]], pages: set[str] | None = None) -> Constraints:
     """The constraints in force after some corrections (latest decision wins; no cluster labels)."""
     found = decisions(docs, pages)
     must = sorted(
@@ -79,14 +80,14 @@ def resolve(docs: Iterable[Mapping], pages: set[str] | None = None) -> Constrain
     )
 
 
-def fetch_corrections(page_ids: Iterable[str], *, client: Elasticsearch, settings: Settings) -> list[dict]:
+def fetch_corrections(page_ids: Iterable[str], *, client: Elasticsearch, settings: Settings) -> list[dict[str, Any]]:
     """The stored corrections naming any of ``page_ids`` (none when the index is missing).
 
     The corrections are written with ``refresh=wait_for``, so a search issued
     after a correction call returned sees it.
     """
     ids = sorted(set(page_ids))
-    docs: dict[str, dict] = {}
+    docs: dict[str, dict[str, Any]] = {}
     for start in range(0, len(ids), MAX_TERMS):
         res = client.search(
             index=corrections_index(settings),

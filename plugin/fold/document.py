@@ -18,8 +18,9 @@ ingest path, the corrections, the reindex, the web and the admin.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.extract.headlines import lede, title_affixes
 from newsfold.plugin.fold.cluster import NO_SIGNALS, SiteSignals
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 #: the one object field holding every fold field in a document
 FOLD = "newsfold"
 #: the fold fields (inside ``newsfold``) and their Elasticsearch mapping
-FOLD_FIELDS: dict[str, dict] = {
+FOLD_FIELDS: dict[str, dict[str, Any]] = {
     "cluster_id": {"type": "keyword"},
     "band_keys": {"type": "keyword", "doc_values": False},
     "signature": {"type": "binary"},
@@ -99,23 +100,23 @@ UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
 FOUNDING_SOURCE = [CLUSTER_ID, path("founding")]
 
 
-def fold_mapping() -> dict:
+def fold_mapping() -> dict[str, Any]:
     """The mapping of the ``newsfold`` object field (strict: only the fold fields)."""
     return {FOLD: {"type": "object", "dynamic": "strict", "properties": copy.deepcopy(FOLD_FIELDS)}}
 
 
-def fold_of(source: dict | None) -> dict:
+def fold_of(source: Mapping[str, Any] | None) -> dict[str, Any]:
     """The fold fields of a ``_source`` (empty for a document newsfold has not folded)."""
     fold = (source or {}).get(FOLD)
     return fold if isinstance(fold, dict) else {}
 
 
-def cluster_of(source: dict | None) -> str | None:
+def cluster_of(source: dict[str, Any] | None) -> str | None:
     """The cluster id of a ``_source``, or None."""
     return fold_of(source).get("cluster_id")
 
 
-def flat(source: dict | None) -> dict:
+def flat(source: dict[str, Any] | None) -> dict[str, Any]:
     """A ``_source`` with its fold fields lifted to the top level (for display code and reports)."""
     source = source or {}
     out = {k: v for k, v in source.items() if k != FOLD}
@@ -123,7 +124,7 @@ def flat(source: dict | None) -> dict:
     return out
 
 
-def fold_update(**fields) -> dict:
+def fold_update(**fields: Any) -> dict[str, Any]:
     """The ``doc`` of a partial update that sets some fold fields."""
     return {FOLD: fields}
 
@@ -197,7 +198,7 @@ class Outcome:
     #: the stories this page's call folded into ``cluster_id`` and that no longer exist (status ``merged``)
     merged_clusters: list[str] | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
@@ -214,7 +215,7 @@ class Candidate:
     day: str | None = None
 
 
-def read_signature(source: dict) -> Signature | None:
+def read_signature(source: dict[str, Any]) -> Signature | None:
     """The stored signature of a ``_source`` (None when the page has none)."""
     src = source[FOLD] if isinstance(source.get(FOLD), dict) else source  # stored, or lifted by flat()
     if not src.get("signature"):
@@ -227,7 +228,7 @@ def read_signature(source: dict) -> Signature | None:
     )
 
 
-def read_candidate(hit: dict) -> Candidate | None:
+def read_candidate(hit: dict[str, Any]) -> Candidate | None:
     """A search or mget hit as a :class:`Candidate`; None for a document newsfold has not folded."""
     sig = read_signature(hit.get("_source") or {})
     src = fold_of(hit.get("_source"))

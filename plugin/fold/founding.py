@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.document import FOUNDING_SOURCE, fold_of, fold_update
@@ -117,7 +117,7 @@ def pending(names: Iterable[str], *, client: Elasticsearch, settings: Settings) 
     return {n: f for n, f in founders(names, client=client, settings=settings).items() if not f.absorbed}
 
 
-def conditional_update(client: Elasticsearch, settings: Settings, founder: Founder, doc: dict) -> bool:
+def conditional_update(client: Elasticsearch, settings: Settings, founder: Founder, doc: dict[str, Any]) -> bool:
     """Update the founder's document only if it is still the version read; False when it changed (or is gone).
 
     No refresh: the handshake reads documents by id (realtime), never by search.

@@ -22,7 +22,7 @@ import json
 import time
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import IndexMismatchError
 from newsfold.plugin.fold.document import FOLD, FOLD_FIELDS, fold_mapping
@@ -38,17 +38,23 @@ FOLD_LAYOUT = 5
 #: additive ``put_mapping``) the first time newsfold checks it, never refused
 ADDITIVE_FROM = (2, 3, 4)
 _META_CACHE_SECONDS = 60.0
-_checked: dict[tuple[int, str], float] = {}
+_checked: dict[tuple[int, str, str], float] = {}
 
 
 @lru_cache(maxsize=1)
-def _mapping_file() -> dict:
-    return json.loads(resources.files("newsfold.mappings").joinpath("articles.json").read_text("utf-8"))
+def _mapping_file() -> dict[str, Any]:
+    mapping: dict[str, Any] = json.loads(
+        resources.files("newsfold.mappings").joinpath("articles.json").read_text("utf-8")
+    )
+    return mapping
 
 
 @lru_cache(maxsize=1)
-def _corrections_mapping_file() -> dict:
-    return json.loads(resources.files("newsfold.mappings").joinpath("corrections.json").read_text("utf-8"))
+def _corrections_mapping_file() -> dict[str, Any]:
+    mapping: dict[str, Any] = json.loads(
+        resources.files("newsfold.mappings").joinpath("corrections.json").read_text("utf-8")
+    )
+    return mapping
 
 
 def corrections_index(settings: Settings) -> str:
@@ -60,19 +66,19 @@ def corrections_index(settings: Settings) -> str:
     return settings.corrections_index or f"{settings.index}-corrections"
 
 
-def corrections_index_body(settings: Settings) -> dict:
+def corrections_index_body(settings: Settings) -> dict[str, Any]:
     """The body for ``indices.create`` of the corrections index (one small shard)."""
     body = copy.deepcopy(_corrections_mapping_file())
     body["settings"]["index"]["number_of_replicas"] = settings.replicas
     return body
 
 
-def fold_meta(settings: Settings) -> dict:
+def fold_meta(settings: Settings) -> dict[str, Any]:
     """What ``_meta.newsfold`` of an index records: the fold-field layout and every signature parameter."""
     return {"fold_layout": FOLD_LAYOUT, **settings.signature_meta()}
 
 
-def component_template(settings: Settings) -> dict:
+def component_template(settings: Settings) -> dict[str, Any]:
     """The body of an Elasticsearch component template holding newsfold's fields.
 
     A host composes it into its own index template::
@@ -92,7 +98,7 @@ def component_template(settings: Settings) -> dict:
     }
 
 
-def index_body(settings: Settings) -> dict:
+def index_body(settings: Settings) -> dict[str, Any]:
     """The body for ``indices.create`` of newsfold's own index: settings, mapping and ``_meta``.
 
     The mapping is the article fields of ``mappings/articles.json`` plus the
@@ -114,7 +120,9 @@ def new_index_name(settings: Settings) -> str:
     return f"{settings.index}-{time.strftime('%Y%m%d%H%M%S')}-{time.time_ns() % 1_000_000:06d}"
 
 
-def create_index(client: Elasticsearch, name: str, body: dict, *, aliases: dict | None = None) -> None:
+def create_index(
+    client: Elasticsearch, name: str, body: dict[str, Any], *, aliases: dict[str, Any] | None = None
+) -> None:
     """Create an index, or, when another process created it first, wait until its primary shards are active.
 
     ``indices.create`` returns once the primaries are started; a process that
@@ -179,7 +187,7 @@ def add_new_fields(client: Elasticsearch, name: str) -> None:
         client.indices.put_mapping(index=name, properties=missing)
 
 
-def _missing_fold_fields(current: dict) -> dict:
+def _missing_fold_fields(current: dict[str, Any]) -> dict[str, Any]:
     """The part of the ``newsfold`` object mapping an index lacks (empty when it has every fold field)."""
     have = (current.get(FOLD) or {}).get("properties", {})
     lacking = {f: spec for f, spec in FOLD_FIELDS.items() if f not in have}
@@ -247,12 +255,12 @@ def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
             )
 
 
-def _upgrade_layout(client: Elasticsearch, name: str, mappings: dict) -> None:
+def _upgrade_layout(client: Elasticsearch, name: str, mappings: dict[str, Any]) -> None:
     """Add the fold fields a newer layout defines to an index and record the layout (other ``_meta`` kept)."""
     meta = dict(mappings.get("_meta") or {})
     meta["newsfold"] = {**meta["newsfold"], "fold_layout": FOLD_LAYOUT}
     missing = _missing_fold_fields(mappings.get("properties", {}))
-    client.indices.put_mapping(index=name, meta=meta, **({"properties": missing} if missing else {}))
+    client.indices.put_mapping(index=name, meta=meta, properties=missing or None)  # None: the parameter is left out
 
 
 def check_meta_cached(client: Elasticsearch, settings: Settings, name: str) -> None:
@@ -294,4 +302,5 @@ def current_index(client: Elasticsearch, settings: Settings) -> str | None:
         return None
     names = sorted(aliases)
     writers = [n for n in names if aliases[n]["aliases"].get(settings.index, {}).get("is_write_index")]
-    return (writers or names or [None])[-1]
+    candidates = writers or names
+    return candidates[-1] if candidates else None

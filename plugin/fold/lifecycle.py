@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type
 from newsfold.plugin.fold.document import CLUSTER_ID, Outcome
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _ids(values, name: str) -> list[str]:
+def _ids(values: object, name: str) -> list[str]:
     if isinstance(values, str | bytes) or not isinstance(values, Iterable):
         raise InputTypeError(f"{name} must be a list of strings, not {type(values).__name__}")
     out = list(values)
@@ -122,7 +122,7 @@ def regroup_clusters(
     return moved
 
 
-def unfolded_documents(*, client: Elasticsearch, index: str, size: int = 10) -> dict:
+def unfolded_documents(*, client: Elasticsearch, index: str, size: int = 10) -> dict[str, Any]:
     """Count the documents of an index that have no fold fields, and name some of them.
 
     A full ``index`` request (or a host pipeline that rebuilds ``_source``)
@@ -141,7 +141,7 @@ def unfolded_documents(*, client: Elasticsearch, index: str, size: int = 10) -> 
     check_type(size, int, "size")
     if not 0 <= size <= 1_000:
         raise InputError(f"size must be 0-1,000, got {size}")
-    body = {"query": {"bool": {"must_not": [{"exists": {"field": CLUSTER_ID}}]}}, "size": size, "_source": False,
-            "track_total_hits": True, "sort": ["_doc"]}  # fmt: skip
+    body: dict[str, Any] = {"query": {"bool": {"must_not": [{"exists": {"field": CLUSTER_ID}}]}}, "size": size,
+                            "_source": False, "track_total_hits": True, "sort": ["_doc"]}  # fmt: skip
     res = client.search(index=index, **body)
     return {"count": int(res["hits"]["total"]["value"]), "ids": [h["_id"] for h in res["hits"]["hits"]]}

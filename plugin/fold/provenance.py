@@ -24,7 +24,7 @@ The evidence shown with an origin ("credited by 31 of 40 versions",
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.fold.document import CLUSTER_ID, FOLD, fold_of, path
 
@@ -43,7 +43,7 @@ MAX_STORIES = 1000
 MAX_PAGES = 10_000
 
 
-def _time_sort(time_field: str) -> list[dict]:
+def _time_sort(time_field: str) -> list[dict[str, Any]]:
     return [
         {time_field: {"order": "asc", "missing": "_last", "unmapped_type": "date"}},
         {"ingested": {"order": "asc", "unmapped_type": "date"}},
@@ -51,7 +51,7 @@ def _time_sort(time_field: str) -> list[dict]:
     ]
 
 
-def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -> dict:
+def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -> dict[str, Any]:
     """Search body: per story, its earliest version, the wires its versions credit and the earliest crediting one."""
     ids = [c for c in dict.fromkeys(cluster_ids) if c]
     top = {"size": 1, "sort": _time_sort(time_field), "_source": [SITE_KEY, WIRE]}
@@ -70,14 +70,14 @@ def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -
     }  # fmt: skip
 
 
-def read_origins(response: Mapping) -> dict[str, dict]:
+def read_origins(response: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """``cluster id -> {"origin_wire", "origin_site", "origin_id"}`` of an :func:`origins_body` response."""
     return {c: o for c, (o, _) in _read(response).items()}
 
 
-def _read(response: Mapping) -> dict[str, tuple[dict, tuple[int, int, bool]]]:
+def _read(response: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], tuple[int, int, bool]]]:
     """Each story's origin, and ``(pages, pages without an origin, whether every other page holds this one)``."""
-    out: dict[str, tuple[dict, tuple[int, int, bool]]] = {}
+    out: dict[str, tuple[dict[str, Any], tuple[int, int, bool]]] = {}
     for bucket in ((response.get("aggregations") or {}).get("stories") or {}).get("buckets", []):
         origin = _origin(bucket)
         if origin is None:
@@ -95,7 +95,7 @@ def _read(response: Mapping) -> dict[str, tuple[dict, tuple[int, int, bool]]]:
     return out
 
 
-def _origin(bucket: Mapping) -> dict | None:
+def _origin(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
     """A story's origin from its bucket: the most credited wire (its earliest crediting page), else the earliest."""
     wires = bucket.get("wires", {}).get("buckets", [])
     if wires:
@@ -109,11 +109,11 @@ def _origin(bucket: Mapping) -> dict | None:
     return {"origin_wire": None, "origin_site": site, "origin_id": hits[0]["_id"]}
 
 
-def _same(field: str, value) -> dict:
+def _same(field: str, value: object) -> dict[str, Any]:
     return {"term": {field: value}} if value is not None else {"bool": {"must_not": [{"exists": {"field": field}}]}}
 
 
-def stale_body(origins: Mapping[str, Mapping]) -> dict:
+def stale_body(origins: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Search body: the pages of some stories whose stored origin differs from ``origins`` (ids and cluster ids)."""
     should = []
     for cluster, origin in origins.items():
@@ -157,8 +157,9 @@ def refresh_origins(
     updated = 0
     for start in range(0, len(ids), MAX_STORIES):
         chunk = ids[start : start + MAX_STORIES]
-        found = _read(client.search(index=index, body=origins_body(chunk, time_field=time_field)))
-        actions, search = [], {}
+        found = _read(client.search(index=index, body=origins_body(chunk, time_field=time_field)).body)
+        actions: list[dict[str, Any]] = []
+        search: dict[str, dict[str, Any]] = {}
         for cluster, (origin, (_pages, unset, agree)) in found.items():
             mine = list((new_pages or {}).get(cluster, ()))
             if agree and unset <= len(mine):  # only the new pages lack the origin the others hold
@@ -169,28 +170,28 @@ def refresh_origins(
         stale = client.search(index=index, body=stale_body(search))["hits"]["hits"] if search else []
         origins = search
         for hit in stale:
-            origin = origins.get(fold_of(hit.get("_source")).get("cluster_id"))
-            if origin is not None:
+            wanted = origins.get(fold_of(hit.get("_source")).get("cluster_id") or "")
+            if wanted is not None:
                 actions.append({"_op_type": "update", "_index": hit["_index"], "_id": hit["_id"],
-                                "doc": {FOLD: dict(origin)}})  # fmt: skip
+                                "doc": {FOLD: dict(wanted)}})  # fmt: skip
         bulk_write(client, actions, settings=settings, what="writing story origins", refresh=refresh)
         updated += len(actions)
     return updated
 
 
 # ------------------------------------------------------------------ filters
-def originals_filter(site: str) -> dict:
+def originals_filter(site: str) -> dict[str, Any]:
     """Filter clause: pages of the stories ``site`` originated (it published the earliest, uncredited version)."""
     return {"term": {ORIGIN_SITE: site}}
 
 
-def no_wire_filter() -> dict:
+def no_wire_filter() -> dict[str, Any]:
     """Filter clause: pages of stories no version credits to a wire."""
     return {"bool": {"must_not": [{"exists": {"field": ORIGIN_WIRE}}]}}
 
 
 # ------------------------------------------------------------------ evidence (a story's page)
-def story_aggs(*, time_field: str = "published") -> dict:
+def story_aggs(*, time_field: str = "published") -> dict[str, Any]:
     """Aggregations to add to a story's request: the wires credited and the two sites that published first."""
     return {
         "wires": {"terms": {"field": WIRE, "size": 5, "order": [{"_count": "desc"}, {"_key": "asc"}]}},
@@ -210,7 +211,7 @@ def _span(ms: float) -> str:
     return f"{round(hours / 24)} days"
 
 
-def read_origin(aggs: Mapping, *, versions: int, stored: Mapping | None) -> dict | None:
+def read_origin(aggs: Mapping[str, Any], *, versions: int, stored: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """A story's ``origin``: ``{"wire", "site", "id", "evidence"}`` from :func:`story_aggs` and a page's stored fields.
 
     The stored origin (``stored``: any page's fold fields) says what was decided; the aggregations say why.

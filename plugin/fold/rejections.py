@@ -16,6 +16,7 @@ import json
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from elasticsearch import BadRequestError, Elasticsearch
 
@@ -28,8 +29,11 @@ WRITTEN = ("new", "duplicate", "merged", "updated")
 
 
 @lru_cache(maxsize=1)
-def _mapping_file() -> dict:
-    return json.loads(resources.files("newsfold.mappings").joinpath("rejected.json").read_text("utf-8"))
+def _mapping_file() -> dict[str, Any]:
+    mapping: dict[str, Any] = json.loads(
+        resources.files("newsfold.mappings").joinpath("rejected.json").read_text("utf-8")
+    )
+    return mapping
 
 
 def rejections_index(settings: Settings) -> str:
@@ -53,8 +57,8 @@ def ensure_rejections_index(client: Elasticsearch, settings: Settings) -> str:
 
 
 def rejection_actions(
-    outcomes: Iterable[Outcome | dict], *, index: str, job_id: str | None = None, at: str | None = None
-) -> list[dict]:
+    outcomes: Iterable[Outcome | dict[str, Any]], *, index: str, job_id: str | None = None, at: str | None = None
+) -> list[dict[str, Any]]:
     """Bulk actions for a batch's outcomes: index each rejected page, delete the record of each indexed one.
 
     Pure; ``url`` and ``site`` are taken from outcome dicts that carry them.
@@ -83,7 +87,11 @@ def rejection_actions(
 
 
 def record_rejections(
-    outcomes: Iterable[Outcome | dict], *, client: Elasticsearch, settings: Settings, job_id: str | None = None
+    outcomes: Iterable[Outcome | dict[str, Any]],
+    *,
+    client: Elasticsearch,
+    settings: Settings,
+    job_id: str | None = None,
 ) -> int:
     """Record a batch's rejected pages (and drop stale records of its indexed pages) in one bulk request.
 

@@ -8,8 +8,8 @@ through here, so "a page deleted meanwhile" means the same everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold import lookups
@@ -29,7 +29,7 @@ UPDATE_RETRIES = 5
 
 def bulk_failures(
     client: Elasticsearch,
-    actions: list[Mapping],
+    actions: Sequence[dict[str, Any]],
     *,
     settings: Settings,
     refresh: bool | str = False,
@@ -65,7 +65,7 @@ def bulk_failures(
         max_retries=settings.es_max_retries,
     )
     failed: dict[str, str] = {}
-    for err in errors:
+    for err in cast("list[dict[str, Any]]", errors):  # a list, since stats_only is off
         item = next(iter(err.values()))
         if missing_ok and item.get("status") == 404:
             continue
@@ -75,7 +75,12 @@ def bulk_failures(
 
 
 def bulk_write(
-    client: Elasticsearch, actions: list[Mapping], *, settings: Settings, what: str, refresh: bool | str = False
+    client: Elasticsearch,
+    actions: Sequence[dict[str, Any]],
+    *,
+    settings: Settings,
+    what: str,
+    refresh: bool | str = False,
 ) -> None:
     """Send bulk actions that must all succeed (a missing document is skipped).
 
@@ -106,5 +111,5 @@ def cluster_page_ids(cluster_ids: list[str], *, client: Elasticsearch, settings:
     out: dict[str, list[str]] = {c: [] for c in cluster_ids}
     body = lookups.cluster_pages(cluster_ids, size=MAX_CLUSTER_PAGES, source=[CLUSTER_ID])
     for hit in client.search(index=settings.index, **body)["hits"]["hits"]:
-        out.setdefault(cluster_of(hit["_source"]), []).append(hit["_id"])
+        out.setdefault(cast(str, cluster_of(hit["_source"])), []).append(hit["_id"])  # the query asks for them
     return out

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import copy
 import functools
+from collections.abc import Callable, Sequence
+from typing import Any
 
+from elastic_transport import ObjectApiResponse
 from elasticsearch import BadRequestError, Elasticsearch
 
 from newsfold.plugin.errors import IndexMismatchError, ServerError, check_type
 from newsfold.plugin.search.queries import ALL_VERSIONS_KEY, FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
 
 
-def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int = 3, count_all: bool = False) -> dict:
+def fold_search(
+    client: Elasticsearch, body: dict[str, Any], *, index: str, versions: int = 3, count_all: bool = False
+) -> dict[str, Any]:
     """Run the host's search body folded by story and return an Elasticsearch-shaped response.
 
     One search when every matching document is folded (the usual case).
@@ -65,7 +70,9 @@ def fold_search(client: Elasticsearch, body: dict, *, index: str, versions: int 
     return out
 
 
-def _attach_versions(client: Elasticsearch, body: dict, index: str, hits: list[dict], versions: int) -> None:
+def _attach_versions(
+    client: Elasticsearch, body: dict[str, Any], index: str, hits: list[dict[str, Any]], versions: int
+) -> None:
     """Give every folded hit its best ``versions + 1`` matching versions, as collapse inner hits would.
 
     One search for the whole page (a ``terms`` aggregation on the stories'
@@ -74,13 +81,13 @@ def _attach_versions(client: Elasticsearch, body: dict, index: str, hits: list[d
     per story: 4.1-4.4x an unfolded search on a real node against about 1.3x
     this way (docs/scaling.md).
     """
-    clusters = sorted({_cluster(h) for h in hits if _cluster(h)})
+    clusters = sorted({c for h in hits if (c := _cluster(h))})
     if not clusters:
         return
-    filters: list[dict] = [{"terms": {FOLD_FIELD: clusters}}]
+    filters: list[dict[str, Any]] = [{"terms": {FOLD_FIELD: clusters}}]
     if body.get("post_filter"):
         filters.append(copy.deepcopy(body["post_filter"]))
-    top: dict = {"size": versions + 1}
+    top: dict[str, Any] = {"size": versions + 1}
     for key in ("sort", "_source", "highlight"):
         if key in body:
             top[key] = copy.deepcopy(body[key])
@@ -103,13 +110,14 @@ def _attach_versions(client: Elasticsearch, body: dict, index: str, hits: list[d
         h.setdefault("inner_hits", {})[VERSIONS_NAME] = {"hits": inner}
 
 
-def _cluster(hit: dict) -> str | None:
-    return ((hit.get("fields") or {}).get(FOLD_FIELD) or [None])[0]
+def _cluster(hit: dict[str, Any]) -> str | None:
+    cluster: str | None = ((hit.get("fields") or {}).get(FOLD_FIELD) or [None])[0]
+    return cluster
 
 
-def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict]) -> None:
+def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict[str, Any]]) -> None:
     """Put each story's number of versions in the whole index on its hit (``ALL_VERSIONS_KEY``)."""
-    clusters = sorted({_cluster(h) for h in hits if _cluster(h)})
+    clusters = sorted({c for h in hits if (c := _cluster(h))})
     counts: dict[str, int] = {}
     if clusters:
         body = {"size": 0, "query": {"terms": {FOLD_FIELD: clusters}},
@@ -121,7 +129,9 @@ def _count_all_versions(client: Elasticsearch, index: str, hits: list[dict]) -> 
         h[ALL_VERSIONS_KEY] = counts.get(cluster, 1) if cluster else 1
 
 
-def _merge_unfolded(client: Elasticsearch, body: dict, index: str, folded: dict, first) -> dict:
+def _merge_unfolded(
+    client: Elasticsearch, body: dict[str, Any], index: str, folded: dict[str, Any], first: ObjectApiResponse[Any]
+) -> dict[str, Any]:
     """The first response, or, when some matching documents are not folded, the two searches merged."""
     unfolded = (first.get("aggregations") or {}).get(UNFOLDED_AGG, {}).get("doc_count", 0)
     if not unfolded:
@@ -152,16 +162,16 @@ def _merge_unfolded(client: Elasticsearch, body: dict, index: str, folded: dict,
     return out
 
 
-def _and(a: dict | None, b: dict) -> dict:
+def _and(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
     return b if not a else {"bool": {"filter": [a, b]}}
 
 
-def _comparator(sort):
+def _comparator(sort: Any) -> Callable[[dict[str, Any], dict[str, Any]], int]:
     """Order hits as Elasticsearch did: by their ``sort`` values when the body sorts, else by score."""
     if not sort:
         return lambda x, y: _cmp(y.get("_score") or 0.0, x.get("_score") or 0.0)
     clauses = sort if isinstance(sort, list) else [sort]
-    orders = []
+    orders: list[str] = []
     for clause in clauses:
         if isinstance(clause, str):
             orders.append("desc" if clause == "_score" else "asc")
@@ -170,7 +180,7 @@ def _comparator(sort):
             default = "desc" if name == "_score" else "asc"
             orders.append(spec.get("order", default) if isinstance(spec, dict) else spec)
 
-    def compare(x: dict, y: dict) -> int:
+    def compare(x: dict[str, Any], y: dict[str, Any]) -> int:
         for i, order in enumerate(orders):
             a, b = _at(x.get("sort"), i), _at(y.get("sort"), i)
             if a is None or b is None:  # missing values sort last
@@ -186,12 +196,13 @@ def _comparator(sort):
     return compare
 
 
-def _at(values, i):
+def _at(values: Sequence[Any] | None, i: int) -> Any:  # a sort value: any JSON scalar
     return values[i] if values and i < len(values) else None
 
 
-def _cmp(a, b) -> int:
+def _cmp(a: Any, b: Any) -> int:
     try:
-        return (a > b) - (a < b)
+        order: int = (a > b) - (a < b)
+        return order
     except TypeError:
         return (str(a) > str(b)) - (str(a) < str(b))

@@ -11,6 +11,7 @@ are in ``plugin.fold.lookups``; the admin pages' aggregations in ``plugin.admin.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 from newsfold.plugin.errors import InputError, check_type
 from newsfold.plugin.fold.document import CLUSTER_ID, VERSION_SOURCE, cluster_of
@@ -35,8 +36,8 @@ def collapsed_search(
     date_to: str | None = None,
     precision_threshold: int = 40000,
     representative_boost: float = REPRESENTATIVE_BOOST,
-    filters: list[dict] | tuple[dict, ...] = (),
-) -> dict:
+    filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (),
+) -> dict[str, Any]:
     """newsfold's own story search: one hit per story, folded by :func:`fold_query` as a host's search is.
 
     The hit of each story is its best-matching version; a version an editor
@@ -60,7 +61,7 @@ def collapsed_search(
     if sort not in SORTS:
         raise InputError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
     must = text_query(q)
-    body: dict = {
+    body: dict[str, Any] = {
         "query": {
             "bool": {
                 "must": [must],
@@ -108,7 +109,7 @@ def representative_clause(boost: float = REPRESENTATIVE_BOOST) -> dict:
 
 def search_facets(
     q: str, *, date_from: str | None = None, date_to: str | None = None, sites: int = 500, langs: int = 100
-) -> dict:
+) -> dict[str, Any]:
     """Search body: the sites and languages of the pages matching ``q`` in a date range (the filter choices).
 
     The site and language filters are left out on purpose, so that choosing
@@ -139,7 +140,7 @@ def search_facets(
     }  # fmt: skip
 
 
-def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict:
+def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict[str, Any]:
     """Search body listing the versions of several clusters in one request.
 
     Unlike collapse ``inner_hits`` (one extra search per group, and only the
@@ -174,7 +175,7 @@ UNFOLDED_AGG = "newsfold_unfolded"
 _NOT_WITH_COLLAPSE = ("collapse", "search_after", "scroll", "rescore")
 
 
-def fold_query(body: dict, *, versions: int = 3, precision_threshold: int = 40000) -> dict:
+def fold_query(body: dict[str, Any], *, versions: int = 3, precision_threshold: int = 40000) -> dict[str, Any]:
     """Turn a host's own search body into a folded one: one hit per story.
 
     Everything of the host's body is kept (query, filters, ``post_filter``,
@@ -222,9 +223,9 @@ def fold_query(body: dict, *, versions: int = 3, precision_threshold: int = 4000
     if versions < 0:
         raise InputError(f"versions must be >= 0, got {versions}")
     out = copy.deepcopy(body)
-    collapse: dict = {"field": FOLD_FIELD}
+    collapse: dict[str, Any] = {"field": FOLD_FIELD}
     if versions:
-        inner: dict = {"name": VERSIONS_NAME, "size": versions + 1}
+        inner: dict[str, Any] = {"name": VERSIONS_NAME, "size": versions + 1}
         for key in ("sort", "_source", "highlight"):
             if key in body:
                 inner[key] = copy.deepcopy(body[key])
@@ -236,7 +237,7 @@ def fold_query(body: dict, *, versions: int = 3, precision_threshold: int = 4000
     return out
 
 
-def story_count(response: dict) -> int:
+def story_count(response: dict[str, Any]) -> int:
     """The number of stories matching a folded search: folded stories plus documents not folded yet."""
     aggs = response.get("aggregations") or {}
     folded = int((aggs.get(STORIES_AGG) or {}).get("value") or 0)
@@ -248,7 +249,7 @@ def story_count(response: dict) -> int:
 ALL_VERSIONS_KEY = "newsfold_all_versions"
 
 
-def folded_hits(response: dict) -> list[dict]:
+def folded_hits(response: dict[str, Any]) -> list[dict[str, Any]]:
     """The stories of a folded response, one dict per story.
 
     - ``hit``: the story's best-ranked version;
@@ -278,12 +279,14 @@ def folded_hits(response: dict) -> list[dict]:
     return out
 
 
-def _story(hit: dict, versions: list[dict], matching: int, everywhere: int | None) -> dict:
+def _story(
+    hit: dict[str, Any], versions: list[dict[str, Any]], matching: int, everywhere: int | None
+) -> dict[str, Any]:
     return {"hit": hit, "versions": versions, "other_versions": matching, "other_versions_matching": matching,
             "other_versions_all": everywhere}  # fmt: skip
 
 
-def with_story_counts(aggs: dict, *, precision_threshold: int = 40_000) -> dict:
+def with_story_counts(aggs: dict[str, Any], *, precision_threshold: int = 40_000) -> dict[str, Any]:
     """Make bucket aggregations count stories as well as documents (for facets: "politics: 4 stories").
 
     Adds two sub-aggregations to every aggregation in ``aggs`` (``terms``,
@@ -311,7 +314,7 @@ def with_story_counts(aggs: dict, *, precision_threshold: int = 40_000) -> dict:
     return out
 
 
-def story_buckets(aggregation: dict) -> list[dict]:
+def story_buckets(aggregation: dict[str, Any]) -> list[dict[str, Any]]:
     """The buckets of an aggregation built with :func:`with_story_counts`, with their story counts.
 
     Returns:

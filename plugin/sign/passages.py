@@ -30,6 +30,7 @@ import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,7 @@ class Layout:
         return text_layout(text, max_tokens=max_tokens)[0]
 
     @classmethod
-    def of_stored(cls, stored: Mapping | None) -> Layout | None:
+    def of_stored(cls, stored: Mapping[str, Any] | None) -> Layout | None:
         """The layout read back from ``newsfold.passages``; None when missing, of another version or malformed."""
         if not isinstance(stored, Mapping) or stored.get("v") != KEYS_VERSION:
             return None
@@ -111,7 +112,7 @@ class Layout:
             return None
         return cls(tuple(p for p in shape if p), tuple(chunks))
 
-    def stored(self) -> dict:
+    def stored(self) -> dict[str, Any]:
         """The value of the fold field ``newsfold.passages``."""
         return {
             "v": KEYS_VERSION,
@@ -235,7 +236,7 @@ def kept_paragraphs(split: Sentences, text: str, kept: str) -> Sentences:
     return out
 
 
-def passage_keys(text: str) -> dict | None:
+def passage_keys(text: str) -> dict[str, Any] | None:
     """What ingest stores for a text in ``newsfold.passages`` (None for a text without words).
 
     Returns:
@@ -245,6 +246,6 @@ def passage_keys(text: str) -> dict | None:
     return stored_keys(text_layout(text)[0])
 
 
-def stored_keys(layout: Layout) -> dict | None:
+def stored_keys(layout: Layout) -> dict[str, Any] | None:
     """The value of ``newsfold.passages`` for a layout (None when it has no passage)."""
     return layout.stored() if layout.chunks else None

@@ -27,7 +27,8 @@ def _splitmix(z: np.ndarray) -> np.ndarray:
         z = z + _GOLDEN
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+        mixed: np.ndarray = z ^ (z >> np.uint64(31))
+        return mixed
 
 
 def _uniform_pair(keys: np.ndarray, stream: int) -> tuple[np.ndarray, np.ndarray]:

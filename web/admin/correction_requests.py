@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any, Literal, overload
 
 from elasticsearch import NotFoundError
 
-from newsfold.plugin.edit.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS
+from newsfold.plugin.edit.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS, Correction
 from newsfold.plugin.edit.corrections import (
     CorrectionError,
     list_corrections,
@@ -37,7 +38,13 @@ class CorrectionFailed(Exception):
         self.status = status
 
 
-def _text(fields: Mapping, name: str, *, required: bool = True, limit: int = MAX_ID_CHARS) -> str | None:
+@overload
+def _text(
+    fields: Mapping[str, Any], name: str, *, required: Literal[True] = True, limit: int = MAX_ID_CHARS
+) -> str: ...
+@overload
+def _text(fields: Mapping[str, Any], name: str, *, required: bool, limit: int = MAX_ID_CHARS) -> str | None: ...
+def _text(fields: Mapping[str, Any], name: str, *, required: bool = True, limit: int = MAX_ID_CHARS) -> str | None:
     value = fields.get(name)
     if value is None or (isinstance(value, str) and not value.strip()):
         if required:
@@ -51,8 +58,8 @@ def _text(fields: Mapping, name: str, *, required: bool = True, limit: int = MAX
     return value
 
 
-def page_cluster(page_id: str) -> str:
-    """The cluster of a page, read in real time.
+def page_cluster(page_id: str) -> str | None:
+    """The cluster of a page (None: not folded), read in real time.
 
     Raises:
         CorrectionFailed: (404) there is no such page.
@@ -75,7 +82,7 @@ def _in_cluster(page_id: str, cluster_id: str) -> None:
 class Applied:
     """A correction that was applied, a sentence about it, and the cluster to show next (None: unknown)."""
 
-    correction: object
+    correction: Correction
     message: str
     cluster_id: str | None
 
@@ -92,7 +99,7 @@ def _has_pages(cluster_id: str) -> bool:
     return bool(get_es().count(index=get_settings().index, query=query).get("count"))
 
 
-def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user: str) -> Applied:
+def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, Any], user: str | None) -> Applied:
     """Check and apply one correction; effects are visible to search when it returns.
 
     Args:
@@ -116,9 +123,10 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user
         raise CorrectionFailed(f"unknown correction {kind!r}")
     es, settings = get_es(), get_settings()
     note = _text(fields, "note", required=False, limit=MAX_NOTE_CHARS)
-    common = {"user": user, "client": es, "settings": settings, "note": note}
+    common: dict[str, Any] = {"user": user, "client": es, "settings": settings, "note": note}
     try:
         if kind == "split":
+            assert cluster_id is not None  # its route always names one
             page_id = _text(fields, "page_id")
             _in_cluster(page_id, cluster_id)
             anchor = _other_member(cluster_id, page_id)
@@ -126,6 +134,7 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user
             follow = page_cluster(anchor) if anchor and not _has_pages(cluster_id) else cluster_id
             return Applied(done, f"Page {page_id} was split out of the cluster.", follow)
         if kind == "merge":
+            assert cluster_id is not None  # its route always names one
             other = _text(fields, "other_cluster_id")
             if other == cluster_id:
                 raise CorrectionFailed("a cluster cannot be merged with itself")
@@ -144,6 +153,7 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping, user
             done = mark_not_duplicates(page_a, page_b, **common)
             follow = cluster_id if cluster_id and _has_pages(cluster_id) else page_cluster(page_a)
             return Applied(done, f"Pages {page_a} and {page_b} are marked as not duplicates.", follow)
+        assert cluster_id is not None  # its route always names one
         page_id = _text(fields, "page_id")
         _in_cluster(page_id, cluster_id)
         done = set_representative(page_id, **common)

@@ -66,7 +66,7 @@ def index_totals(response: dict) -> dict:
 def index():
     """The overview: totals of the index, the largest clusters and links to every admin page."""
     es, settings = get_es(), get_settings()
-    totals = index_totals(es.search(index=settings.index, **admin_queries.totals()))
+    totals = index_totals(es.search(index=settings.index, **admin_queries.totals()).body)
     largest = es.search(index=settings.index, **admin_queries.largest_clusters(size=10))
     rows = [cluster_row(bucket) for bucket in largest["aggregations"]["clusters"]["buckets"]]
     return render_template("admin/index.html", totals=totals, clusters=rows)

@@ -184,4 +184,4 @@ def retry(job_id: str):
         abort(404, description=str(exc))
     except JobRequestError as exc:
         return jsonify(error=str(exc)), 409
-    return jsonify({**get_job_store().get(job_id).as_dict(), "retrying": retrying}), 202
+    return jsonify({**get_job_store().require(job_id).as_dict(), "retrying": retrying}), 202

@@ -118,7 +118,7 @@ def run_search(
     The second request also reads each story's reference (``plugin.search.story_queries.with_references``), so every
     version comes with its relation to it (``plugin.sign.novelty``: "adds 2 paragraphs", "shorter").
     """
-    res = es.search(index=settings.index, **body)
+    res = es.search(index=settings.index, **body).body
     hits = res["hits"]["hits"]
     result = SearchResult(
         params=params,

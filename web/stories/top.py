@@ -181,7 +181,7 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     for item in found:
         ref = item["reference"] or {}
         origin = origin_of(ref)
-        shown = origins.get((origin or {}).get("id")) or ref
+        shown = origins.get((origin or {}).get("id") or "") or ref
         story = {
             "cluster_id": item["cluster_id"],
             "id": ref.get("id"),

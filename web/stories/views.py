@@ -20,9 +20,9 @@ from newsfold.web.charts import timeline
 from newsfold.web.formatting import format_datetime, page_links, parse_datetime
 from newsfold.web.resources import get_es, get_settings, get_web_settings
 from newsfold.web.search.params import SearchParams
-from newsfold.web.search.results import run_search, search_body
+from newsfold.web.search.results import SearchResult, run_search, search_body
 from newsfold.web.stories.feeds import MIMETYPE, FeedEntry, atom_feed, story_id
-from newsfold.web.stories.top import TopParams, page_number, run_top
+from newsfold.web.stories.top import TopParams, TopResult, page_number, run_top
 from newsfold.web.stories.versions import StoryParams, checked_id, run_story, version_passages
 
 bp = Blueprint("stories", __name__)
@@ -74,7 +74,7 @@ def story_timeline(story: dict):
     markers = []
     if when is not None and starts and all(starts):
         when = when if when.tzinfo else when.replace(tzinfo=dt.UTC)
-        index = max((k for k, start in enumerate(starts) if start <= when), default=0)
+        index = max((k for k, start in enumerate(starts) if start is not None and start <= when), default=0)
         markers.append((index, f"first: {first.get('site') or 'unknown site'}"))
     return timeline(buckets, title="When the versions of this story appeared", chart_id="story-timeline",
                     markers=markers)  # fmt: skip
@@ -145,6 +145,8 @@ def feed():
     settings, page_size = get_settings(), get_web_settings().page_size
     es = get_es()
     page_url = url_for("search.index", _external=True, **{k: v for k, v in request.args.items() if k in LIST_ARGS})
+    params: TopParams | SearchParams
+    result: TopResult | SearchResult
     try:
         if is_top_request(request.args):
             chars = len(request.query_string)
