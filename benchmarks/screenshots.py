@@ -1,6 +1,6 @@
 """Screenshots of newsfold's main pages, at desktop and phone widths, into docs/screenshots/.
 
-The same live setup as the browser tests (tests/browser/live.py): the sample
+The same live setup as the browser tests (tests/system/browser/live.py): the sample
 corpus (newsfold/samples/) is signed and ingested with ``plugin.fold.batch``
 directly, as one recorded ingest job; the real Flask app is served on a free
 local port; headless Chromium (Debian's ``chromium`` + ``chromedriver``) visits
@@ -23,7 +23,7 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # run as a script: the browser helpers live in tests/browser
+if str(ROOT) not in sys.path:  # run as a script: the browser helpers live in tests/system/browser
     sys.path.insert(0, str(ROOT))
 
 

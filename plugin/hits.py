@@ -3,7 +3,7 @@
 A hit is one version of a story as the search page, the top stories, a
 story's page, the JSON API and the feeds show it. Its fields are named here
 once, and everything else is derived from these lists or checked against
-them by ``tests/test_hits.py``:
+them by ``tests/plugin/test_hits.py``:
 
 - :data:`PUBLIC_FIELDS`: the article fields every hit returns as stored. The
   web copies exactly these into each hit it answers with; every hit schema of

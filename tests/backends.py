@@ -20,5 +20,5 @@ REAL_ES = BACKEND == "elasticsearch"
 
 #: ``index.refresh_interval`` of the suite's own indices on a real node. Every ingest batch waits for one
 #: refresh (``refresh=wait_for``); at Elasticsearch's default 1 s the suite spends most of its time waiting.
-#: The race tests (tests/test_nrt.py) create their indices at the default 1 s.
+#: The race tests (tests/system/test_nrt.py) create their indices at the default 1 s.
 TEST_REFRESH = "100ms" if REAL_ES else "1s"

@@ -1,7 +1,7 @@
 """A Celery app for tests: newsfold's tasks, but signing a page marked CRASH-WORKER kills the process.
 
 Stands for a page that crashes the parser or draws the OOM killer
-(``tests/test_guard.py``); ``os._exit`` leaves no chance to clean up, as a
+(``tests/indexer/test_guard.py``); ``os._exit`` leaves no chance to clean up, as a
 real crash does.
 """
 

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
 #: folder -> the package it is, as docs/architecture.md maps them
 PACKAGES = {
     "plugin": "newsfold.plugin",
@@ -420,3 +422,20 @@ def test_no_two_product_modules_import_each_other_even_through_others():
 def test_the_cycle_check_finds_a_loop_through_a_third_module():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+#: test folders that hold tests of the whole system rather than of one package (workers, faults, NRT, browser, ...)
+SYSTEM_TEST_FOLDERS = ("system", "benchmarks")
+
+
+def test_the_tests_mirror_the_tree():
+    """tests/plugin/fold/ holds the tests of plugin/fold/, and so on; system tests have their own folders."""
+    tests = ROOT / "tests"
+    stray = []
+    for path in sorted(tests.rglob("test_*.py")):
+        rel = path.parent.relative_to(tests)
+        if not rel.parts or rel.parts[0] in SYSTEM_TEST_FOLDERS:
+            continue
+        if not (ROOT / rel).is_dir():
+            stray.append(str(path.relative_to(ROOT)))
+    assert not stray, f"these tests sit in a folder the product does not have: {stray}"

@@ -3,13 +3,14 @@
 import re
 import sys
 import tomllib
-from pathlib import Path
 
 from mypy.config_parser import parse_config_file
 from mypy.main import process_options
 from mypy.options import PER_MODULE_OPTIONS, Options
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
 
 
 def _settings(options: Options) -> dict[str, object]:

@@ -54,7 +54,7 @@ def stopword_shingles(tokens: list[str], k: int = 2) -> set[bytes]:
 
 #: the shingle schemes of word-separated text, by the name ``NEWSFOLD_SHINGLES`` selects; each takes a text's
 #: tokens and the shingle length (``NEWSFOLD_WORD_SHINGLE``). A new scheme is one function registered here, its name
-#: added to ``plugin.settings.SHINGLE_SCHEMES`` (tests/test_signatures.py checks that the two agree).
+#: added to ``plugin.settings.SHINGLE_SCHEMES`` (tests/plugin/sign/test_signature.py checks that the two agree).
 SCHEMES: dict[str, Callable[[list[str], int], set[bytes]]] = {
     "words": shingles,
     "stopwords": stopword_shingles,

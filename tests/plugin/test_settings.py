@@ -1,0 +1,48 @@
+"""Settings: validation, the environment, and the README configuration table."""
+
+from __future__ import annotations
+
+import pytest
+
+from newsfold.plugin.client import plain_media_type
+from newsfold.plugin.settings import Settings, settings_env
+from tests.paths import REPO_ROOT
+
+
+def test_settings_reject_bands_times_rows_over_num_perm():
+    with pytest.raises(ValueError, match="70 x 4 = 280 > 256"):
+        Settings(bands=70, rows=4)
+
+
+def test_settings_reject_threshold_out_of_range():
+    with pytest.raises(ValueError, match="threshold must be in"):
+        Settings(threshold=1.5)
+
+
+def test_settings_from_env_parses_and_names_bad_variable():
+    s = Settings.from_env({"NEWSFOLD_BANDS": "32", "NEWSFOLD_ROWS": "4", "ELASTICSEARCH_URL": "http://es:9200"})
+    assert (s.bands, s.rows, s.elasticsearch_url) == (32, 4, "http://es:9200")
+    with pytest.raises(ValueError, match="NEWSFOLD_BANDS='many'"):
+        Settings.from_env({"NEWSFOLD_BANDS": "many"})
+
+
+def test_settings_env_round_trip():
+    s = Settings(bands=20, rows=5, elasticsearch_verify_certs=False, redis_url="redis://x:1/0")
+    assert Settings.from_env(settings_env(s)) == s
+
+
+def test_every_setting_is_documented_in_the_readme():
+
+    from newsfold.plugin.settings import ENV_NAMES
+    from newsfold.web.config import ENV_NAMES as WEB_ENV_NAMES
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    names = [*ENV_NAMES.values(), *WEB_ENV_NAMES.values()]
+    missing = [name for name in names if f"`{name}`" not in readme]
+    assert not missing, f"settings missing from the README configuration table: {missing}"
+
+
+def test_plain_media_type():
+    assert plain_media_type("application/vnd.elasticsearch+json; compatible-with=9") == "application/json"
+    assert plain_media_type("application/vnd.elasticsearch+x-ndjson; compatible-with=8") == "application/x-ndjson"
+    assert plain_media_type("text/plain") == "text/plain"

@@ -1,0 +1,73 @@
+"""The "site's own stories" filter and a story whose origin is a news agency, in Chromium."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from selenium.webdriver.support.ui import Select
+
+from newsfold.plugin import ingest
+from tests.plugin.fold.test_provenance import provenance_pages
+from tests.system.browser.helpers import find, find_all, submit_and_wait, wait_for
+from tests.system.browser.live import LiveServer, live_settings, live_web
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def provenance_live(es, settings, redis_url):
+    """a.test originates four stories and runs one AFP story; b.test originates two and copies one of a.test's."""
+    pages = provenance_pages(settings)
+    clusters = {o.page_id: o.cluster_id for o in ingest(pages, client=es, settings=settings)}
+    es.indices.refresh(index=settings.index)
+    server = LiveServer(live_settings(settings, redis_url), live_web(page_size=3))
+    yield server, clusters
+    server.close()
+
+
+def _top_ids(driver) -> list[str]:
+    return [el.get_attribute("data-cluster-id") for el in find_all(driver, "top-story")]
+
+
+def test_the_originals_filter_keeps_a_sites_own_stories_over_two_pages(driver, provenance_live):
+    live, clusters = provenance_live
+    driver.get(live.url + "/?window=all")
+    wait_for(driver, "top-stories")
+    Select(find(driver, "filter-site")).select_by_value("a.test")
+    find(driver, "filter-originals").click()
+    submit_and_wait(driver, find(driver, "filter-apply"))
+    query = parse_qs(urlsplit(driver.current_url).query)
+    assert (query["site"], query["originals"]) == (["a.test"], ["1"])
+    assert find(driver, "filter-originals").is_selected()
+    seen = _top_ids(driver)
+    assert len(seen) == 3 and "filtered" in find(driver, "result-summary").text
+    # the story's headline without the site's suffix, its lede and its thumbnail
+    first = find_all(driver, "top-story")[0]
+    assert find(first, "story-link").text.endswith(" headline") and " - a.test" not in find(first, "story-link").text
+    assert len(find(first, "story-snippet").text) > 40
+    thumb = find(first, "thumbnail")
+    assert thumb.get_attribute("loading") == "lazy" and thumb.get_attribute("referrerpolicy") == "no-referrer"
+    submit_and_wait(driver, find(driver, "page-next"))
+    seen += _top_ids(driver)
+    assert sorted(seen) == sorted(clusters[f"a-own{n}"] for n in range(4))  # every one once, no wire story
+    assert parse_qs(urlsplit(driver.current_url).query)["originals"] == ["1"]  # paging keeps the filter
+
+
+def test_a_story_whose_origin_is_a_news_agency(driver, provenance_live):
+    live, clusters = provenance_live
+    driver.get(f"{live.url}/stories/{clusters['a-wire']}")
+    origin = wait_for(driver, "origin")
+    assert find(origin, "wire-badge").text == "AFP"
+    assert find(origin, "origin-evidence").text.startswith("(credited by 1 of 2 versions")
+    rows = {row.get_attribute("data-page-id"): row for row in find_all(driver, "story-version")}
+    assert find(rows["a-wire"], "wire-badge").text == "AFP" and find(rows["a-wire"], "origin-badge")
+    assert not find_all(rows["b-wire"], "wire-badge")
+    assert find(rows["b-wire"], "first-badge")  # b.test ran it first, uncredited: the agency is still the origin
+    # the "no wire stories" filter leaves it out of top stories
+    driver.get(live.url + "/?window=all&nowire=1")
+    wait_for(driver, "top-stories")
+    ids = _top_ids(driver)
+    submit_and_wait(driver, find(driver, "page-next"))
+    ids += _top_ids(driver)
+    assert clusters["a-wire"] not in ids and len(ids) == 6

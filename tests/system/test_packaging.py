@@ -1,0 +1,156 @@
+"""The distribution: one top-level package, installable as a wheel, usable from outside the repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from tests.pages import page, story
+from tests.paths import REPO_ROOT
+
+ROOT = REPO_ROOT
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    # build from a copy: setuptools writes build/ and *.egg-info into the source folder
+    source = tmp_path_factory.mktemp("source") / "newsfold"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__"))
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--disable-pip-version-check", "-w", str(out),
+         str(source)],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    (built,) = out.glob("newsfold-*.whl")
+    return built
+
+
+def test_wheel_has_one_top_level_package(wheel):
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        (top_level,) = [n for n in names if n.endswith(".dist-info/top_level.txt")]
+        assert zf.read(top_level).decode().split() == ["newsfold"]
+    roots = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
+    assert roots == {"newsfold"}
+    for module in ("newsfold/plugin/text.py", "newsfold/indexer/tasks.py", "newsfold/web/__init__.py",
+                   "newsfold/mappings/articles.json", "newsfold/web/templates/base.html", "newsfold/web/openapi.json",
+                   "newsfold/samples/data/topics.json", "newsfold/samples/templates/harbour.html"):
+        assert module in names, module
+
+
+#: source folder -> where its package lands in the wheel (pyproject.toml's package-dir)
+WHEEL_FOLDERS = {"plugin": "newsfold/plugin", "indexer": "newsfold/indexer", "web": "newsfold/web",
+                 "newsfold": "newsfold"}  # fmt: skip
+
+
+def test_wheel_holds_every_module_of_every_subpackage(wheel):
+    """A subpackage missing from pyproject.toml's ``packages`` would be left out of the wheel without a word."""
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    expected = {
+        f"{target}/{path.relative_to(ROOT / folder).as_posix()}"
+        for folder, target in WHEEL_FOLDERS.items()
+        for path in (ROOT / folder).rglob("*.py")
+        if "__pycache__" not in path.parts
+    }
+    assert len(expected) > 50
+    missing = sorted(expected - names)
+    assert not missing, f"add their packages to pyproject.toml [tool.setuptools] packages: {missing}"
+
+
+BLOCKER = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"elasticsearch", "redis", "celery", "flask"}:
+            raise ImportError(f"blocked: {name}")
+        return None
+sys.meta_path.insert(0, Block())
+"""
+
+
+def test_pure_core_imports_without_elasticsearch_or_redis():
+    code = BLOCKER + """
+import newsfold.plugin as nf
+from newsfold.plugin import text, shingles, signature, cluster, queries, urls, settings
+from newsfold.plugin import sign_text, fold_query, component_template, Settings
+s = Settings()
+body = "Storm hits the coast. " * 40
+signed = sign_text(body, title="Storm", url="https://a.example/x", settings=s)
+assert len(signed.band_keys) == s.bands, signed.band_keys
+folded = fold_query({"query": {"match": {"title": "storm"}}})
+assert folded["collapse"]["field"].endswith("cluster_id"), folded
+assert "cluster_id" in component_template(s)["template"]["mappings"]["properties"]["newsfold"]["properties"]
+assert text.tokenize("Hello world") == ["hello", "world"]
+assert urls.normalize_url("https://www.a.example/x/?utm_source=y") is not None
+bad = sorted(m for m in sys.modules if m.split(".")[0] in {"elasticsearch", "redis", "celery", "flask"})
+assert not bad, bad
+try:
+    nf.build_client
+except ImportError as exc:
+    assert "elasticsearch" in str(exc)
+else:
+    raise AssertionError("build_client resolved with elasticsearch blocked")
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+@pytest.mark.slow
+def test_wheel_installed_in_a_fresh_virtualenv_extracts_and_clusters(wheel, tmp_path):
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    done = subprocess.run(
+        [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert done.returncode == 0, done.stderr
+    work = tmp_path / "outside"
+    work.mkdir()
+    html = page("Harbour strike ends after talks", story(7), site="wire.example")
+    (work / "a.html").write_text(html, encoding="utf-8")
+    (work / "pages.jsonl").write_text(
+        json.dumps({"id": "a", "url": "https://wire.example/a", "html": "a.html"}) + "\n"
+        + json.dumps({"id": "b", "url": "https://other.example/b", "html": "a.html"}) + "\n",
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEWSFOLD_", "ELASTICSEARCH_", "REDIS_"))}
+    env["PYTHONPATH"] = ""
+    cli = env_dir / "bin" / "newsfold"
+    ex = subprocess.run([str(cli), "extract", "pages.jsonl", "--out", "x.jsonl"], cwd=work, env=env,
+                        capture_output=True, text=True, timeout=300)
+    assert ex.returncode == 0, ex.stderr
+    rows = [json.loads(line) for line in (work / "x.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["a", "b"] and all("Harbour" in r["title"] for r in rows), rows
+    cl = subprocess.run([str(cli), "cluster", "pages.jsonl", "--out", "c.jsonl"], cwd=work, env=env,
+                        capture_output=True, text=True, timeout=600)
+    assert cl.returncode == 0, cl.stderr
+    clusters = {r["id"]: r["cluster"] for r in map(json.loads, (work / "c.jsonl").read_text().splitlines())}
+    assert set(clusters) == {"a", "b"} and clusters["a"] == clusters["b"], clusters
+    # the installed package, not the repository, was imported
+    where = subprocess.run([str(py), "-c", "import newsfold.plugin, sys; print(newsfold.plugin.__file__)"],
+                           cwd=work, env=env, capture_output=True, text=True, timeout=60)
+    assert str(env_dir) in where.stdout, where.stdout + where.stderr
+
+
+def test_the_elasticsearch_version_is_pinned_once_and_compose_follows_it():
+    from newsfold.esinstall import ARTIFACT, ES_VERSION
+
+    root = REPO_ROOT
+    assert ES_VERSION.startswith("9.") and ARTIFACT.endswith(f":{ES_VERSION}:zip")
+    assert f"${{ES_VERSION:-{ES_VERSION}}}" in (root / "docker-compose.yml").read_text()
+    assert f"ES_VERSION={ES_VERSION}\n" in (root / ".env.example").read_text()
+    assert f"Elasticsearch **{ES_VERSION}**" in (root / "README.md").read_text()
