@@ -6,7 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from random import Random
 
-from newsfold.samples.stories import Story, expand
+from newsfold.samples.english import Story, expand
 from newsfold.samples.vocab import ZH
 
 WIRE_ZH = ZH["wire"]

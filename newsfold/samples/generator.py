@@ -10,8 +10,8 @@ from pathlib import Path
 from random import Random
 
 from newsfold.samples.chinese import WIRE_ZH, chinese_story
+from newsfold.samples.english import WIRE, Names, Story, english_story, expand, slug
 from newsfold.samples.sites import SITES, Site, View, render
-from newsfold.samples.stories import WIRE, Names, Story, english_story, expand, slug
 from newsfold.samples.vocab import EN, SENTENCES, TOPICS, ZH
 
 

@@ -30,8 +30,8 @@ from pathlib import Path
 from random import Random
 
 from newsfold.samples.chinese import chinese_story
+from newsfold.samples.english import Names, Story, english_story, slug
 from newsfold.samples.sites import SITES, Site
-from newsfold.samples.stories import Names, Story, english_story, slug
 from newsfold.samples.vocab import TOPICS, ZH
 
 #: (credited name, canonical name) of the English agencies the set uses
