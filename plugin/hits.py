@@ -20,7 +20,7 @@ them by ``tests/plugin/test_hits.py``:
   versions of a story with each other.
 
 ``plugin.fold.document.VERSION_SOURCE`` (the search) and
-``plugin.search.story_queries.STORY_SOURCE`` (top stories and a story's page) are built
+``plugin.search.story_versions.STORY_SOURCE`` (top stories and a story's page) are built
 from these lists. To add a field to every hit, add it to ``PUBLIC_FIELDS``
 and show it in the templates; the tests name anything else that is missing.
 

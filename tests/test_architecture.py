@@ -439,3 +439,35 @@ def test_the_tests_mirror_the_tree():
         if not (ROOT / rel).is_dir():
             stray.append(str(path.relative_to(ROOT)))
     assert not stray, f"these tests sit in a folder the product does not have: {stray}"
+
+
+#: the size rule: a module a newcomer reads in one sitting, a function that does one thing
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
+
+
+def _oversized(path: Path) -> list[str]:
+    """What in one file breaks the size rule (a function runs from its ``def`` to its end, docstring included)."""
+    text = path.read_text(encoding="utf-8")
+    found = []
+    if text.count("\n") > MAX_MODULE_LINES:
+        found.append(f"{text.count(chr(10))} lines")
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if length > MAX_FUNCTION_LINES:
+                found.append(f"{node.name} (line {node.lineno}) is {length} lines")
+    return found
+
+
+def test_no_module_is_over_400_lines_and_no_function_over_60():
+    broken = {str(p.relative_to(ROOT)): found for f in PACKAGES for p in _modules(f) if (found := _oversized(p))}
+    assert not broken, f"split these by meaning: {broken}"
+
+
+def test_the_size_rule_sees_a_long_function(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(60))
+    (tmp_path / "long.py").write_text(f"def long():\n{body}\n")
+    assert _oversized(tmp_path / "long.py") == ["long (line 1) is 61 lines"]
+    (tmp_path / "short.py").write_text("def short():\n    return 1\n" * 2)
+    assert _oversized(tmp_path / "short.py") == []

@@ -115,7 +115,7 @@ def run_search(
 ) -> SearchResult:
     """Execute ``body`` and fetch the versions of the stories found, in two requests.
 
-    The second request also reads each story's reference (``plugin.search.story_queries.with_references``), so every
+    The second request also reads each story's reference (``plugin.search.version_relations.with_references``), so every
     version comes with its relation to it (``plugin.sign.novelty``: "adds 2 paragraphs", "shorter").
     """
     res = es.search(index=settings.index, **body).body
