@@ -29,8 +29,6 @@ This module imports nothing: the document format and the web both read it.
 
 from __future__ import annotations
 
-from typing import Any
-
 #: the article fields every hit returns to clients as stored (JSON API, templates, feeds)
 PUBLIC_FIELDS = ("title", "url", "site", "lang", "published")
 #: the article fields a hit reads: the public ones and those it shows in another form
@@ -41,7 +39,7 @@ FOLD_SOURCE = ("cluster_id", "passages", "representative", "wire", "origin_wire"
 COMPARE_SOURCE = ("signature", "shingle_count")
 
 
-def public_fields(source: dict[str, Any] | None) -> dict[str, Any]:
+def public_fields(source: dict[str, object] | None) -> dict[str, object]:  # object: this module imports nothing
     """The public fields of a hit's ``_source`` (None for a field it lacks)."""
     source = source or {}
     return {name: source.get(name) for name in PUBLIC_FIELDS}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from elasticsearch import Elasticsearch
 
@@ -119,7 +120,7 @@ def version_passages(
     reference = refs.get(cluster_id)
     source = doc["_source"]
     relation = relation_of({"_id": page_id, "_source": source}, refs)
-    version = {"id": page_id, **public_fields(source), "relation": relation,
+    version: dict[str, Any] = {"id": page_id, **public_fields(source), "relation": relation,
                "reference_id": reference["_id"] if reference else None}  # fmt: skip
     version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))
     compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
