@@ -22,6 +22,7 @@ from tqdm import tqdm
 from newsfold.plugin.settings import Settings
 
 if TYPE_CHECKING:
+    from newsfold.state.jobs import Job
     from newsfold.web.config import WebSettings
 
 
@@ -214,7 +215,7 @@ class _IngestReport:
         self.started = time.perf_counter()
         self.bar = tqdm(desc="ingest", unit="page", disable=quiet)
         self.resumed = False  # the job had batches done before this run
-        self.final = None  # the job as it ended
+        self.final: Job | None = None  # the job as it ended
         self.skipped = 0  # non-page records of the sources
 
     def record(self, outcome: dict) -> None:
@@ -242,7 +243,7 @@ class _IngestReport:
             f"{pages} pages in {elapsed:.1f} s ({pages / max(elapsed, 1e-9):.1f} pages/s): "
             f"{counts_text(self.totals, self.reasons)}" + (f"; skipped {skipped} non-page records" if skipped else "")
         )
-        if self.resumed:
+        if self.resumed and self.final is not None:
             _stderr(f"job {self.final.id} in all: {counts_text(self.final.counts, self.final.rejected)}")
 
 

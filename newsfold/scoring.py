@@ -211,7 +211,7 @@ def extraction_scores(
     for page_id, gold_text in gold.items():
         text = predicted.get(page_id)
         failed = text is None
-        p, r, f = (0.0, 0.0, 0.0) if failed else token_prf(gold_text, text)
+        p, r, f = (0.0, 0.0, 0.0) if text is None else token_prf(gold_text, text)
         group = lang_group(langs.get(page_id))
         groups = ["all", group] + (["cjk"] if group in CJK_LANGS else [])
         for g in groups:
@@ -225,10 +225,10 @@ def extraction_scores(
     for g in ("all", *LANG_GROUPS):
         if g not in sums:
             continue
-        pages, failed, p, r, f = sums[g]
+        pages, failures, p, r, f = sums[g]
         out[g] = {
             "pages": int(pages),
-            "failed": int(failed),
+            "failed": int(failures),
             "precision": p / pages,
             "recall": r / pages,
             "f1": f / pages,

@@ -29,6 +29,7 @@ import importlib.abc
 import importlib.util
 import sys
 from types import ModuleType
+from typing import Any
 
 #: public name -> module of newsfold.plugin that defines it
 _EXPORTS = {
@@ -120,7 +121,7 @@ if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
     sys.meta_path.append(_MovedModules())
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:  # the exported object, typed where its module defines it
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'newsfold.plugin' has no attribute {name!r}")

@@ -39,7 +39,7 @@ FOLD_SOURCE = ("cluster_id", "passages", "representative", "wire", "origin_wire"
 COMPARE_SOURCE = ("signature", "shingle_count")
 
 
-def public_fields(source: dict | None) -> dict:
+def public_fields(source: dict[str, object] | None) -> dict[str, object]:  # object: this module imports nothing
     """The public fields of a hit's ``_source`` (None for a field it lacks)."""
     source = source or {}
     return {name: source.get(name) for name in PUBLIC_FIELDS}

@@ -63,7 +63,7 @@ class AffixCache:
 def learn_uncached(es: Elasticsearch, settings: Settings, sites: list[str]) -> dict[str, list[str]] | None:
     """The affixes of ``sites`` learned in one aggregation; None when it fails (headlines then stay whole)."""
     try:
-        return read_site_affixes(es.search(index=settings.index, body=site_affixes(sites)))
+        return read_site_affixes(es.search(index=settings.index, body=site_affixes(sites)).body)
     except (ApiError, TransportError) as exc:
         log.warning("could not learn the sites' title affixes: %s", exc)
         return None

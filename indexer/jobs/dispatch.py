@@ -257,7 +257,7 @@ class _Outage:
     def over(self) -> bool:
         """Note that Redis answers; True when an outage just ended."""
         ended = self.started is not None
-        if ended:
+        if self.started is not None:
             log.warning("Redis is back after %.0f s", time.monotonic() - self.started)
             self.on_wait(None)
         self.started, self.pause = None, 0.5
@@ -278,7 +278,7 @@ class _Batches(Work):
 
     app: Celery
     index: str | None
-    on_done: Callable[[list[dict]], None]
+    on_done: Callable[[list[dict]], object]
     collect: bool
     store: JobStore | None = None
     job_id: str | None = None
@@ -298,9 +298,10 @@ class _Batches(Work):
         got = value
         if error is not None:
             got = failed_batch(item, error)
-            if self.tracked:
+            store, job_id = self.store, self.job_id
+            if store is not None and job_id is not None:  # tracked
                 patiently(
-                    lambda: self.store.record(self.job_id, key, got, payloads={str(p.get("id")): p for p in item}),
+                    lambda: store.record(job_id, key, got, payloads={str(p.get("id")): p for p in item}),
                     what=f"recording the failed batch {key}",
                 )
         if self.collect:
@@ -308,10 +309,14 @@ class _Batches(Work):
         self.on_done(got)
 
     def alive(self, keys: list[str]) -> list[bool] | None:
-        return self.store.alive(self.job_id, keys) if self.tracked else None
+        if self.store is None or self.job_id is None:  # not tracked
+            return None
+        return self.store.alive(self.job_id, keys)
 
     def died(self, keys: list[str]) -> list[bool]:
-        return self.store.died(self.job_id, keys) if self.tracked else [False] * len(keys)
+        if self.store is None or self.job_id is None:  # not tracked
+            return [False] * len(keys)
+        return self.store.died(self.job_id, keys)
 
     def idle(self) -> None:
         if self.on_idle is not None:
@@ -327,7 +332,7 @@ def run_batches(
     batches: Iterable[list[dict] | tuple[str, list[dict]]],
     *,
     index: str | None = None,
-    on_done: Callable[[list[dict]], None] = lambda outcomes: None,
+    on_done: Callable[[list[dict]], object] = lambda outcomes: None,
     max_in_flight: int = 64,
     poll: float = 0.05,
     collect: bool = True,

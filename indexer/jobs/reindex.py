@@ -323,7 +323,7 @@ class Reindex:
             reapply_corrections(client=self.client, settings=self.settings, since=state["since"])
             self.client.indices.delete(index=old)
         self.plan.forget(state)
-        job = self.store.get(self.job_id)
+        job = self.store.require(self.job_id)
         summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in OUTCOMES)
         caught = self.store.state(self.job_id).get("caught_up") or "0"
         self.store.finish(

@@ -150,9 +150,9 @@ def _jsonl(path: Path, max_bytes: int, read_html: bool = True, allow_outside: bo
                 yield error_record(message, origin, id=page_id, url=url, reason="duplicate_id")
                 continue
             seen[page_id] = n
-            resolved, problem = _inside(base, html_path)
-            if problem:
-                yield error_record(f"unreadable: line {n}: {problem}", origin, id=page_id, url=url)
+            resolved, unreadable = _inside(base, html_path)
+            if unreadable or resolved is None:
+                yield error_record(f"unreadable: line {n}: {unreadable}", origin, id=page_id, url=url)
                 continue
             if not allow_outside and not resolved.is_relative_to(base):
                 message = (

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from warcio.limitreader import LimitReader
 
@@ -187,7 +187,7 @@ class _Scan:
                 self.number = self.pending.number
             pos = _find_resync(self.fh, damage.offset + 1, self.compressed)
         if damage is not True and self.pending is not None:
-            self.pending.error += " (no readable record after it)"
+            self.pending.error = (self.pending.error or "") + " (no readable record after it)"
             yield self.pending
 
     def _clamp(self, offset: int, start: int) -> int:
@@ -195,7 +195,7 @@ class _Scan:
         # nonsense, so keep them in [start, size]: each resync then moves strictly forward
         return min(max(offset, start), self.size)
 
-    def _pass(self, pos: int) -> Generator[WarcItem, None, WarcItem | bool | None]:
+    def _pass(self, pos: int) -> Generator[WarcItem, None, WarcItem | Literal[True] | None]:
         """Items from ``pos`` on; returns the damage that ended the pass, None at the end of the file, or True
         when the file turned out to be a whole-file gzip and was read to its end as one stream."""
         self.fh.seek(pos)
@@ -231,7 +231,8 @@ class _Scan:
     def _after_damage(self, item: WarcItem) -> Iterator[WarcItem]:
         """A readable record; first the damage pending before it, now that its extent is known."""
         if self.pending is not None:
-            self.pending.error += f" (skipped {item.offset - self.pending.offset} bytes; resumed at byte {item.offset})"
+            skipped = f" (skipped {item.offset - self.pending.offset} bytes; resumed at byte {item.offset})"
+            self.pending.error = (self.pending.error or "") + skipped
             yield self.pending
             self.pending = None
         yield item

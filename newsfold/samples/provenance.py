@@ -168,7 +168,7 @@ class _SetWriter:
         agency = _Agency(agency_name, agency_canonical, mention_name, wire_story, origin)
         credited = rng.randrange(len(sites))
         for n, (site, when) in enumerate(zip(sites, times, strict=True)):
-            styles = STYLES_ZH if zh else STYLES
+            styles: tuple[str, ...] = STYLES_ZH if zh else STYLES
             if n == credited:  # one copy at least credits the agency: the pages must be able to tell
                 styles = styles[:-1]
             style = rng.choice(styles) if wire_story else "none"

@@ -41,7 +41,7 @@ MEMBER_SOURCE = [
 ]
 
 
-def story_cardinality() -> dict:
+def story_cardinality() -> dict[str, Any]:
     """The number of stories: distinct cluster ids (near exact below 40,000)."""
     return {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}}
 
@@ -159,7 +159,7 @@ def cluster_list(
         ValueError: an unknown sort or order, or a minimum size below 1.
     """
     _check_list(sort=sort, order=order, min_size=min_size)
-    terms: dict = {
+    terms: dict[str, Any] = {
         "field": CLUSTER_ID,
         "size": max_clusters,
         "min_doc_count": min_size,
@@ -184,7 +184,7 @@ def _check_list(*, sort: str, order: str, min_size: int) -> None:
         raise InputError(f"min_size must be >= 1, got {min_size}")
 
 
-def _representative_first() -> list[dict]:
+def _representative_first() -> list[dict[str, Any]]:
     # an editor's choice first (missing counts as not chosen), then the first page seen
     return [
         {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},

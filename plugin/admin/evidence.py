@@ -231,7 +231,7 @@ def _score_signals(
     settings: Settings,
 ) -> list[Signal]:
     """The signals of the scores: Jaccard, and containment while the shorter text is long enough (as ``verify``)."""
-    if j is None:
+    if j is None or c is None or member_signature is None or reference_signature is None:
         return [Signal("jaccard", False, "no comparable signatures"),
                 Signal("containment", False, "no comparable signatures")]  # fmt: skip
     small, large = sorted((member_signature.shingle_count, reference_signature.shingle_count))
@@ -248,7 +248,7 @@ def _score_signals(
     ]
 
 
-def _page_signals(member: Mapping, reference: Mapping) -> list[Signal]:
+def _page_signals(member: Mapping[str, Any], reference: Mapping[str, Any]) -> list[Signal]:
     """The signals of the pages themselves: the same normalised title, the same site."""
     same_title = title_keys_equal(member, reference)
     site_a, site_b = member.get("site"), reference.get("site")

@@ -8,6 +8,8 @@ statistics cost on a large index is worked out in docs/scaling.md ("The admin's 
 
 from __future__ import annotations
 
+from typing import Any
+
 from newsfold.plugin.admin.admin_queries import MAX_LIST_CLUSTERS, story_cardinality
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
@@ -25,7 +27,7 @@ RATE_INTERVALS = (
 )
 
 
-def duplicate_overview(*, sites: int = 30) -> dict:
+def duplicate_overview(*, sites: int = 30) -> dict[str, Any]:
     """Search body: pages, stories, pages that matched an earlier copy (overall and per site), ingest time span.
 
     A page is a duplicate when it has a ``matched_id`` (it was folded into an
@@ -51,7 +53,7 @@ def duplicate_overview(*, sites: int = 30) -> dict:
     }
 
 
-def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict:
+def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict[str, Any]:
     """Search body: the page count of every cluster with at least two pages (largest first, at most ``max_clusters``).
 
     The caller bins the ``doc_count`` values; single-page stories are the
@@ -72,7 +74,7 @@ def cluster_size_counts(*, max_clusters: int = MAX_LIST_CLUSTERS) -> dict:
     }
 
 
-def similarity_distribution(*, interval: float = 0.05) -> dict:
+def similarity_distribution(*, interval: float = 0.05) -> dict[str, Any]:
     """Search body: histograms of the similarity of accepted matches and of the nearest rejected candidate.
 
     ``similarity`` is the estimated Jaccard to the page a duplicate matched;
@@ -91,7 +93,7 @@ def similarity_distribution(*, interval: float = 0.05) -> dict:
     if not 0 < interval <= 1:
         raise InputError(f"interval must be in (0, 1], got {interval}")
 
-    def histogram(field: str) -> dict:
+    def histogram(field: str) -> dict[str, Any]:
         return {
             "histogram": {
                 "field": field,
@@ -125,7 +127,7 @@ def rate_interval(start_ms: int, end_ms: int, *, max_buckets: int = 60) -> tuple
     return RATE_INTERVALS[-1]
 
 
-def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict:
+def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict[str, Any]:
     """Search body: pages ingested per interval between two instants (a ``date_histogram`` on ``ingested``).
 
     Args:
@@ -152,7 +154,7 @@ def ingest_rate(*, start_ms: int, end_ms: int, max_buckets: int = 60) -> dict:
     }
 
 
-def rejection_reasons(*, size: int = 20) -> dict:
+def rejection_reasons(*, size: int = 20) -> dict[str, Any]:
     """Search body for the rejected-pages index: rejected pages by reason, most frequent first.
 
     Args:
@@ -168,7 +170,9 @@ def rejection_reasons(*, size: int = 20) -> dict:
     }
 
 
-def syndication_sites(*, filters: list[dict] | tuple[dict, ...] = (), sites: int = 30) -> dict:
+def syndication_sites(
+    *, filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (), sites: int = 30
+) -> dict[str, Any]:
     """Search body: the ``sites`` sites with the most pages among those ``filters`` keep, each with its stories
     and the wires its pages credit (``plugin.fold.provenance``).
 
@@ -187,7 +191,7 @@ def syndication_sites(*, filters: list[dict] | tuple[dict, ...] = (), sites: int
     }  # fmt: skip
 
 
-def syndication_site(site: str, *, filters: list[dict] | tuple[dict, ...] = ()) -> dict:
+def syndication_site(site: str, *, filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
     """Search body: of one site's pages among those ``filters`` keep, the ones of stories it originated
     (``newsfold.origin_site`` is the site) and their number of stories."""
     own = {"term": {"newsfold.origin_site": site}}

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from newsfold.plugin.extract.blocks import (
+    TextRun,
     drop_headline,
     needs_second_opinion,
     paragraph_block,
@@ -34,6 +36,10 @@ from newsfold.plugin.extract.tables import unlayout_tables
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits, TooComplex, guard_markup
 from newsfold.plugin.text import cjk_share, tokenize
 
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
+    from trafilatura.settings import Document
+
 __all__ = ["REASONS", "Article", "Rejection", "decode_html", "extract_article"]
 
 log = logging.getLogger(__name__)
@@ -48,13 +54,16 @@ FALLBACK_TOKENS = 25
 _SAMPLE_CHARS = 2000  # characters tokenised to check the length and the script of an extracted text
 
 
-def _baseline(tree, runs) -> str:
+def _baseline(tree: HtmlElement, runs: list[TextRun]) -> str:
     import trafilatura
 
     return trafilatura.baseline(tree)[1]
 
 
-_FALLBACKS = (("paragraphs", lambda tree, runs: paragraph_block(runs)), ("baseline", _baseline))
+_FALLBACKS: tuple[tuple[str, Callable[[HtmlElement, list[TextRun]], str]], ...] = (
+    ("paragraphs", lambda tree, runs: paragraph_block(runs)),
+    ("baseline", _baseline),
+)
 
 
 def _too_little(text: str, prose: int) -> bool:
@@ -152,7 +161,7 @@ class _Meta(NamedTuple):
     signals: PageSignals  # the picture, and the credits in the metadata and bylines
 
 
-def _metadata(tree, html: str, *, url: str | None) -> _Meta:
+def _metadata(tree: HtmlElement, html: str, *, url: str | None) -> _Meta:
     """Title and date from the head, the picture and the credits (before :func:`_clean`).
 
     Title and date from the head are cheap; trafilatura's full metadata pass
@@ -161,7 +170,7 @@ def _metadata(tree, html: str, *, url: str | None) -> _Meta:
     return _Meta(page_title(tree), published_date(tree, html), page_signals(tree, url=url))
 
 
-def _clean(tree, *, cleanup: bool) -> None:
+def _clean(tree: HtmlElement, *, cleanup: bool) -> None:
     """The tree before trafilatura, changed in place.
 
     Page-sized aside/header/footer wrappers become plain blocks
@@ -180,7 +189,7 @@ def _clean(tree, *, cleanup: bool) -> None:
         clean_tree(tree, body_words=words)
 
 
-def _trafilatura(tree, prose: int, *, url: str | None):
+def _trafilatura(tree: HtmlElement, prose: int, *, url: str | None) -> tuple[Document | None, str]:
     """trafilatura's document and the path that found it: the fast mode, the full cascade when it is doubtful.
 
     The full cascade (readability, justext) runs only when the fast result
@@ -192,16 +201,25 @@ def _trafilatura(tree, prose: int, *, url: str | None):
     """
     import trafilatura
 
-    doc = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False, fast=True)
+    # without as_dict, bare_extraction returns a Document (its annotation covers both forms)
+    doc = cast(
+        "Document | None",
+        trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False, fast=True),
+    )
     path = "fast"
     if needs_second_opinion((doc.text or "") if doc is not None else "", prose):
-        second = trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False)
+        second = cast(
+            "Document | None",
+            trafilatura.bare_extraction(tree, url=url, include_comments=False, with_metadata=False),
+        )
         if second is not None:
             doc, path = second, "full"
     return doc, path
 
 
-def _blocks(tree, doc, path: str, *, runs: list[list], prose: int, title: str) -> tuple[str, str]:
+def _blocks(
+    tree: HtmlElement, doc: Document | None, path: str, *, runs: list[TextRun], prose: int, title: str
+) -> tuple[str, str]:
     """The article's text from trafilatura's, and the path that gave it.
 
     The paragraphs, lists and tables trafilatura dropped inside the
@@ -227,7 +245,7 @@ def _blocks(tree, doc, path: str, *, runs: list[list], prose: int, title: str) -
 
 
 def _result(
-    text: str, *, html: str, doc, meta: _Meta, url: str | None, lang: str | None, min_tokens: int
+    text: str, *, html: str, doc: Document | None, meta: _Meta, url: str | None, lang: str | None, min_tokens: int
 ) -> Article | Rejection:
     """The article (its language and credited agency found), or ``no_article`` / ``too_short``."""
     if not text:

@@ -51,6 +51,8 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 
 #: a run of visible text, ``[owner element, its text nodes, characters inside links]``, extended in place
 TextRun = list[Any]
+#: a run scored against the extracted text: ``(owner, text, match key, kept by trafilatura, link share)``
+_ScoredRun = tuple["HtmlElement", str, str, bool, float]
 
 
 def _match_key(text: str) -> str:
@@ -224,7 +226,7 @@ def recover_dropped_blocks(tree: HtmlElement, text: str, *, runs: list[TextRun] 
     return text + "\n" + "\n".join(added) if added else text
 
 
-def _scored_runs(runs: list[list], extracted: str) -> list[tuple]:
+def _scored_runs(runs: list[TextRun], extracted: str) -> list[_ScoredRun]:
     """The runs holding letters or digits: ``(owner, text, match key, kept by trafilatura, link share)`` each."""
     scored = []
     for owner, nodes, link_chars in runs:
@@ -235,15 +237,15 @@ def _scored_runs(runs: list[list], extracted: str) -> list[tuple]:
     return scored
 
 
-def _container(scored: list[tuple]) -> tuple[object, dict] | None:
+def _container(scored: list[_ScoredRun]) -> tuple[HtmlElement, dict[HtmlElement, int]] | None:
     """The article's container: the deepest element holding :data:`_CONTAINER_SHARE` of the kept text.
 
     Returns:
         The container, and the kept characters below each element that holds some; None when
         trafilatura kept no run long enough to place it (:data:`_ANCHOR_CHARS`).
     """
-    weight: dict = {}  # element -> kept characters below it
-    depth: dict = {}
+    weight: dict[HtmlElement, int] = {}  # element -> kept characters below it
+    depth: dict[HtmlElement, int] = {}
     total = 0
     for owner, _run, key, kept, _ in scored:
         if kept and len(key) >= _ANCHOR_CHARS:
@@ -257,7 +259,7 @@ def _container(scored: list[tuple]) -> tuple[object, dict] | None:
     return max((el for el, w in weight.items() if w >= _CONTAINER_SHARE * total), key=depth.__getitem__), weight
 
 
-def _dropped_runs(scored: list[tuple], container, weight: dict) -> list[str]:
+def _dropped_runs(scored: list[_ScoredRun], container: HtmlElement, weight: dict[HtmlElement, int]) -> list[str]:
     """The runs trafilatura dropped inside ``container`` that read as the article's own blocks, once each."""
     attrs = _Attrs()
     kept_children: dict[

@@ -87,14 +87,14 @@ def page_words(tree: HtmlElement) -> int:
     return word_count(body if body is not None else tree)
 
 
-def word_count(el) -> int:
+def word_count(el: HtmlElement | None) -> int:
     """Words of an element's text (serialised in C: this runs on whole pages)."""
     if el is None:
         return 0
     return len(etree.tostring(el, method="text", encoding="unicode", with_tail=False).split())
 
 
-def link_density(el) -> float:
+def link_density(el: HtmlElement) -> float:
     """The share of an element's words that are link text."""
     words = word_count(el)
     return sum(word_count(a) for a in el.iter("a")) / words if words else 0.0
@@ -242,7 +242,7 @@ def drop_furniture(tree: HtmlElement) -> int:
     return len(doomed)
 
 
-def remove_element(el) -> None:
+def remove_element(el: HtmlElement) -> None:
     """Delete an element and its subtree, keeping the text that follows it."""
     parent = el.getparent()
     if parent is None:

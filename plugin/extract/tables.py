@@ -9,8 +9,12 @@ page's frame and turns ``<br><br>``-separated cell text into paragraphs.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from newsfold.plugin.extract.cleanup import link_density, remove_element, word_count
+
+if TYPE_CHECKING:
+    from lxml.html import HtmlElement
 
 _TABLE_PARTS = ("tbody", "thead", "tfoot", "tr", "td", "th")
 _CELL_BLOCKS = ("p", "ul", "ol", "dl", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "form")
@@ -20,14 +24,14 @@ _PROSE_CELL_CHARS = 300  # a cell holding this much text holds paragraphs, not a
 _CHROME_CHARS = 50  # a cell with less text than this, not ending a sentence, is a label of the page's frame
 
 
-def _own(el, table) -> bool:
+def _own(el: HtmlElement, table: HtmlElement) -> bool:
     """Whether a table part belongs to ``table`` itself, not to a table nested in one of its cells."""
     for anc in el.iterancestors("table"):
         return anc is table
     return False
 
 
-def _layout_kind(table) -> str | None:
+def _layout_kind(table: HtmlElement) -> str | None:
     """What a table lays out: ``"frame"`` (a page or its columns), ``"bar"`` (a menu or a strip), or None (data).
 
     Signals that hold across sites and eras, the first that applies
@@ -64,7 +68,7 @@ def _layout_kind(table) -> str | None:
     return None
 
 
-def _is_chrome_cell(cell, kind: str) -> bool:
+def _is_chrome_cell(cell: HtmlElement, kind: str) -> bool:
     """Whether a cell of a page frame is a label of the frame: a place, a date, a temperature, a separator.
 
     Menus are left to trafilatura's link-density test and to
@@ -76,7 +80,7 @@ def _is_chrome_cell(cell, kind: str) -> bool:
     return bool(text) and len(text) < _CHROME_CHARS and not _SENTENCE_END.search(text) and cell.find(".//a") is None
 
 
-def unlayout_tables(tree) -> int:
+def unlayout_tables(tree: HtmlElement) -> int:
     """Turn layout tables into plain blocks and drop their frame cells; data tables stay tables.
 
     trafilatura writes every table it keeps as ``| cell | cell |`` rows, so a
@@ -90,11 +94,11 @@ def unlayout_tables(tree) -> int:
     Returns:
         The number of tables turned into blocks.
     """
-    kinds: dict = {}
+    kinds: dict[HtmlElement, str | None] = {}
     for table in tree.iter("table"):  # document order: an outer table is judged before the tables in its cells
         kind = _layout_kind(table)
         outer = next(table.iterancestors("table"), None)
-        if kind == "bar" and kinds.get(outer) == "frame":
+        if kind == "bar" and outer is not None and kinds.get(outer) == "frame":
             kind = "frame"  # a strip inside the page's frame is part of the frame
         kinds[table] = kind
     layout = [(t, kind) for t, kind in kinds.items() if kind]
@@ -121,7 +125,7 @@ _BLOCK_TAGS = frozenset(("p", "div", "table", "ul", "ol", "dl", "blockquote", "p
 _BLOCK_TAGS |= frozenset(f"h{n}" for n in range(1, 7))
 
 
-def _paragraphs_from_breaks(cell) -> None:
+def _paragraphs_from_breaks(cell: HtmlElement) -> None:
     """Turn a former table cell's text split by ``<br><br>`` into ``<p>`` elements, as readability does.
 
     Pages of the table era write an article as one cell of inline text and
@@ -134,12 +138,12 @@ def _paragraphs_from_breaks(cell) -> None:
         return
     from lxml import html as lxml_html
 
-    out: list = []  # the cell's new children
-    current = None
+    out: list[HtmlElement] = []  # the cell's new children
+    current: HtmlElement | None = None
     lead = cell.text
     cell.text = None
 
-    def para():
+    def para() -> HtmlElement:
         nonlocal current
         if current is None:
             current = lxml_html.Element("p")
@@ -183,7 +187,7 @@ def _paragraphs_from_breaks(cell) -> None:
         cell.append(el)
 
 
-def _breaks_follow(br) -> bool:
+def _breaks_follow(br: HtmlElement) -> bool:
     """Whether a ``<br>`` is followed by another with only white space between."""
     nxt = br.getnext()
     return nxt is not None and nxt.tag == "br" and not (br.tail or "").strip()

@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold import lookups
@@ -38,7 +39,7 @@ def lookup(
     *,
     client: Elasticsearch,
     settings: Settings,
-    exclude_clusters: dict[str, str | None] | None = None,
+    exclude_clusters: Mapping[str, str | None] | None = None,
 ) -> dict[str, list[Candidate]]:
     """Band-key term lookup for every page in one ``msearch``.
 
@@ -48,7 +49,7 @@ def lookup(
     if not pages:
         return {}
     own = exclude_clusters or {}
-    searches: list[dict] = []
+    searches: list[dict[str, Any]] = []
     for p in pages:
         searches.append({"index": settings.index})
         searches.append(
@@ -76,7 +77,7 @@ def lookup(
     return out
 
 
-def _no_shard(response: dict) -> bool:
+def _no_shard(response: dict[str, Any]) -> bool:
     return "error" in response and "no_shard_available_action_exception" in str(response["error"])
 
 
@@ -110,9 +111,9 @@ def verified_edges(
             edges.append((a.page_id, Match(b.page_id, b.page_id, sim, cont)))
             edges.append((b.page_id, Match(a.page_id, a.page_id, sim, cont)))
         else:
-            for x in (a, b):
-                if x.nearest_rejected is None or sim > x.nearest_rejected:
-                    x.nearest_rejected = sim
+            for page in (a, b):
+                if page.nearest_rejected is None or sim > page.nearest_rejected:
+                    page.nearest_rejected = sim
     return edges
 
 

@@ -187,7 +187,7 @@ class Constraints:
 NO_CONSTRAINTS = Constraints()
 
 
-def _by_similarity(edge: tuple[str, Match]) -> tuple:
+def _by_similarity(edge: tuple[str, Match]) -> tuple[float, float, str, str]:
     pid, match = edge
     return (-match.similarity, -match.containment, pid, match.page_id)
 
@@ -274,7 +274,9 @@ class _Nodes:
         return ("c", self.clusters.get(match.page_id, match.cluster_id))
 
 
-def _join(page_ids: list[str], edges: list[tuple[str, Match]], rules: Constraints, nodes: _Nodes) -> ConstrainedUnion:
+def _join(
+    page_ids: list[str], edges: list[tuple[str, Match]], rules: Constraints, nodes: _Nodes
+) -> ConstrainedUnion[tuple[str, str]]:
     """Group the batch's pages and the stories they touch: must-links first, then matches, most similar first.
 
     A union that would put a cannot-link pair (pages, or the stories holding them) in one group is skipped.
@@ -292,7 +294,9 @@ def _join(page_ids: list[str], edges: list[tuple[str, Match]], rules: Constraint
     return groups
 
 
-def _best_matches(edges: list[tuple[str, Match]], groups: ConstrainedUnion, nodes: _Nodes) -> dict[str, Match]:
+def _best_matches(
+    edges: list[tuple[str, Match]], groups: ConstrainedUnion[tuple[str, str]], nodes: _Nodes
+) -> dict[str, Match]:
     """Each page's most similar match in its own group."""
     best: dict[str, Match] = {}
     for pid, match in edges:
@@ -304,7 +308,7 @@ def _best_matches(edges: list[tuple[str, Match]], groups: ConstrainedUnion, node
     return best
 
 
-def _name_groups(groups: ConstrainedUnion, decision: Decision) -> None:
+def _name_groups(groups: ConstrainedUnion[tuple[str, str]], decision: Decision) -> None:
     """Give each group holding pages of the batch its name (:func:`merge_survivor`); its other stories merge into it."""
     for members in groups.groups().values():
         clusters = sorted(c for kind, c in members if kind == "c")

@@ -30,7 +30,6 @@ from newsfold.plugin.sign.signed_page import Page as Page  # re-exported: the 0.
 from newsfold.plugin.sign.signed_page import SignedPage
 
 if TYPE_CHECKING:
-
     from newsfold.plugin.fold.cluster import Match
 
 #: the one object field holding every fold field in a document
@@ -137,37 +136,41 @@ def fold_fields(
     representative: bool,
     folded: str,
     founding: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """``{"newsfold": {...}}``: every fold field of a signed page, so a re-ingest leaves nothing stale."""
-    return {FOLD: {
-        "cluster_id": cluster_id,
-        "band_keys": page.band_keys,
-        "signature": page.signature.encode(),
-        "shingle_count": page.signature.shingle_count,
-        "token_count": page.signature.token_count,
-        "cjk_features": page.signature.cjk_features or None,
-        "content_hash": page.content_hash,
-        "url_key": page.url_key,
-        "title_key": page.title_key,
-        "site_key": page.site,
-        "day": page.day(),
-        "similarity": round(match.similarity, 4) if match else None,
-        "matched_id": match.page_id if match else None,
-        "nearest_rejected": round(page.nearest_rejected, 4) if page.nearest_rejected is not None else None,
-        "representative": True if representative else None,
-        "folded": folded,
-        "passages": page.passages,
-        "wire": page.article.wire,
-        "founding": founding,
-    }}
+    return {
+        FOLD: {
+            "cluster_id": cluster_id,
+            "band_keys": page.band_keys,
+            "signature": page.signature.encode(),
+            "shingle_count": page.signature.shingle_count,
+            "token_count": page.signature.token_count,
+            "cjk_features": page.signature.cjk_features or None,
+            "content_hash": page.content_hash,
+            "url_key": page.url_key,
+            "title_key": page.title_key,
+            "site_key": page.site,
+            "day": page.day(),
+            "similarity": round(match.similarity, 4) if match else None,
+            "matched_id": match.page_id if match else None,
+            "nearest_rejected": round(page.nearest_rejected, 4) if page.nearest_rejected is not None else None,
+            "representative": True if representative else None,
+            "folded": folded,
+            "passages": page.passages,
+            "wire": page.article.wire,
+            "founding": founding,
+        }
+    }
 
-def own_document(page: SignedPage, *, cluster_id: str, match: Match | None, ingested: str) -> dict:
+
+def own_document(page: SignedPage, *, cluster_id: str, match: Match | None, ingested: str) -> dict[str, Any]:
     """The whole ``_source`` of a signed page in newsfold's own index (fold and article fields)."""
     doc = fold_fields(page, cluster_id=cluster_id, match=match, representative=False, folded=ingested)
     doc.update(content_fields(page, ingested=ingested))
     return doc
 
-def content_fields(page: SignedPage, *, ingested: str) -> dict:
+
+def content_fields(page: SignedPage, *, ingested: str) -> dict[str, Any]:
     """The article fields newsfold's own index stores."""
     return {
         "title": page.article.title,
@@ -244,7 +247,6 @@ def read_candidate(hit: dict[str, Any]) -> Candidate | None:
         url_key=src.get("url_key"),
         day=day if isinstance(day, str) else None,
     )
-
 
 
 def site_signals(a: SignedPage | Candidate, b: SignedPage | Candidate) -> SiteSignals:

@@ -8,10 +8,13 @@ search's builders are in ``plugin.search.queries``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from newsfold.plugin.fold.document import CLUSTER_ID, LOOKUP_SOURCE, VERSION_SOURCE
 
 #: from + size of a search at most (Elasticsearch's index.max_result_window default): pages beyond it are refused
 MAX_WINDOW = 10_000
+
 
 def band_lookup(
     keys: list[str],
@@ -20,7 +23,7 @@ def band_lookup(
     exclude_ids: list[str] | None = None,
     min_bands: int = 1,
     exclude_cluster: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Search body finding indexed pages sharing at least ``min_bands`` band keys.
 
     Each key is a ``constant_score`` term clause, so a hit's score is the
@@ -28,13 +31,13 @@ def band_lookup(
     ``exclude_cluster`` leaves out the pages of one cluster (the reconcile
     step only looks for other clusters).
     """
-    query: dict = {
+    query: dict[str, Any] = {
         "bool": {
             "should": [{"constant_score": {"filter": {"term": {"newsfold.band_keys": k}}}} for k in keys],
             "minimum_should_match": min_bands,
         }
     }
-    must_not: list[dict] = []
+    must_not: list[dict[str, Any]] = []
     if exclude_ids:
         must_not.append({"ids": {"values": list(exclude_ids)}})
     if exclude_cluster:
@@ -52,9 +55,9 @@ REPRESENTATIVE_FIRST = {"newsfold.representative": {"order": "desc", "unmapped_t
 URL_ORDER = {"newsfold.url_key": {"order": "asc", "unmapped_type": "keyword"}}
 
 
-def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | None = None) -> dict:
+def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list[Any] | None = None) -> dict[str, Any]:
     """Search body listing a cluster's pages (oldest first, paged by ``search_after``)."""
-    body: dict = {
+    body: dict[str, Any] = {
         "query": {"term": {CLUSTER_ID: cluster_id}},
         "size": size,
         "sort": [{"ingested": "asc"}, FOUNDER_FIRST, {"newsfold.url_key": "asc"}],
@@ -66,20 +69,20 @@ def cluster_members(cluster_id: str, *, size: int = 1000, search_after: list | N
     return body
 
 
-def cluster_ids_only(cluster_id: str, *, size: int = 1000) -> dict:
+def cluster_ids_only(cluster_id: str, *, size: int = 1000) -> dict[str, Any]:
     """Search body returning only the ids of a cluster's pages (for relabelling)."""
     return {"query": {"term": {CLUSTER_ID: cluster_id}}, "size": size, "_source": False}
 
 
-def names_in_use(names: list[str], *, exclude_ids: list[str]) -> dict:
+def names_in_use(names: list[str], *, exclude_ids: list[str]) -> dict[str, Any]:
     """Search body: which of ``names`` some page (other than ``exclude_ids``) carries as its cluster id."""
-    query: dict = {"bool": {"filter": [{"terms": {CLUSTER_ID: list(names)}}]}}
+    query: dict[str, Any] = {"bool": {"filter": [{"terms": {CLUSTER_ID: list(names)}}]}}
     if exclude_ids:
         query["bool"]["must_not"] = [{"ids": {"values": list(exclude_ids)}}]
     return {"query": query, "size": 0, "aggs": {"names": {"terms": {"field": CLUSTER_ID, "size": len(names)}}}}
 
 
-def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict:
+def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[str] | bool = False) -> dict[str, Any]:
     """Search body: the pages of some clusters (ids, and ``source`` fields when asked)."""
     return {"query": {"terms": {CLUSTER_ID: list(cluster_ids)}}, "size": size, "_source": source}
 
@@ -88,14 +91,14 @@ def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[st
 DECISION_SOURCE = ["id", "kind", "at", "pages", "must_link", "cannot_link", "released", "not_representative"]
 
 
-def corrections_touching(page_ids: list[str], *, size: int = 10_000) -> dict:
+def corrections_touching(page_ids: list[str], *, size: int = 10_000) -> dict[str, Any]:
     """Search body: the corrections that say something about any of ``page_ids`` (their decisions only)."""
     return {"query": {"terms": {"touches": list(page_ids)}}, "size": size, "_source": DECISION_SOURCE}
 
 
-def corrections_since(since: str | None, *, size: int = 1000, search_after: list | None = None) -> dict:
+def corrections_since(since: str | None, *, size: int = 1000, search_after: list[Any] | None = None) -> dict[str, Any]:
     """Search body: the pages touched by corrections made at or after ``since`` (all when None), oldest first."""
-    body: dict = {
+    body: dict[str, Any] = {
         "query": {"range": {"at": {"gte": since}}} if since else {"match_all": {}},
         "sort": [{"at": "asc"}, {"id": "asc"}],
         "size": size,
@@ -108,9 +111,9 @@ def corrections_since(since: str | None, *, size: int = 1000, search_after: list
 
 def corrections_log(
     *, cluster_id: str | None = None, page_id: str | None = None, offset: int = 0, size: int = 50
-) -> dict:
+) -> dict[str, Any]:
     """Search body: the corrections log, newest first, optionally of one cluster and/or one page."""
-    filters: list[dict] = []
+    filters: list[dict[str, Any]] = []
     if cluster_id:
         filters.append({"term": {"clusters": cluster_id}})
     if page_id:

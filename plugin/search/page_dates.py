@@ -26,7 +26,7 @@ def plausible_times(times_ms: Sequence[int], *, now: dt.datetime | None = None) 
     return [t for t in times_ms if low <= t <= high]
 
 
-def utc_time(value) -> dt.datetime | None:
+def utc_time(value: object) -> dt.datetime | None:
     """An ISO 8601 time or date (or a datetime) as an aware UTC time (no zone: UTC); None when unreadable."""
     when = value
     if isinstance(value, str):
@@ -39,13 +39,13 @@ def utc_time(value) -> dt.datetime | None:
     return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
 
 
-def epoch_millis(value) -> int | None:
+def epoch_millis(value: object) -> int | None:
     """An ISO 8601 time or date (UTC when no zone) as epoch milliseconds; None when unreadable."""
     when = utc_time(value)
     return int(when.timestamp() * 1000) if when is not None else None
 
 
-def iso_millis(value) -> str | None:
+def iso_millis(value: float | None) -> str | None:
     """An epoch-millisecond aggregation value as an ISO 8601 UTC time (None outside the years 1 to 9999)."""
     if value is None:
         return None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import Any
 
 from newsfold.plugin.errors import InputError
 
@@ -46,7 +47,7 @@ def page_filters(
     date_from: str | None = None,
     date_to: str | None = None,
     q: str | None = None,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Filter clauses for pages of a site, in a language, published in a date range and containing text.
 
     Args:
@@ -62,7 +63,7 @@ def page_filters(
     Raises:
         ValueError: a date is malformed, the range is empty or the text query too long.
     """
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     if site:
         out.append({"term": {"site": site}})
     if lang:
@@ -104,7 +105,7 @@ def checked_query(q: str | None) -> str:
     return q
 
 
-def text_query(q: str | None) -> dict:
+def text_query(q: str | None) -> dict[str, Any]:
     """The full-text part of a public search: every word must match, titles count double.
 
     Quotes, ``-word``, ``|`` and parentheses work; fuzziness, phrase slop and

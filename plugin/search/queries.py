@@ -82,7 +82,7 @@ def collapsed_search(
     return fold_query(body, versions=0, precision_threshold=precision_threshold)
 
 
-def _highlight() -> dict:
+def _highlight() -> dict[str, Any]:
     """The highlight of a public search: two fragments of the body, the whole title, the text HTML-escaped."""
     return {
         "fields": {"body": {"fragment_size": 180, "number_of_fragments": 2}, "title": {"number_of_fragments": 0}},
@@ -92,7 +92,7 @@ def _highlight() -> dict:
     }
 
 
-def _newest_first() -> list[dict]:
+def _newest_first() -> list[dict[str, Any]]:
     """The order of a search by date (and of one without words): newest first, an editor's representative
     first among versions of one date, then the latest ingested."""
     return [
@@ -102,7 +102,7 @@ def _newest_first() -> list[dict]:
     ]
 
 
-def representative_clause(boost: float = REPRESENTATIVE_BOOST) -> dict:
+def representative_clause(boost: float = REPRESENTATIVE_BOOST) -> dict[str, Any]:
     """A should clause adding ``boost`` to the score of a story's editor-chosen representative."""
     return {"constant_score": {"filter": {"term": {"newsfold.representative": True}}, "boost": boost}}
 

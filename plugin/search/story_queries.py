@@ -15,6 +15,7 @@ window: they are listed under ``all`` only, after the dated ones.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
@@ -39,7 +40,7 @@ def _check_window(window: str) -> None:
         raise InputError(f"window must be one of {', '.join(WINDOWS)}, got {str(window)[:40]!r}")
 
 
-def newest(*, time_field: str = "published", filters: Sequence[dict] = ()) -> dict:
+def newest(*, time_field: str = "published", filters: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
     """Search body: the page with the newest ``time_field`` (the windows count back from it).
 
     A sorted search of one hit: on the stand-in ten times cheaper than a ``max`` aggregation. Only a
@@ -53,13 +54,13 @@ def newest(*, time_field: str = "published", filters: Sequence[dict] = ()) -> di
     }
 
 
-def read_newest(response: Mapping, time_field: str = "published") -> int | None:
+def read_newest(response: Mapping[str, Any], time_field: str = "published") -> int | None:
     """The newest time of a :func:`newest` response, epoch milliseconds (None: no page has one)."""
     hits = response.get("hits", {}).get("hits", [])
     return epoch_millis((hits[0].get("_source") or {}).get(time_field)) if hits else None
 
 
-def window_filter(window: str, *, anchor_ms: int | None, time_field: str = "published") -> list[dict]:
+def window_filter(window: str, *, anchor_ms: int | None, time_field: str = "published") -> list[dict[str, Any]]:
     """The filter of a window counted back from ``anchor_ms`` (empty for ``all`` or an index without dates).
 
     Raises:
@@ -81,8 +82,8 @@ def top_stories(
     size: int = 10,
     anchor_ms: int | None = None,
     time_field: str = "published",
-    filters: Sequence[dict] = (),
-) -> dict:
+    filters: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
     """Search body: one page of the stories of a window, by coverage or by latest version.
 
     One ``terms`` aggregation on the cluster id over the pages of the window
@@ -135,15 +136,15 @@ def top_stories(
     }
 
 
-def page_buckets(response: Mapping, *, page: int, size: int) -> list[dict]:
+def page_buckets(response: Mapping[str, Any], *, page: int, size: int) -> list[dict[str, Any]]:
     """The buckets of page ``page`` (of ``size`` stories) in a :func:`top_stories` response, in order."""
-    buckets = ((response.get("aggregations") or {}).get("top") or {}).get("buckets", [])
+    buckets: list[dict[str, Any]] = ((response.get("aggregations") or {}).get("top") or {}).get("buckets", [])
     return buckets[(page - 1) * size : page * size]
 
 
 def read_top_stories(
-    response: Mapping, references: Mapping | None = None, *, page: int = 1, size: int | None = None
-) -> tuple[int, list[dict]]:
+    response: Mapping[str, Any], references: Mapping[str, Any] | None = None, *, page: int = 1, size: int | None = None
+) -> tuple[int, list[dict[str, Any]]]:
     """``(stories in the window, the page of stories)`` of a :func:`top_stories` response.
 
     ``page`` and ``size`` are the ones the body was built with (default: every

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID, fold_of, path
@@ -39,7 +40,7 @@ def story(
     size: int = 20,
     time_field: str = "published",
     source: Sequence[str] | bool = tuple(STORY_SOURCE),
-) -> dict:
+) -> dict[str, Any]:
     """Search body: one page of a story's versions (oldest first) with its reference, first publisher and timeline.
 
     One search: the versions are the hits (from/size); aggregations give the
@@ -79,7 +80,7 @@ def story(
     }
 
 
-def story_times(cluster_id: str, *, time_field: str = "published", size: int = MAX_TIMELINE_VERSIONS) -> dict:
+def story_times(cluster_id: str, *, time_field: str = "published", size: int = MAX_TIMELINE_VERSIONS) -> dict[str, Any]:
     """Search body: the times of a story's first ``size`` dated versions, oldest first (for its timeline)."""
     return {
         "query": {"bool": {"filter": [{"term": {CLUSTER_ID: cluster_id}}, {"exists": {"field": time_field}}]}},
@@ -101,7 +102,9 @@ TIMELINE_INTERVALS = (
 )
 
 
-def timeline_bins(times_ms: Sequence[int], *, max_bins: int = TIMELINE_BUCKETS) -> tuple[str | None, list[dict]]:
+def timeline_bins(
+    times_ms: Sequence[int], *, max_bins: int = TIMELINE_BUCKETS
+) -> tuple[str | None, list[dict[str, Any]]]:
     """Versions per interval: the shortest interval of :data:`TIMELINE_INTERVALS` giving at most ``max_bins`` bins,
     or, for times further apart, whole years widened until they do (never more than ``max_bins`` bins).
 
@@ -125,7 +128,7 @@ def timeline_bins(times_ms: Sequence[int], *, max_bins: int = TIMELINE_BUCKETS) 
     return name, [{"start": iso_millis(first + k * length), "count": c} for k, c in enumerate(counts)]
 
 
-def _version(hit: Mapping, reference: Mapping | None) -> dict:
+def _version(hit: Mapping[str, Any], reference: Mapping[str, Any] | None) -> dict[str, Any]:
     """A hit as a version: id, ``_source`` fields (fold fields lifted out) and its relation to the reference."""
     src = dict(hit.get("_source") or {})
     fold = fold_of(src)
@@ -143,14 +146,14 @@ def _version(hit: Mapping, reference: Mapping | None) -> dict:
 
 
 def read_story(
-    response: Mapping,
-    times: Mapping | None = None,
+    response: Mapping[str, Any],
+    times: Mapping[str, Any] | None = None,
     *,
     page: int = 1,
     size: int = 20,
     time_field: str = "published",
     now: dt.datetime | None = None,
-) -> dict | None:
+) -> dict[str, Any] | None:
     """A :func:`story` response (and its :func:`story_times` one) as ``{cluster_id, pages, sites, reference, ...}``.
 
     Dates before 1990 or more than a day after ``now`` (default: the clock) are

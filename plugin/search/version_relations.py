@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.fold.lookups import FOUNDER_FIRST
 from newsfold.plugin.sign.novelty import relation
 
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
 PASSAGES = path("passages")
 REPRESENTATIVE = path("representative")
 
 
-def reference_sort(time_field: str) -> list[dict]:
+def reference_sort(time_field: str) -> list[dict[str, Any]]:
     """A story's reference first: the representative an editor picked, then the earliest version."""
     return [
         {REPRESENTATIVE: {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
@@ -29,7 +33,7 @@ def reference_sort(time_field: str) -> list[dict]:
     ]
 
 
-def time_sort(time_field: str, order: str) -> list[dict]:
+def time_sort(time_field: str, order: str) -> list[dict[str, Any]]:
     """Versions by time (``order``), ties by ingest time, the founder first, then by URL: the same order every time."""
     tiebreak = [] if time_field == "ingested" else [{"ingested": {"order": order, "unmapped_type": "date"}}]
     return [{time_field: {"order": order, "missing": "_last"}}, *tiebreak, FOUNDER_FIRST,
@@ -38,7 +42,7 @@ def time_sort(time_field: str, order: str) -> list[dict]:
 
 def references(
     cluster_ids: Sequence[str], *, time_field: str = "published", source: Sequence[str] = (PASSAGES,)
-) -> dict:
+) -> dict[str, Any]:
     """Search body: the reference of each of some stories (one hit per story, collapsed on the cluster id).
 
     Args:
@@ -61,7 +65,7 @@ def references(
     }
 
 
-def with_references(body: dict, *, agg: str, time_field: str = "published") -> dict:
+def with_references(body: dict[str, Any], *, agg: str, time_field: str = "published") -> dict[str, Any]:
     """A copy of a search body whose ``terms`` aggregation on the cluster id also returns each story's reference.
 
     For a body that lists stories already (newsfold's ``versions_of``): the
@@ -73,10 +77,10 @@ def with_references(body: dict, *, agg: str, time_field: str = "published") -> d
     return out
 
 
-def read_references(response: Mapping, *, agg: str | None = None) -> dict[str, dict]:
+def read_references(response: Mapping[str, Any], *, agg: str | None = None) -> dict[str, dict[str, Any]]:
     """``cluster id -> reference hit`` (``_id``, ``_source``) of a :func:`references` response, or of the
     aggregation ``agg`` of a body made by :func:`with_references`."""
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     if agg is None:
         for hit in response.get("hits", {}).get("hits", []):
             cluster = fold_of(hit.get("_source")).get("cluster_id")
@@ -90,7 +94,7 @@ def read_references(response: Mapping, *, agg: str | None = None) -> dict[str, d
     return out
 
 
-def relation_of(hit: Mapping, references: Mapping[str, Mapping]) -> dict | None:
+def relation_of(hit: Mapping[str, Any], references: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
     """The relation (``Relation.as_json``) of one hit to its story's reference, or None when unknown."""
     src = hit.get("_source") or {}
     fold = fold_of(src)
@@ -102,7 +106,9 @@ def relation_of(hit: Mapping, references: Mapping[str, Mapping]) -> dict | None:
     return found.as_json() if found else None
 
 
-def add_relations(client, response: dict, *, index: str, time_field: str = "published") -> dict:
+def add_relations(
+    client: Elasticsearch, response: dict[str, Any], *, index: str, time_field: str = "published"
+) -> dict[str, Any]:
     """Give every hit and inner version of a folded search its relation to its story's reference.
 
     For a host's ``fold_query`` / ``fold_search`` response: one more search
@@ -118,8 +124,8 @@ def add_relations(client, response: dict, *, index: str, time_field: str = "publ
     cluster_ids = [fold_of(h.get("_source")).get("cluster_id") for h in hits]
     if not any(cluster_ids):
         return response
-    found = client.search(index=index, body=references(cluster_ids, time_field=time_field))
-    refs = read_references(found)
+    found = client.search(index=index, body=references([c for c in cluster_ids if c], time_field=time_field))
+    refs = read_references(found.body)
     for hit in hits:
         hit["newsfold_relation"] = relation_of(hit, refs)
         inner = (hit.get("inner_hits") or {}).get("newsfold_versions", {}).get("hits", {}).get("hits", [])

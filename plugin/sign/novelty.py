@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from newsfold.plugin.sign.passages import Layout, paragraphs, sentences
 from newsfold.plugin.text import tokenize
@@ -106,7 +107,7 @@ class Relation:
             items.append(f"{self.added_sentences} sentence{'s' if self.added_sentences != 1 else ''}")
         return " and ".join(items)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         """The relation as the API reports it."""
         return {
             "kind": self.kind,
@@ -117,7 +118,9 @@ class Relation:
         }
 
 
-def relation(reference: Mapping | None, version: Mapping | None, *, same: bool = False) -> Relation | None:
+def relation(
+    reference: Mapping[str, Any] | None, version: Mapping[str, Any] | None, *, same: bool = False
+) -> Relation | None:
     """The relation of a version to its story's reference, from their stored ``newsfold.passages``.
 
     Args:
@@ -163,7 +166,7 @@ class Passage:
     added: bool
 
 
-def marked_passages(text: str, reference: Mapping | None) -> list[list[Passage]]:
+def marked_passages(text: str, reference: Mapping[str, Any] | None) -> list[list[Passage]]:
     """A version's text as paragraphs of sentences, each marked ``added`` as :func:`relation` counts it.
 
     Args:

@@ -7,7 +7,7 @@ written by ``plugin.fold.document``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -44,7 +44,9 @@ class SignedPage:
     title_key: str | None = None
     features: np.ndarray | None = None  # feature hashes counted by StoryStats when the page starts a story
     nearest_rejected: float | None = None  # best Jaccard among candidates that failed verification
-    passages: dict | None = None  # the text's passage keys (plugin.sign.passages), compared with the story's reference
+    passages: dict[str, Any] | None = (
+        None  # the text's passage keys (plugin.sign.passages), compared with the story's reference
+    )
 
     def day(self) -> str | None:
         """The page's publication day (YYYY-MM-DD) when known."""

@@ -77,7 +77,7 @@ def load_cluster_detail(
     members = [_member(h) for h in hits]
     # the representative leads (pages ingested in one batch share a time, so the query's order
     # alone does not say which of them is first seen)
-    members.insert(0, members.pop(choose_representative(members)))
+    members.insert(0, members.pop(choose_representative(members) or 0))  # None only for no members
     signatures = [m["signature_obj"] for m in members]
     matrix = similarity_matrix(signatures)
     rep = members[0]

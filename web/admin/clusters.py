@@ -13,8 +13,7 @@ from elasticsearch import Elasticsearch
 
 from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.fold.document import flat
-from newsfold.plugin.search.public_query import parse_day
-from newsfold.plugin.search.queries import page_filters
+from newsfold.plugin.search.public_query import page_filters, parse_day
 from newsfold.plugin.settings import Settings
 from newsfold.web.formatting import page_count
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text

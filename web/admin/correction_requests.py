@@ -23,8 +23,7 @@ from newsfold.plugin.edit.corrections import (
     split_page,
 )
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
-from newsfold.plugin.fold.lookups import cluster_ids_only
-from newsfold.plugin.search.queries import MAX_WINDOW
+from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number

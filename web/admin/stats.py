@@ -13,7 +13,8 @@ from elasticsearch import Elasticsearch, NotFoundError
 
 from newsfold.plugin.admin import stats_queries
 from newsfold.plugin.fold.rejections import rejections_index
-from newsfold.plugin.search.story_queries import iso_millis, window_filter
+from newsfold.plugin.search.page_dates import iso_millis
+from newsfold.plugin.search.story_queries import window_filter
 from newsfold.plugin.settings import Settings
 from newsfold.web.charts import bar_chart, histogram, line_chart, stacked_bar_chart
 from newsfold.web.formatting import format_datetime, percent
@@ -123,11 +124,13 @@ def reason_rows(response: Mapping | None) -> tuple[int, list[dict]]:
 
 def load_stats(es: Elasticsearch, settings: Settings) -> dict:
     """Run the statistics aggregations and draw their charts."""
-    overview = es.search(index=settings.index, **stats_queries.duplicate_overview())
+    overview = es.search(index=settings.index, **stats_queries.duplicate_overview()).body
     overall, sites = duplicate_rows(overview)
-    sizes, singles, sizes_capped = size_rows(es.search(index=settings.index, **stats_queries.cluster_size_counts()))
+    sizes, singles, sizes_capped = size_rows(
+        es.search(index=settings.index, **stats_queries.cluster_size_counts()).body
+    )
     edges, similarity = similarity_rows(
-        es.search(index=settings.index, **stats_queries.similarity_distribution(interval=SIMILARITY_STEP))
+        es.search(index=settings.index, **stats_queries.similarity_distribution(interval=SIMILARITY_STEP)).body
     )
     ingested = overview["aggregations"]["ingested"]
     start, end = _ms(ingested.get("min")), _ms(ingested.get("max"))
@@ -158,14 +161,18 @@ def _ingest_rate(
     if start is None or end is None:
         return [], None
     name, _ = stats_queries.rate_interval(start, end)
-    rate = rate_points(es.search(index=settings.index, **stats_queries.ingest_rate(start_ms=start, end_ms=end)), name)
+    rate = rate_points(
+        es.search(index=settings.index, **stats_queries.ingest_rate(start_ms=start, end_ms=end)).body, name
+    )
     return rate, INTERVAL_WORDS.get(name, name)
 
 
 def _rejection_reasons(es: Elasticsearch, settings: Settings) -> dict | None:
     """The rejection-reason aggregation of the rejected-pages index (None when it does not exist yet)."""
     try:
-        return es.search(index=rejections_index(settings), ignore_unavailable=True, **stats_queries.rejection_reasons())
+        return es.search(
+            index=rejections_index(settings), ignore_unavailable=True, **stats_queries.rejection_reasons()
+        ).body
     except NotFoundError:
         return None
 

@@ -15,18 +15,16 @@ from dataclasses import dataclass, field
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.fold.document import cluster_of, flat, fold_of, read_signature
-from newsfold.plugin.fold.lookups import cluster_members
+from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_members
 from newsfold.plugin.hits import public_fields
 from newsfold.plugin.search.queries import (
-    MAX_WINDOW,
     collapsed_search,
     search_facets,
     story_buckets,
     story_count,
     versions_of,
 )
-from newsfold.plugin.search.story_queries import read_references
-from newsfold.plugin.search.version_relations import relation_of, with_references
+from newsfold.plugin.search.version_relations import read_references, relation_of, with_references
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import Signature, jaccard
 from newsfold.web.display import dress_story, headline, headline_highlight, image_of, learn_affixes, origin_of
@@ -96,9 +94,7 @@ class FilterChoices:
 def filter_choices(es: Elasticsearch, settings: Settings, params: SearchParams) -> FilterChoices:
     """Sites and languages of the pages matching the query and dates, counted in stories (a story with versions
     on two sites counts for each); a chosen value is always offered."""
-    res = es.search(
-        index=settings.index, **search_facets(params.q, date_from=params.date_from, date_to=params.date_to)
-    )
+    res = es.search(index=settings.index, **search_facets(params.q, date_from=params.date_from, date_to=params.date_to))
     aggs = res.get("aggregations") or {}
 
     def values(name: str, chosen: str | None) -> list[tuple[str, int]]:
@@ -128,9 +124,9 @@ def run_search(
     )
     if not hits:
         return result
-    cluster_ids = list(dict.fromkeys(cluster_of(hit["_source"]) for hit in hits))
+    cluster_ids = list(dict.fromkeys(c for hit in hits if (c := cluster_of(hit["_source"]))))
     body = with_references(versions_of(cluster_ids, per_cluster=per_cluster), agg="clusters")
-    versions = es.search(index=settings.index, **body)
+    versions = es.search(index=settings.index, **body).body
     buckets = {b["key"]: b for b in versions["aggregations"]["clusters"]["buckets"]}
     references = read_references(versions, agg="clusters")
     shown_hits = [representative_or(hit, buckets.get(cluster_of(hit["_source"]))) for hit in hits]

@@ -16,11 +16,11 @@ from elasticsearch import Elasticsearch
 
 from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.hits import public_fields
+from newsfold.plugin.search.page_dates import iso_millis
 from newsfold.plugin.search.story_queries import (
     MAX_STORIES,
     SORTS,
     WINDOWS,
-    iso_millis,
     newest,
     page_buckets,
     read_newest,
@@ -90,8 +90,8 @@ class TopParams:
     @classmethod
     def for_form(cls, args: Mapping[str, str]) -> TopParams:
         """What the user asked for, unchecked and cut to size (to refill the page above an error)."""
-        window = args.get("window") if args.get("window") in WINDOWS else DEFAULT_WINDOW
-        sort = args.get("sort") if args.get("sort") in SORTS else "coverage"
+        window = args["window"] if args.get("window") in WINDOWS else DEFAULT_WINDOW
+        sort = args["sort"] if args.get("sort") in SORTS else "coverage"
         limit = validation.MAX_FILTER_CHARS
         return cls(window=window, sort=sort, site=(args.get("site") or "")[:limit] or None,
                    lang=(args.get("lang") or "")[:limit] or None, originals=args.get("originals") == "1",
@@ -167,12 +167,12 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     field_name, anchor = time_field(es, settings)
     body = top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
                                anchor_ms=anchor, time_field=field_name, filters=params.filters())  # fmt: skip
-    res = es.search(index=settings.index, body=body)
+    res = es.search(index=settings.index, body=body).body
     ids = [b["key"] for b in page_buckets(res, page=params.page, size=page_size)]
     refs = None
     if ids:
         body = references(ids, time_field=field_name, source=STORY_SOURCE)
-        refs = es.search(index=settings.index, body=body)
+        refs = es.search(index=settings.index, body=body).body
     total, found = read_top_stories(res, refs, page=params.page, size=page_size)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
                        anchor=iso_millis(anchor))  # fmt: skip

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.fold.document import fold_of
+from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.hits import public_fields
-from newsfold.plugin.search.queries import MAX_WINDOW
-from newsfold.plugin.search.story_queries import read_references
 from newsfold.plugin.search.story_versions import STORY_SOURCE, read_story, story_times
 from newsfold.plugin.search.story_versions import story as story_request
-from newsfold.plugin.search.version_relations import references, relation_of
+from newsfold.plugin.search.version_relations import read_references, references, relation_of
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.novelty import Passage, marked_passages
 from newsfold.web.display import dress_story, headline, image_of, learn_affixes
@@ -45,7 +45,7 @@ class StoryParams:
     page: int = 1
 
     def url_args(self, page: int | None = None) -> dict:
-        args = {"cluster_id": self.cluster_id}
+        args: dict[str, str | int] = {"cluster_id": self.cluster_id}
         if (page or self.page) != 1:
             args["page"] = page or self.page
         return args
@@ -77,9 +77,7 @@ def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, pag
     origin = found.get("origin") or {}
     at_hand = {v["id"]: v for v in (found["reference"], found["first"], *found["versions"]) if v}
     if origin.get("id") and origin["id"] not in at_hand:
-        doc = es.options(ignore_status=404).get(
-            index=settings.index, id=origin["id"], source=STORY_SOURCE
-        )
+        doc = es.options(ignore_status=404).get(index=settings.index, id=origin["id"], source=STORY_SOURCE)
         if doc.get("found"):
             at_hand[origin["id"]] = {"id": origin["id"], **doc["_source"]}
     affixes = learn_affixes(es, settings, [v.get("site") for v in at_hand.values()])
@@ -118,13 +116,13 @@ def version_passages(
     doc = es.options(ignore_status=404).get(index=settings.index, id=page_id)
     if not doc.get("found") or fold_of(doc["_source"]).get("cluster_id") != cluster_id:
         return None
-    refs = read_references(es.search(index=settings.index, body=references([cluster_id])))
+    refs = read_references(es.search(index=settings.index, body=references([cluster_id])).body)
     reference = refs.get(cluster_id)
     source = doc["_source"]
     relation = relation_of({"_id": page_id, "_source": source}, refs)
-    version = {"id": page_id, **public_fields(source), "relation": relation,
+    version: dict[str, Any] = {"id": page_id, **public_fields(source), "relation": relation,
                "reference_id": reference["_id"] if reference else None}  # fmt: skip
     version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))
     compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
-    ref_passages = fold_of(reference.get("_source")).get("passages") if compared else None
+    ref_passages = fold_of(reference.get("_source")).get("passages") if reference is not None and compared else None
     return version, marked_passages(source.get("body") or "", ref_passages)

@@ -13,7 +13,7 @@ import datetime as dt
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
 
-from newsfold.plugin.search.queries import MAX_WINDOW
+from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
 from newsfold.plugin.search.story_queries import SORTS, WINDOW_NAMES
 from newsfold.web.charts import timeline
