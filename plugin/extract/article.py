@@ -25,11 +25,11 @@ from newsfold.plugin.extract.blocks import (
     prose_bytes,
     recover_dropped_blocks,
     text_runs,
-    trim_edges,
 )
 from newsfold.plugin.extract.cleanup import clean_tree, drop_furniture, page_words, unwrap_page_wrappers
 from newsfold.plugin.extract.credits import PageSignals, page_signals, wire_credit
 from newsfold.plugin.extract.decode import decode_html, html_lang, parse_html
+from newsfold.plugin.extract.edges import trim_edges
 from newsfold.plugin.extract.meta import page_title, published_date
 from newsfold.plugin.extract.result import REASONS, Article, Rejection
 from newsfold.plugin.extract.tables import unlayout_tables

@@ -72,7 +72,7 @@ def _is_chrome_cell(cell: HtmlElement, kind: str) -> bool:
     """Whether a cell of a page frame is a label of the frame: a place, a date, a temperature, a separator.
 
     Menus are left to trafilatura's link-density test and to
-    :func:`~newsfold.plugin.extract.blocks.trim_edges`: a cell of links can be a listing's content.
+    :func:`~newsfold.plugin.extract.edges.trim_edges`: a cell of links can be a listing's content.
     """
     if kind != "frame":
         return False

@@ -7,7 +7,7 @@ limits (id and note lengths, the log's window) are the core's own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
@@ -124,41 +124,60 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, 
     note = _text(fields, "note", required=False, limit=MAX_NOTE_CHARS)
     common: dict[str, Any] = {"user": user, "client": es, "settings": settings, "note": note}
     try:
-        if kind == "split":
-            assert cluster_id is not None  # its route always names one
-            page_id = _text(fields, "page_id")
-            _in_cluster(page_id, cluster_id)
-            anchor = _other_member(cluster_id, page_id)
-            done = split_page(page_id, **common)
-            follow = page_cluster(anchor) if anchor and not _has_pages(cluster_id) else cluster_id
-            return Applied(done, f"Page {page_id} was split out of the cluster.", follow)
-        if kind == "merge":
-            assert cluster_id is not None  # its route always names one
-            other = _text(fields, "other_cluster_id")
-            if other == cluster_id:
-                raise CorrectionFailed("a cluster cannot be merged with itself")
-            done = merge_clusters(cluster_id, other, **common)
-            survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id)
-            return Applied(done, f"Clusters {cluster_id} and {other} are merged into {survivor}.", survivor)
         if kind == "not_duplicates":
-            page_a, page_b = _text(fields, "page_a"), _text(fields, "page_b")
-            if page_a == page_b:
-                raise CorrectionFailed("choose two different pages")
-            for page_id in (page_a, page_b):
-                if cluster_id is None:
-                    page_cluster(page_id)
-                else:
-                    _in_cluster(page_id, cluster_id)
-            done = mark_not_duplicates(page_a, page_b, **common)
-            follow = cluster_id if cluster_id and _has_pages(cluster_id) else page_cluster(page_a)
-            return Applied(done, f"Pages {page_a} and {page_b} are marked as not duplicates.", follow)
-        assert cluster_id is not None  # its route always names one
-        page_id = _text(fields, "page_id")
-        _in_cluster(page_id, cluster_id)
-        done = set_representative(page_id, **common)
-        return Applied(done, f"Page {page_id} is now the representative of its cluster.", cluster_id)
+            return _not_duplicates(cluster_id, fields, common)
+        if cluster_id is None:  # only a pair is marked without a cluster (from the API)
+            raise CorrectionFailed(f"a {kind} correction is made on a cluster")
+        return _ON_A_CLUSTER[kind](cluster_id, fields, common)
     except CorrectionError as exc:
         raise CorrectionFailed(str(exc)) from None
+
+
+def _split(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
+    page_id = _text(fields, "page_id")
+    _in_cluster(page_id, cluster_id)
+    anchor = _other_member(cluster_id, page_id)
+    done = split_page(page_id, **common)
+    follow = page_cluster(anchor) if anchor and not _has_pages(cluster_id) else cluster_id
+    return Applied(done, f"Page {page_id} was split out of the cluster.", follow)
+
+
+def _merge(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
+    other = _text(fields, "other_cluster_id")
+    if other == cluster_id:
+        raise CorrectionFailed("a cluster cannot be merged with itself")
+    done = merge_clusters(cluster_id, other, **common)
+    survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id)
+    return Applied(done, f"Clusters {cluster_id} and {other} are merged into {survivor}.", survivor)
+
+
+def _not_duplicates(cluster_id: str | None, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
+    page_a, page_b = _text(fields, "page_a"), _text(fields, "page_b")
+    if page_a == page_b:
+        raise CorrectionFailed("choose two different pages")
+    for page_id in (page_a, page_b):
+        if cluster_id is None:
+            page_cluster(page_id)
+        else:
+            _in_cluster(page_id, cluster_id)
+    done = mark_not_duplicates(page_a, page_b, **common)
+    follow = cluster_id if cluster_id and _has_pages(cluster_id) else page_cluster(page_a)
+    return Applied(done, f"Pages {page_a} and {page_b} are marked as not duplicates.", follow)
+
+
+def _representative(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
+    page_id = _text(fields, "page_id")
+    _in_cluster(page_id, cluster_id)
+    done = set_representative(page_id, **common)
+    return Applied(done, f"Page {page_id} is now the representative of its cluster.", cluster_id)
+
+
+#: the corrections made on one cluster, by kind
+_ON_A_CLUSTER: dict[str, Callable[[str, Mapping[str, Any], dict[str, Any]], Applied]] = {
+    "split": _split,
+    "merge": _merge,
+    "representative": _representative,
+}
 
 
 @dataclass

@@ -11,8 +11,9 @@ import trafilatura
 from lxml import html as lxml_html
 
 from newsfold.plugin.extract.article import Article, Rejection, extract_article
-from newsfold.plugin.extract.blocks import text_runs, trim_edges
+from newsfold.plugin.extract.blocks import text_runs
 from newsfold.plugin.extract.decode import _web_codec, decode_html, parse_html
+from newsfold.plugin.extract.edges import trim_edges
 from newsfold.plugin.extract.tables import _layout_kind, unlayout_tables
 from tests.pages import story
 
