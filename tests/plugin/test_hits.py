@@ -46,6 +46,18 @@ def test_the_lists_name_fields_the_index_has():
     assert set(hits.ARTICLE_SOURCE) <= set(mapping), "a hit's article field has no mapping in mappings/articles.json"
 
 
+def test_newsfold_writes_every_article_field_it_lists():
+    """A field listed in ``CONTENT_FIELDS`` (so a hit may read it) is one ``content_fields`` writes for every page."""
+    from newsfold.plugin import Settings, SignedPage, sign_text
+    from newsfold.plugin.fold.document import content_fields
+
+    signed = sign_text("A storm hit the coast on Monday. " * 30, title="Storm", url="https://a.example/x",
+                       settings=Settings())  # fmt: skip
+    assert isinstance(signed, SignedPage), signed
+    written = content_fields(signed, ingested="2026-01-01T00:00:00.000Z")
+    assert set(written) == set(CONTENT_FIELDS), "write the field in plugin/fold/document.py content_fields"
+
+
 def test_the_sources_of_the_search_and_the_story_lists_are_derived_from_it():
     read = [*hits.ARTICLE_SOURCE, *(path(f) for f in hits.FOLD_SOURCE)]
     assert read == STORY_SOURCE
