@@ -13,7 +13,6 @@ import contextlib
 import logging
 
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
-from newsfold.indexer.jobs.reindex import live_target
 from newsfold.indexer.jobs.reindex_chunks import ChunkContext, target_settings
 from newsfold.indexer.records import PageFileError, read_page_file
 from newsfold.indexer.resources import (
@@ -35,6 +34,7 @@ from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signed_page import Page, SignedPage
 from newsfold.plugin.sign.signing import sign_page
+from newsfold.state.reindex_target import live_target
 from newsfold.state.story_stats import StoryStats
 
 log = logging.getLogger(__name__)

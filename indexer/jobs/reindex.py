@@ -31,6 +31,7 @@ from newsfold.plugin.fold.index import current_index, index_body, new_index_name
 from newsfold.state.job_records import OUTCOMES, Job
 from newsfold.state.jobs import JobStore
 from newsfold.state.locks import LockBusy, RedisLock
+from newsfold.state.reindex_target import announce_target, withdraw_target
 
 log = logging.getLogger(__name__)
 
@@ -50,17 +51,6 @@ class ReindexError(NewsfoldError, RuntimeError):
 
 def lock_key(alias: str) -> str:
     return f"newsfold:reindex:{alias}:lock"
-
-
-def target_key(alias: str) -> str:
-    """The key announcing a running reindex's new index to live ingest (see :func:`live_target`)."""
-    return f"newsfold:reindex:{alias}:target"
-
-
-def live_target(redis_client, alias: str) -> str | None:
-    """The new index a running reindex of ``alias`` builds, or None."""
-    value = redis_client.get(target_key(alias))
-    return value.decode() if isinstance(value, bytes) else value
 
 
 class Reindex:
@@ -142,7 +132,7 @@ class Reindex:
             message = self._fail(exc)
             raise ReindexError(message) from exc
         finally:
-            self.redis.delete(target_key(self.alias))  # before the lock goes: the next reindex announces its own
+            withdraw_target(self.redis, self.alias)  # before the lock goes: the next reindex announces its own
             self.lock.release()
         return self.store.require(self.job_id)
 
@@ -164,7 +154,7 @@ class Reindex:
             return False
 
     def _announce(self, target: str) -> None:
-        self.redis.set(target_key(self.alias), target, px=int(LOCK_TTL * 1000))
+        announce_target(self.redis, self.alias, target, ttl_ms=int(LOCK_TTL * 1000))
 
     def _beat(self) -> None:
         """Keep the announcement and the job's ``updated`` fresh (called from every loop)."""
@@ -344,7 +334,7 @@ class Reindex:
             return message
         # failed first, so chunks still running stop writing; then the index goes
         self.store.finish(self.job_id, "failed", message=f"{message}; the half-built index {target} was deleted")
-        self.redis.delete(target_key(self.alias))
+        withdraw_target(self.redis, self.alias)
         self.plan.forget(state)
         for _ in range(3):  # a write in flight when it is deleted could create it again (auto-create)
             self.client.options(ignore_status=404).indices.delete(index=target)
