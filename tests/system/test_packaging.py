@@ -82,7 +82,12 @@ sys.meta_path.insert(0, Block())
 def test_pure_core_imports_without_elasticsearch_or_redis():
     code = BLOCKER + """
 import newsfold.plugin as nf
-from newsfold.plugin import text, shingles, signature, cluster, queries, urls, settings
+from newsfold.plugin import text, shingles, signature, cluster, queries, urls, settings  # the 0.1 paths
+from newsfold.plugin.sign import signature, shingles, signing
+from newsfold.plugin.fold import cluster, document, index
+from newsfold.plugin.search import queries, story_queries
+from newsfold.plugin.admin import admin_queries
+from newsfold.plugin.extract import headlines
 from newsfold.plugin import sign_text, fold_query, component_template, Settings
 s = Settings()
 body = "Storm hits the coast. " * 40
