@@ -130,9 +130,8 @@ class _Driver:
     def __init__(self, source: Iterator[tuple[str, Any]], work: Work, max_in_flight: int, timing: Timing) -> None:
         self.source, self.work, self.max_in_flight, self.timing = source, work, max_in_flight, timing
         self.pending: list[_Pending] = []
-        self.unsent: tuple[str, Any] | None = (
-            None  # a unit taken from ``source`` but not yet sent (the broker was away)
-        )
+        # a unit taken from ``source`` but not yet sent (the broker was away)
+        self.unsent: tuple[str, Any] | None = None
         self.exhausted = False
         self.next_check = time.monotonic() + timing.check_every
         self.pause = timing.poll

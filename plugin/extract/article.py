@@ -5,9 +5,9 @@ returns a ``Rejection`` whose ``reason`` is a short code and whose ``detail``
 says what was wrong, so one bad page never stops a batch. Its steps are the
 functions below (decode, guard, metadata and credits, clean the tree,
 trafilatura, blocks, the result); they call ``decode`` (bytes to tree),
-``meta`` (title and date), ``credits`` (picture and agency), ``cleanup`` and
-``tables`` (the tree before trafilatura) and ``blocks`` (the text blocks
-after it).
+``meta`` (title and date), ``credits`` (picture and agency), ``cleanup``
+(the tree before trafilatura), ``blocks`` (the text blocks after it) and
+``edges`` (its first and last lines).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 from newsfold.plugin.extract.blocks import (
     TextRun,
     drop_headline,
+    drop_layout_rows,
     needs_second_opinion,
     paragraph_block,
     prose_bytes,
@@ -32,7 +33,6 @@ from newsfold.plugin.extract.decode import decode_html, html_lang, parse_html
 from newsfold.plugin.extract.edges import trim_edges
 from newsfold.plugin.extract.meta import page_title, published_date
 from newsfold.plugin.extract.result import REASONS, Article, Rejection
-from newsfold.plugin.extract.tables import unlayout_tables
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits, TooComplex, guard_markup
 from newsfold.plugin.text import cjk_share, tokenize
 
@@ -176,15 +176,12 @@ def _clean(tree: HtmlElement, *, cleanup: bool) -> None:
     Page-sized aside/header/footer wrappers become plain blocks
     (:func:`unwrap_page_wrappers`); scripts, media, form controls,
     navigation, asides and footers are deleted once (:func:`drop_furniture`:
-    trafilatura deletes them too, on each of its copies); layout tables
-    become blocks and lose their frame labels, data tables staying tables
-    (:func:`unlayout_tables`); with ``cleanup``, teaser boxes and banners go
-    (:func:`clean_tree`).
+    trafilatura deletes them too, on each of its copies); with ``cleanup``,
+    teaser boxes and banners go (:func:`clean_tree`).
     """
     words = page_words(tree)  # unwrapping renames tags only: one count serves both passes
     unwrap_page_wrappers(tree, body_words=words)
     drop_furniture(tree)
-    unlayout_tables(tree)
     if cleanup:
         clean_tree(tree, body_words=words)
 
@@ -227,8 +224,10 @@ def _blocks(
     that yields nothing or a scrap (under :data:`FALLBACK_TOKENS` tokens),
     the largest block of paragraphs (:func:`paragraph_block`), then
     trafilatura's baseline; a first line that only repeats the headline
-    (:func:`drop_headline`) and the menus, skip links, date bars and "most
-    read" lists at the start and end (:func:`trim_edges`) are dropped.
+    (:func:`drop_headline`), the rows of a layout table around a CJK article
+    that hold no sentence (:func:`drop_layout_rows`) and the menus, skip
+    links, date bars and "most read" lists at the start and end
+    (:func:`trim_edges`) are dropped.
     """
     text = (doc.text or "").strip() if doc is not None else ""
     if text:
@@ -241,7 +240,7 @@ def _blocks(
                 text, path = found, name
             if not _too_little(text, prose):
                 break
-    return (trim_edges(drop_headline(text, tree, title), runs).strip() if text else ""), path
+    return (trim_edges(drop_layout_rows(drop_headline(text, tree, title)), runs).strip() if text else ""), path
 
 
 def _result(

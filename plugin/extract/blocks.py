@@ -1,4 +1,5 @@
-"""The page's text blocks after trafilatura: the doubt test, the recovery pass, the fallback, the headline line.
+"""The page's text blocks after trafilatura: the doubt test, the recovery pass, the fallback, the headline line,
+the rows of a layout table around a CJK article.
 
 The start and end of the text (menus, date bars, "most read" lists) are trimmed by ``plugin.extract.edges``.
 """
@@ -9,6 +10,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from lxml import etree
+
+from newsfold.plugin.text import cjk_sentences
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -329,3 +332,38 @@ def drop_headline(text: str, tree: HtmlElement, title: str) -> str:
     if key == match_key(title) or any(key == match_key(" ".join(h.itertext())) for h in tree.iter("h1")):
         return rest.lstrip("\n")
     return text
+
+
+_TABLE_ROW = "|"  # trafilatura writes a table row as one line of cells: "| cell | cell |"
+
+
+def drop_layout_rows(text: str) -> str:
+    """Drop the rows of a layout table around a Chinese or Japanese article that hold no sentence.
+
+    Pages built with layout tables (much of the CJK web before CSS layout)
+    put the article in one table cell and the site's navigation, datelines,
+    link lists, comment counters and ads in the others, and trafilatura
+    keeps the whole table. When the line holding the most CJK prose
+    (sentences ending with a CJK stop) is a table row, the article sits in a
+    cell, and the other rows are kept only when they hold such a sentence:
+    navigation, link lists, captions and ads almost never do (An & Cheng).
+    Text outside tables, and every table when the article is not in one, is
+    left alone.
+
+    Args:
+        text: the extracted text, one block per line.
+
+    Returns:
+        The text without those rows.
+    """
+    if _TABLE_ROW not in text:
+        return text
+    lines = text.split("\n")
+    prose = [sum(map(len, cjk_sentences(line))) for line in lines]
+    article = max(range(len(lines)), key=prose.__getitem__)
+    # the article's row must be CJK prose: most of its characters in such sentences
+    if not lines[article].lstrip().startswith(_TABLE_ROW) or prose[article] * 2 < len(lines[article]):
+        return text
+    return "\n".join(
+        line for line, n in zip(lines, prose, strict=True) if n or not line.lstrip().startswith(_TABLE_ROW)
+    )

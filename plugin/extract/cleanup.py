@@ -1,7 +1,4 @@
-"""The tree before trafilatura: broken wrappers unwrapped, page furniture deleted, teaser boxes removed.
-
-Layout tables are ``plugin.extract.tables``; it shares this module's word counts and deletion.
-"""
+"""The tree before trafilatura: broken wrappers unwrapped, page furniture deleted, teaser boxes removed."""
 
 from __future__ import annotations
 

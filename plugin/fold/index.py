@@ -41,19 +41,11 @@ _META_CACHE_SECONDS = 60.0
 _checked: dict[tuple[int, str, str], float] = {}
 
 
-@lru_cache(maxsize=1)
-def _mapping_file() -> dict[str, Any]:
-    mapping: dict[str, Any] = json.loads(
-        resources.files("newsfold.mappings").joinpath("articles.json").read_text("utf-8")
-    )
-    return mapping
-
-
-@lru_cache(maxsize=1)
-def _corrections_mapping_file() -> dict[str, Any]:
-    mapping: dict[str, Any] = json.loads(
-        resources.files("newsfold.mappings").joinpath("corrections.json").read_text("utf-8")
-    )
+@lru_cache(maxsize=4)
+def mapping_file(name: str) -> dict[str, Any]:
+    """An index body of ``mappings/`` (``articles``, ``corrections``, ``rejected``), read once; copy before changing."""
+    text = resources.files("newsfold.mappings").joinpath(f"{name}.json").read_text("utf-8")
+    mapping: dict[str, Any] = json.loads(text)
     return mapping
 
 
@@ -68,7 +60,7 @@ def corrections_index(settings: Settings) -> str:
 
 def corrections_index_body(settings: Settings) -> dict[str, Any]:
     """The body for ``indices.create`` of the corrections index (one small shard)."""
-    body = copy.deepcopy(_corrections_mapping_file())
+    body = copy.deepcopy(mapping_file("corrections"))
     body["settings"]["index"]["number_of_replicas"] = settings.replicas
     return body
 
@@ -106,7 +98,7 @@ def index_body(settings: Settings) -> dict[str, Any]:
     every parameter that makes signatures comparable (datasketch version and
     hash scheme, num_perm, seed, bands, rows, shingle lengths).
     """
-    body = copy.deepcopy(_mapping_file())
+    body = copy.deepcopy(mapping_file("articles"))
     body["settings"]["index"]["number_of_shards"] = settings.shards
     body["settings"]["index"]["number_of_replicas"] = settings.replicas
     body["settings"]["index"]["refresh_interval"] = settings.refresh_interval
@@ -181,7 +173,7 @@ def add_new_fields(client: Elasticsearch, name: str) -> None:
         elasticsearch.BadRequestError: a field changed its type; that needs ``newsfold reindex``.
     """
     current = client.indices.get_mapping(index=name)[name]["mappings"].get("properties", {})
-    missing = {f: spec for f, spec in _mapping_file()["mappings"]["properties"].items() if f not in current}
+    missing = {f: spec for f, spec in mapping_file("articles")["mappings"]["properties"].items() if f not in current}
     missing.update(_missing_fold_fields(current))
     if missing:
         client.indices.put_mapping(index=name, properties=missing)

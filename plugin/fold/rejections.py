@@ -12,28 +12,18 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import json
 from collections.abc import Iterable
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from elasticsearch import BadRequestError, Elasticsearch
 
 from newsfold.plugin.fold.document import Outcome
+from newsfold.plugin.fold.index import mapping_file
 from newsfold.plugin.fold.store import bulk_write
 from newsfold.plugin.settings import Settings
 
 #: outcomes of a page written now: an earlier rejection record of it is stale
 WRITTEN = ("new", "duplicate", "merged", "updated")
-
-
-@lru_cache(maxsize=1)
-def _mapping_file() -> dict[str, Any]:
-    mapping: dict[str, Any] = json.loads(
-        resources.files("newsfold.mappings").joinpath("rejected.json").read_text("utf-8")
-    )
-    return mapping
 
 
 def rejections_index(settings: Settings) -> str:
@@ -46,7 +36,7 @@ def ensure_rejections_index(client: Elasticsearch, settings: Settings) -> str:
     name = rejections_index(settings)
     if client.indices.exists(index=name):
         return name
-    body = copy.deepcopy(_mapping_file())
+    body = copy.deepcopy(mapping_file("rejected"))
     body["settings"]["index"]["number_of_replicas"] = settings.replicas
     try:
         client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"])

@@ -10,6 +10,7 @@ from trafilatura.utils import load_html
 from newsfold.plugin.extract.article import Rejection, extract_article
 from newsfold.plugin.extract.blocks import (
     drop_headline,
+    drop_layout_rows,
     needs_second_opinion,
     prose_bytes,
     recover_dropped_blocks,
@@ -183,3 +184,20 @@ def test_published_date_prefers_meta_tags_in_their_order_then_time_then_json_ld(
     assert published_date(load_html(html), html) == "2020-01-05"
     html = '<html><head><script>{"datePublished": "2019-12-31"}</script></head><body><p>Text.</p></body></html>'
     assert published_date(load_html(html), html) == "2019-12-31"
+
+
+_CJK_ARTICLE = "本报讯 港口扩建工程今天上午正式开工，计划新建四个深水泊位。工程总投资约四十亿元。"
+
+
+def test_rows_around_a_cjk_article_in_a_layout_table_are_dropped_unless_they_hold_a_sentence():
+    said = "| 记者表示，监测结果将定期公布。 |"
+    rows = ["| 首页 | 新闻 | 财经 |", f"| {_CJK_ARTICLE} |", "| 相关链接 | 热点专题 |", said]
+    text = "\n".join(rows)
+    assert drop_layout_rows(text) == f"| {_CJK_ARTICLE} |\n{said}"
+
+
+def test_layout_rows_stay_when_the_article_is_not_a_cjk_table_row():
+    outside = f"| 首页 | 新闻 |\n{_CJK_ARTICLE}"  # the article is a paragraph: tables around it are left alone
+    assert drop_layout_rows(outside) == outside
+    english = "| Home | News |\n| The port expansion began today. It will add four berths. |\n| Related |"
+    assert drop_layout_rows(english) == english
