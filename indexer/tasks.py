@@ -18,6 +18,7 @@ from newsfold.indexer.jobs.reindex import Reindex, ReindexError
 from newsfold.indexer.jobs.reindex_chunks import run_chunk
 from newsfold.indexer.pages import chunk_context, crashed_batch, guarded, ingest_payloads
 from newsfold.indexer.resources import TRANSIENT, job_store_for, worker_settings
+from newsfold.plugin.errors import ServerError
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently
 from newsfold.state.heartbeats import UnitBusy
@@ -29,7 +30,9 @@ logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems be
 
 def _retry_later(task: Task, exc: Exception, settings: Settings, what: str) -> NoReturn:
     """Retry a task on a transient Elasticsearch error (exponential backoff), else re-raise."""
-    if isinstance(exc, ApiError) and exc.meta.status not in (429, 502, 503, 504):
+    # the plugin's public calls hand Elasticsearch's refusals on as ServerError, keeping the status
+    status = exc.meta.status if isinstance(exc, ApiError) else getattr(exc, "status", None)
+    if isinstance(exc, ApiError | ServerError) and status not in (429, 502, 503, 504):
         raise exc
     if task.request.retries >= settings.task_retries:
         log.error("giving up on %s after %d retries: %s", what, task.request.retries, exc)
@@ -83,7 +86,7 @@ def ingest_batch(
                     outcomes, sources = patiently(
                         lambda: ingest_payloads(pages, settings, job_id=job_id, guard=guard), what=what
                     )
-                except (*TRANSIENT, ApiError) as exc:
+                except (*TRANSIENT, ApiError, ServerError) as exc:
                     _retry_later(self, exc, settings, what)
             if store is not None:
                 patiently(lambda: store.record(job, unit, outcomes, payloads=sources), what=f"recording {what}")
@@ -110,7 +113,7 @@ def reindex_chunk(self, job_id: str, chunk: dict) -> dict:
     settings = settings.replace(index=state.get("alias") or settings.index)
     try:
         return run_chunk(job_id, chunk, chunk_context(settings))
-    except (*TRANSIENT, ApiError) as exc:
+    except (*TRANSIENT, ApiError, ServerError) as exc:
         _retry_later(self, exc, settings, f"reindex chunk {chunk.get('key')}")
 
 

@@ -17,10 +17,13 @@ who retry outages keep catching what they catch today.
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import TypeVar
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class NewsfoldError(Exception):
@@ -40,7 +43,61 @@ class IndexMismatchError(NewsfoldError, RuntimeError):
 
 
 class ServerError(NewsfoldError, RuntimeError):
-    """Elasticsearch refused or failed a request newsfold needed (its reason is in the message)."""
+    """Elasticsearch refused or failed a request newsfold needed (its reason is in the message).
+
+    ``status`` and ``error`` are Elasticsearch's HTTP status and error type when it answered one
+    (``404``, ``"index_not_found_exception"``); the client's own exception is the ``__cause__``.
+    """
+
+    status: int | None = None
+    error: str | None = None
+
+
+def server_error(exc: Exception, what: str) -> ServerError:
+    """A :class:`ServerError` for Elasticsearch's answer ``exc`` (an ``ApiError``), keeping its status and type."""
+    status = getattr(getattr(exc, "meta", None), "status", None)
+    error = getattr(exc, "error", None) or type(exc).__name__
+    out = ServerError(f"{what}: Elasticsearch answered {status} {error}: {_reason(exc)}")
+    out.status, out.error = status, str(error)
+    return out
+
+
+def _reason(exc: Exception) -> str:
+    info = getattr(exc, "info", None)
+    err = info.get("error") if isinstance(info, dict) else None
+    if isinstance(err, dict):
+        return str(err.get("reason") or err.get("type") or err)
+    return str(err or exc)
+
+
+def _is_refusal(exc: Exception) -> bool:
+    """Whether ``exc`` is an answer of Elasticsearch's (an ``ApiError``), not a connection error or a timeout."""
+    if not type(exc).__module__.startswith("elasticsearch"):
+        return False
+    from elasticsearch import ApiError
+
+    return isinstance(exc, ApiError)
+
+
+def refusals_as_server_errors(what: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
+    """Decorate a public function so that Elasticsearch's refusals reach the caller as :class:`ServerError`.
+
+    Connection errors and timeouts pass unchanged (the client's own, as documented).
+    """
+
+    def decorate(fn: Callable[P, T]) -> Callable[P, T]:
+        @functools.wraps(fn)
+        def call(*args: P.args, **kwargs: P.kwargs) -> T:
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                if isinstance(exc, NewsfoldError) or not _is_refusal(exc):
+                    raise
+                raise server_error(exc, what) from exc
+
+        return call
+
+    return decorate
 
 
 def check_type(value: T, types: type | tuple[type, ...], name: str, *, optional: bool = False) -> T:

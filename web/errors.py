@@ -14,6 +14,7 @@ from flask import Flask, current_app, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
+from newsfold.plugin.errors import ServerError
 from newsfold.web.formatting import redact_url
 from newsfold.web.resources import ServiceUnavailable, get_settings
 
@@ -23,6 +24,7 @@ ES_ERRORS: tuple[type[Exception], ...] = (
     elasticsearch.TransportError,
     elastic_transport.ConnectionError,
     elasticsearch.ApiError,
+    ServerError,  # the plugin's public calls hand Elasticsearch's refusals on as this
 )
 #: errors meaning Redis (the broker and result backend) could not be reached
 QUEUE_ERRORS: tuple[type[Exception], ...] = (
@@ -41,6 +43,8 @@ def wants_json() -> bool:
 
 def describe_es_error(exc: Exception) -> str:
     """A readable sentence about an Elasticsearch failure."""
+    if isinstance(exc, ServerError) and isinstance(exc.__cause__, elasticsearch.ApiError):
+        exc = exc.__cause__  # a refusal the plugin handed on: say what Elasticsearch said
     settings = get_settings()
     where = redact_url(settings.elasticsearch_url)
     prefix = "Search is temporarily unavailable"

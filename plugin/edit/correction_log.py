@@ -19,7 +19,7 @@ from typing import Any
 
 from elasticsearch import ConflictError, Elasticsearch, NotFoundError
 
-from newsfold.plugin.errors import InputError
+from newsfold.plugin.errors import InputError, refusals_as_server_errors
 from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.cluster import pair
 from newsfold.plugin.fold.constraints import decisions, fetch_corrections
@@ -217,6 +217,7 @@ def _mark_superseded(old_id: str, by: str, *, client: Elasticsearch, settings: S
     log.warning("could not mark correction %s as superseded by %s", old_id, by)
 
 
+@refusals_as_server_errors("list_corrections")
 def list_corrections(
     *,
     client: Elasticsearch,

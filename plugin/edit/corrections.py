@@ -39,6 +39,7 @@ from newsfold.plugin.edit.correction_log import (
     new_correction,
     record_correction,
 )
+from newsfold.plugin.errors import refusals_as_server_errors
 from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.cluster import merge_survivor, pair
 from newsfold.plugin.fold.constraints import load_constraints
@@ -78,6 +79,7 @@ def _check_size(cluster_id: str, members: list[str]) -> None:
 
 
 # ------------------------------------------------------------------ the four corrections
+@refusals_as_server_errors("split_page")
 def split_page(
     page_id: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
 ) -> Correction:
@@ -117,6 +119,7 @@ def split_page(
     return correction
 
 
+@refusals_as_server_errors("merge_clusters")
 def merge_clusters(
     cluster_a: str, cluster_b: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
 ) -> Correction:
@@ -163,6 +166,7 @@ def merge_clusters(
     return correction
 
 
+@refusals_as_server_errors("mark_not_duplicates")
 def mark_not_duplicates(
     page_a: str, page_b: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
 ) -> Correction:
@@ -208,6 +212,7 @@ def _refresh_origins_of(page_ids: list[str], *, client: Elasticsearch, settings:
                     client=client, settings=settings)  # fmt: skip
 
 
+@refusals_as_server_errors("set_representative")
 def set_representative(
     page_id: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
 ) -> Correction:
@@ -241,6 +246,7 @@ def _set_flags(flags: dict[str, bool], *, client: Elasticsearch, settings: Setti
     bulk_write(client, actions, settings=settings, refresh="wait_for", what="setting representative flags")
 
 
+@refusals_as_server_errors("reapply_corrections")
 def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str | None = None) -> int:
     """Apply the corrections logged since ``since`` to the index behind ``settings.index`` again.
 

@@ -24,9 +24,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from newsfold.plugin.errors import InputError, InputTypeError, check_type
+from newsfold.plugin.errors import InputError, InputTypeError, check_type, refusals_as_server_errors
 from newsfold.plugin.extract.result import Rejection
 from newsfold.plugin.fold import founding
+from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.candidates import lookup, must_link_edges, verified_edges
 from newsfold.plugin.fold.cluster import NO_CONSTRAINTS, Constraints, Decision, Match, decide, merge_survivor, verify
 from newsfold.plugin.fold.constraints import load_constraints
@@ -84,7 +85,7 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
         unique[p.page_id] = p  # the last version of an id within a batch wins
     state = BatchState(pages=[], content=content)
     if unique:
-        docs = client.mget(index=settings.index, ids=list(unique), source=UNCHANGED_SOURCE)["docs"]
+        docs = read_docs(client, settings.index, list(unique), source=UNCHANGED_SOURCE)
         for doc in docs:
             p = unique[doc["_id"]]
             src = doc.get("_source") if doc.get("found") else None
@@ -304,6 +305,7 @@ def check_pages(pages: object, *, settings: Settings) -> list[SignedPage]:
     return list(pages)
 
 
+@refusals_as_server_errors("ingest")
 def ingest(
     pages: list[SignedPage],
     *,

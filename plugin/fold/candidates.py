@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold import lookups
+from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.cluster import Constraints, Match, verify
 from newsfold.plugin.fold.document import LOOKUP_SOURCE, Candidate, read_candidate, site_signals
 from newsfold.plugin.fold.index import wait_until_active
@@ -146,7 +147,7 @@ def must_link_edges(
     known = {c.page_id: c for found in candidates.values() for c in found}
     missing = sorted({b for _, b in wanted if b not in known})
     if missing:
-        for doc in client.mget(index=settings.index, ids=missing, source=LOOKUP_SOURCE)["docs"]:
+        for doc in read_docs(client, settings.index, missing, source=LOOKUP_SOURCE):
             c = read_candidate(doc) if doc.get("found") else None
             if c is not None:
                 known[c.page_id] = c

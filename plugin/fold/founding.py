@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.fold import lookups
+from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import FOUNDING_SOURCE, fold_of, fold_update
 from newsfold.plugin.settings import Settings
 
@@ -87,6 +88,8 @@ class Founder:
     seq_no: int
     primary_term: int
     absorbed: bool = False
+    #: the concrete index holding the document (a conditional write goes there, never through an alias)
+    index: str = ""
 
 
 def founders(names: Iterable[str], *, client: Elasticsearch, settings: Settings) -> dict[str, Founder]:
@@ -99,7 +102,7 @@ def founders(names: Iterable[str], *, client: Elasticsearch, settings: Settings)
     if not ids:
         return {}
     out: dict[str, Founder] = {}
-    docs = client.mget(index=settings.index, ids=ids, source=FOUNDING_SOURCE)["docs"]
+    docs = read_docs(client, settings.index, ids, source=FOUNDING_SOURCE)
     wanted = set(names)
     for d in docs:
         if not d.get("found"):
@@ -108,7 +111,7 @@ def founders(names: Iterable[str], *, client: Elasticsearch, settings: Settings)
         name = fold.get("founding")
         if name in wanted and (name not in out or out[name].absorbed):
             absorbed = fold.get("cluster_id") != name
-            out[name] = Founder(d["_id"], name, int(d["_seq_no"]), int(d["_primary_term"]), absorbed)
+            out[name] = Founder(d["_id"], name, int(d["_seq_no"]), int(d["_primary_term"]), absorbed, d["_index"])
     return out
 
 
@@ -126,7 +129,7 @@ def conditional_update(client: Elasticsearch, settings: Settings, founder: Found
 
     try:
         client.update(
-            index=settings.index,
+            index=founder.index or settings.index,
             id=founder.page_id,
             doc=doc,
             if_seq_no=founder.seq_no,
@@ -162,7 +165,7 @@ def commit(founders: dict[str, str], *, client: Elasticsearch, settings: Setting
         waiting = pending(todo.values(), client=client, settings=settings)
         ready = {pid: waiting[name] for pid, name in todo.items() if name in waiting and waiting[name].page_id == pid}
         actions = [
-            {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(founding=None),
+            {"_op_type": "update", "_index": f.index or settings.index, "_id": pid, "doc": fold_update(founding=None),
              "if_seq_no": f.seq_no, "if_primary_term": f.primary_term}
             for pid, f in sorted(ready.items())
         ]  # fmt: skip

@@ -24,7 +24,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from newsfold.plugin.errors import IndexMismatchError
+from newsfold.plugin.errors import IndexMismatchError, refusals_as_server_errors
 from newsfold.plugin.fold.document import FOLD, FOLD_FIELDS, fold_mapping
 from newsfold.plugin.settings import Settings
 
@@ -136,6 +136,7 @@ def wait_until_active(client: Elasticsearch, name: str, timeout: str = "30s") ->
     client.options(ignore_status=408).cluster.health(index=name, wait_for_status="yellow", timeout=timeout)
 
 
+@refusals_as_server_errors("ensure_index")
 def ensure_index(client: Elasticsearch, settings: Settings) -> str:
     """Create newsfold's own index and alias if missing; check an existing one's ``_meta``.
 
@@ -186,6 +187,7 @@ def _missing_fold_fields(current: dict[str, Any]) -> dict[str, Any]:
     return {FOLD: {"properties": lacking}} if lacking else {}
 
 
+@refusals_as_server_errors("ensure_fold_fields")
 def ensure_fold_fields(client: Elasticsearch, index: str, settings: Settings) -> list[str]:
     """Add newsfold's fields and ``_meta.newsfold`` to a host index (or every index behind an alias) that exists.
 

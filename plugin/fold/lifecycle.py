@@ -15,7 +15,8 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type
+from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type, refusals_as_server_errors
+from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, Outcome
 from newsfold.plugin.fold.provenance import refresh_origins
 from newsfold.plugin.fold.regroup import recluster
@@ -41,6 +42,7 @@ def _ids(values: object, name: str) -> list[str]:
     return out
 
 
+@refusals_as_server_errors("delete_pages")
 def delete_pages(
     page_ids: list[str], *, client: Elasticsearch, settings: Settings, index: str | None = None
 ) -> list[Outcome]:
@@ -72,7 +74,7 @@ def delete_pages(
     if index is not None and index != settings.index:
         settings = settings.replace(index=index)
     labels = current_labels(ids, client=client, settings=settings)
-    docs = client.mget(index=settings.index, ids=ids, source=False)["docs"]
+    docs = read_docs(client, settings.index, ids, source=False)
     missing = {d["_id"] for d in docs if not d.get("found")}
     actions = [{"_op_type": "delete", "_index": settings.index, "_id": pid} for pid in ids if pid not in missing]
     failed = bulk_failures(client, actions, settings=settings, refresh="wait_for")  # one deleted meanwhile is fine
@@ -90,6 +92,7 @@ def delete_pages(
     return outcomes
 
 
+@refusals_as_server_errors("regroup_clusters")
 def regroup_clusters(
     cluster_ids: list[str], *, client: Elasticsearch, settings: Settings, index: str | None = None
 ) -> dict[str, str]:
@@ -122,6 +125,7 @@ def regroup_clusters(
     return moved
 
 
+@refusals_as_server_errors("unfolded_documents")
 def unfolded_documents(*, client: Elasticsearch, index: str, size: int = 10) -> dict[str, Any]:
     """Count the documents of an index that have no fold fields, and name some of them.
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold import lookups
+from newsfold.plugin.fold.by_id import read_docs, route
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.settings import Settings
 
@@ -48,6 +49,7 @@ def bulk_failures(
         return {}
     from elasticsearch import helpers
 
+    actions = route(client, actions)  # updates and deletes go to the concrete index of their page
     actions = [
         {**a, "retry_on_conflict": UPDATE_RETRIES}
         if a.get("_op_type") == "update" and "if_seq_no" not in a and "retry_on_conflict" not in a
@@ -98,7 +100,7 @@ def current_labels(page_ids: Iterable[str], *, client: Elasticsearch, settings: 
     ids = sorted(set(page_ids))
     out: dict[str, str] = {}
     for start in range(0, len(ids), MAX_TERMS):
-        docs = client.mget(index=settings.index, ids=ids[start : start + MAX_TERMS], source=[CLUSTER_ID])["docs"]
+        docs = read_docs(client, settings.index, ids[start : start + MAX_TERMS], source=[CLUSTER_ID])
         for d in docs:
             cluster = cluster_of(d.get("_source")) if d.get("found") else None
             if cluster:

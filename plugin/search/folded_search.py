@@ -10,10 +10,11 @@ from typing import Any
 from elastic_transport import ObjectApiResponse
 from elasticsearch import BadRequestError, Elasticsearch
 
-from newsfold.plugin.errors import IndexMismatchError, ServerError, check_type
+from newsfold.plugin.errors import IndexMismatchError, ServerError, check_type, refusals_as_server_errors
 from newsfold.plugin.search.queries import ALL_VERSIONS_KEY, FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
 
 
+@refusals_as_server_errors("folded search")
 def fold_search(
     client: Elasticsearch, body: dict[str, Any], *, index: str, versions: int = 3, count_all: bool = False
 ) -> dict[str, Any]:

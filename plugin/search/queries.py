@@ -289,8 +289,9 @@ def _story(
 def with_story_counts(aggs: dict[str, Any], *, precision_threshold: int = 40_000) -> dict[str, Any]:
     """Make bucket aggregations count stories as well as documents (for facets: "politics: 4 stories").
 
-    Adds two sub-aggregations to every aggregation in ``aggs`` (``terms``,
-    ``date_histogram``, ``histogram``, ``range``, ``filters``...):
+    Adds two sub-aggregations to every bucket aggregation in ``aggs``, at any
+    depth (``terms``, ``date_histogram``, ``histogram``, ``range``,
+    ``filters``... :data:`BUCKET_AGGS`; metrics such as ``max`` are left as they are):
     ``newsfold_stories`` (a cardinality of the cluster id, exact up to
     ``precision_threshold`` stories per bucket, then an estimate within a few
     percent) and ``newsfold_unfolded`` (documents not folded yet, each its own
@@ -306,12 +307,36 @@ def with_story_counts(aggs: dict[str, Any], *, precision_threshold: int = 40_000
     check_type(aggs, dict, "aggs")
     check_type(precision_threshold, int, "precision_threshold")
     out = copy.deepcopy(aggs)
-    for name, agg in out.items():
-        check_type(agg, dict, f"aggs[{name!r}]")
+    _add_story_counts(out, precision_threshold, "aggs")
+    return out
+
+
+#: aggregations whose buckets hold documents of the searched index (so a story count means something there)
+BUCKET_AGGS = frozenset(
+    "terms multi_terms rare_terms significant_terms significant_text date_histogram histogram auto_date_histogram "
+    "variable_width_histogram range date_range ip_range ip_prefix filters filter global missing adjacency_matrix "
+    "composite geohash_grid geotile_grid geohex_grid geo_distance categorize_text sampler diversified_sampler "
+    "random_sampler time_series".split()
+)
+
+
+def _add_story_counts(aggs: dict[str, Any], precision_threshold: int, where: str) -> None:
+    """Add the story counts to the bucket aggregations of ``aggs`` and of their sub-aggregations, in place.
+
+    Metric and pipeline aggregations take no sub-aggregations and are left as
+    they are; so are ``nested``, ``reverse_nested``, ``children`` and
+    ``parent``, whose buckets hold other documents than the index's own.
+    """
+    for name, agg in aggs.items():
+        check_type(agg, dict, f"{where}[{name!r}]")
+        kinds = set(agg) - {"aggs", "aggregations", "meta"}
+        if not kinds & BUCKET_AGGS:
+            continue
         subs = agg.setdefault("aggs", agg.pop("aggregations", {}))
+        check_type(subs, dict, f"{where}[{name!r}].aggs")
+        _add_story_counts(subs, precision_threshold, f"{where}[{name!r}].aggs")
         subs[STORIES_AGG] = {"cardinality": {"field": FOLD_FIELD, "precision_threshold": precision_threshold}}
         subs[UNFOLDED_AGG] = {"missing": {"field": FOLD_FIELD}}
-    return out
 
 
 def story_buckets(aggregation: dict[str, Any]) -> list[dict[str, Any]]:

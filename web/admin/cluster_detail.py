@@ -20,6 +20,7 @@ from newsfold.plugin.admin.evidence import (
     pair_scores,
     similarity_matrix,
 )
+from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import cluster_of, flat
 from newsfold.plugin.settings import Settings
 from newsfold.web.search.results import decode_signature
@@ -139,7 +140,7 @@ class Comparison:
 
 
 def _fetch_member(es: Elasticsearch, settings: Settings, cluster_id: str, page_id: str) -> dict:
-    doc = es.mget(index=settings.index, ids=[page_id], source=admin_queries.MEMBER_SOURCE)["docs"][0]
+    doc = read_docs(es, settings.index, [page_id], source=admin_queries.MEMBER_SOURCE)[0]
     if not doc.get("found") or cluster_of(doc.get("_source")) != cluster_id:
         raise LookupError(f"page {page_id!r} is not in cluster {cluster_id!r}")
     return _member(doc)

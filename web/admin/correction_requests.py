@@ -11,8 +11,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
-from elasticsearch import NotFoundError
-
 from newsfold.plugin.edit.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS, Correction
 from newsfold.plugin.edit.corrections import (
     CorrectionError,
@@ -22,6 +20,7 @@ from newsfold.plugin.edit.corrections import (
     set_representative,
     split_page,
 )
+from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
 from newsfold.web.formatting import Paged
@@ -64,10 +63,9 @@ def page_cluster(page_id: str) -> str | None:
         CorrectionFailed: (404) there is no such page.
     """
     settings = get_settings()
-    try:
-        doc = get_es().get(index=settings.index, id=page_id, source=[CLUSTER_ID])
-    except NotFoundError:
-        raise CorrectionFailed(f"there is no page {page_id!r}", 404) from None
+    doc = read_docs(get_es(), settings.index, [page_id], source=[CLUSTER_ID])[0]
+    if not doc.get("found"):
+        raise CorrectionFailed(f"there is no page {page_id!r}", 404)
     return cluster_of(doc.get("_source"))
 
 

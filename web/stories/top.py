@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from elasticsearch import Elasticsearch
 
+from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.hits import public_fields
 from newsfold.plugin.search.page_dates import iso_millis
@@ -203,6 +204,6 @@ def _origin_versions(es: Elasticsearch, settings: Settings, references: list[dic
     out = {ref["id"]: ref for ref in references}
     wanted = sorted({o["id"] for ref in references if (o := origin_of(ref)) and o["id"] not in out})
     if wanted:
-        docs = es.mget(index=settings.index, ids=wanted, source=STORY_SOURCE)["docs"]
+        docs = read_docs(es, settings.index, wanted, source=STORY_SOURCE)
         out.update({d["_id"]: {"id": d["_id"], **d["_source"]} for d in docs if d.get("found")})
     return out

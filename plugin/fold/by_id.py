@@ -1,0 +1,141 @@
+"""Reads, updates and deletes by id through a name that may stand for several indices.
+
+Elasticsearch runs a read, update or delete by id on one index only. Through
+an alias over several indices (a rolled-over alias, a host's monthly indices)
+it refuses each document, one at a time, inside a 200 answer ("alias [x] has
+more than one index associated with it"), and a bulk ``update`` through the
+alias goes to its write index, where it would create a second document with
+the same id. So every operation by id newsfold sends names the concrete index
+of its page:
+
+- :func:`behind` says which indices a name stands for (one metadata request);
+- :func:`read_docs` is ``mget`` that answers the same through an alias over
+  several indices: one search on ``_id`` finds the index of each page that
+  searches see, and one realtime ``mget`` reads them, with the pages no search
+  sees yet read from the write index (and the one before it, for a page written
+  while the alias rolled over);
+- :func:`route` gives each bulk ``update`` and ``delete`` the concrete index
+  of its page (a page found nowhere goes to the write index).
+
+Through a name that stands for one index this costs one metadata request and
+nothing else. A refusal of one document is a :class:`ServerError`, never taken
+for "not indexed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from newsfold.plugin.errors import ServerError, server_error
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+
+#: ids per request when locating pages (Elasticsearch allows 65,536 terms; ``index.max_result_window`` 10,000 hits)
+LOCATE_CHUNK = 5_000
+
+
+@dataclass(frozen=True)
+class Behind:
+    """The concrete indices a name stands for, newest first, and the one writes through it go to."""
+
+    indices: tuple[str, ...]
+    write: str
+
+    @property
+    def single(self) -> bool:
+        return len(self.indices) == 1
+
+    def recent(self) -> tuple[str, ...]:
+        """Where a page no search sees yet can be: the write index and the newest index before it."""
+        older = [i for i in self.indices if i != self.write]
+        return (self.write, *older[:1])
+
+
+def behind(client: Elasticsearch, name: str) -> Behind:
+    """The indices behind ``name`` (an index, an alias or a data stream), newest first.
+
+    Raises:
+        ServerError: no such index or alias (or Elasticsearch refused the request).
+    """
+    from elasticsearch import ApiError
+
+    try:
+        res = client.indices.get(index=name, filter_path=["*.aliases", "*.settings.index.creation_date"]).body
+    except ApiError as exc:
+        raise server_error(exc, f"resolving {name!r}") from exc
+    if not res:
+        raise ServerError(f"{name!r} names no index")
+    created = {i: int((v.get("settings") or {}).get("index", {}).get("creation_date") or 0) for i, v in res.items()}
+    indices = tuple(sorted(res, key=lambda i: (created[i], i), reverse=True))
+    flagged = [i for i, v in res.items() if ((v.get("aliases") or {}).get(name) or {}).get("is_write_index")]
+    return Behind(indices, flagged[0] if flagged else indices[0])
+
+
+def locate(client: Elasticsearch, name: str, ids: Sequence[str]) -> dict[str, list[str]]:
+    """Page id -> the indices behind ``name`` that searches see it in (usually one)."""
+    where: dict[str, list[str]] = {}
+    for start in range(0, len(ids), LOCATE_CHUNK):
+        chunk = list(ids[start : start + LOCATE_CHUNK])
+        size = min(10_000, 2 * len(chunk))  # a page in two indices is found twice
+        body: dict[str, Any] = {"query": {"ids": {"values": chunk}}, "size": size, "_source": False}
+        for hit in client.search(index=name, **body)["hits"]["hits"]:
+            where.setdefault(hit["_id"], []).append(hit["_index"])
+    return where
+
+
+def read_docs(
+    client: Elasticsearch, name: str, ids: Iterable[str], *, source: bool | str | Sequence[str] = True
+) -> list[dict[str, Any]]:
+    """A realtime read of ``ids`` through ``name``: one ``mget`` answer per id, in order, each naming its ``_index``.
+
+    Raises:
+        ServerError: no such index, or Elasticsearch refused to read a document.
+    """
+    ids = list(dict.fromkeys(ids))
+    if not ids:
+        return []
+    where = behind(client, name)
+    if where.single:
+        docs = client.mget(index=where.indices[0], ids=ids, source=source)["docs"]
+    else:
+        found = locate(client, name, ids)
+        wanted = [{"_index": i, "_id": pid} for pid in ids for i in (found.get(pid) or where.recent())]
+        docs = client.mget(docs=wanted, source=source)["docs"]
+    out: dict[str, dict[str, Any]] = {}
+    for doc in docs:  # newest index first: the first copy found wins
+        if "error" in doc:
+            raise ServerError(f"reading page {doc.get('_id')!r} from {doc.get('_index')!r} failed: {doc['error']}")
+        if doc.get("found") and not out.get(doc["_id"], {}).get("found"):
+            out[doc["_id"]] = doc
+        else:
+            out.setdefault(doc["_id"], doc)
+    return [out.get(pid) or {"_id": pid, "found": False} for pid in ids]
+
+
+def route(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Bulk actions whose ``update`` and ``delete`` name the concrete index of their page.
+
+    An action through a name that stands for several indices goes to the index
+    the page is in (a delete, to every index holding a document of that id);
+    a page found nowhere is written to the write index (an upsert creates it
+    there). Other actions are left as they are.
+    """
+    names = {a["_index"] for a in actions if a.get("_op_type") in ("update", "delete") and "_index" in a}
+    spread = {n: b for n in sorted(names) if not (b := behind(client, n)).single}
+    if not spread:
+        return list(actions)
+    found = {n: locate(client, n, [a["_id"] for a in actions if a.get("_index") == n]) for n in spread}
+    out: list[dict[str, Any]] = []
+    for a in actions:
+        name = a.get("_index")
+        if a.get("_op_type") not in ("update", "delete") or name not in spread:
+            out.append(a)
+            continue
+        places = found[name].get(a["_id"]) or [spread[name].write]
+        if a["_op_type"] == "update":
+            places = places[:1]
+        out += [{**a, "_index": i} for i in places]
+    return out

@@ -1,0 +1,113 @@
+"""An alias over several indices (a rolled-over alias, a host's monthly indices): every read, update and delete by id
+reaches the concrete index of its page (issue 29, item 0).
+
+Elasticsearch refuses a single-document operation through an alias over more
+than one index, document by document inside a 200 answer; before the fix those
+refusals read as "not indexed". Runs on both backends (the stand-in refuses the
+same way).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from newsfold.plugin import delete_pages, ingest
+from newsfold.plugin.fold.by_id import behind, read_docs
+from newsfold.plugin.fold.document import fold_of
+from newsfold.plugin.fold.index import index_body
+from newsfold.plugin.fold.store import current_labels
+from tests.pages import signed_page, story
+
+
+def roll(es, settings, n: int = 2) -> str:
+    """Roll the alias over by hand, as a host or Elasticsearch's rollover does: a new write index, the old one kept."""
+    old = behind(es, settings.index).write
+    new = f"{settings.index}-{n:06d}"
+    body = index_body(settings)
+    es.indices.create(index=new, settings=body["settings"], mappings=body["mappings"])
+    es.indices.update_aliases(
+        actions=[
+            {"add": {"index": old, "alias": settings.index, "is_write_index": False}},
+            {"add": {"index": new, "alias": settings.index, "is_write_index": True}},
+        ]
+    )
+    return new
+
+
+def _copies(settings, prefix, seed, n, *, first=0):
+    return [
+        signed_page(settings, f"{prefix}{i}", f"Story {seed} on site {i}", story(seed), site=f"site{i}.test")
+        for i in range(first, first + n)
+    ]
+
+
+def _where(es, settings, pid) -> list[str]:
+    """The concrete indices holding a document with this id (after a refresh)."""
+    es.indices.refresh(index=settings.index)
+    hits = es.search(index=settings.index, query={"ids": {"values": [pid]}}, source=False)["hits"]["hits"]
+    return sorted(h["_index"] for h in hits)
+
+
+def test_a_story_founded_after_a_rollover_is_new_and_leaves_no_pending_mark(es, settings):
+    first = behind(es, settings.index).write
+    ingest(_copies(settings, "a", 401, 2), client=es, settings=settings)
+    second = roll(es, settings)
+    (out,) = ingest(_copies(settings, "b", 402, 1), client=es, settings=settings)
+    assert (out.status, out.cluster_id) == ("new", "b0")
+    (doc,) = read_docs(es, settings.index, ["b0"])
+    assert doc["found"] and doc["_index"] == second
+    assert fold_of(doc["_source"]).get("founding") is None  # committed, not pending for good
+    assert _where(es, settings, "a0") == [first]
+
+
+def test_an_unchanged_page_of_the_older_index_is_not_written_again(es, settings):
+    first = behind(es, settings.index).write
+    ingest(_copies(settings, "u", 403, 2), client=es, settings=settings)
+    roll(es, settings)
+    outs = ingest(_copies(settings, "u", 403, 2), client=es, settings=settings)
+    assert [o.status for o in outs] == ["unchanged", "unchanged"]
+    assert _where(es, settings, "u0") == [first] and _where(es, settings, "u1") == [first]
+
+
+def test_an_edited_page_of_the_older_index_is_updated_in_place_not_copied_into_the_write_index(es, settings):
+    first = behind(es, settings.index).write
+    ingest(_copies(settings, "e", 404, 2), client=es, settings=settings)
+    roll(es, settings)
+    edited = signed_page(settings, "e1", "Story 404, corrected", story(404)[:-1], site="site1.test")
+    (out,) = ingest([edited], client=es, settings=settings)
+    assert (out.status, out.cluster_id) == ("updated", "e0")
+    assert _where(es, settings, "e1") == [first]  # no ghost version beside it in the write index
+    (doc,) = read_docs(es, settings.index, ["e1"])
+    assert doc["_source"]["title"].startswith("Story 404, corrected")
+
+
+def test_a_story_whose_copies_straddle_a_rollover_is_one_story(es, settings):
+    ingest(_copies(settings, "s", 405, 2), client=es, settings=settings)
+    roll(es, settings)
+    outs = ingest(_copies(settings, "s", 405, 2, first=2), client=es, settings=settings)
+    assert {(o.status, o.cluster_id) for o in outs} == {("duplicate", "s0")}
+    labels = current_labels(["s0", "s1", "s2", "s3"], client=es, settings=settings)
+    assert set(labels.values()) == {"s0"} and len(labels) == 4
+
+
+def test_delete_pages_deletes_a_page_of_the_older_index(es, settings):
+    ingest(_copies(settings, "d", 406, 3), client=es, settings=settings)
+    roll(es, settings)
+    ingest(_copies(settings, "d", 406, 1, first=3), client=es, settings=settings)
+    outs = delete_pages(["d1", "d3", "nope"], client=es, settings=settings)
+    assert [(o.page_id, o.status) for o in outs] == [("d1", "deleted"), ("d3", "deleted"), ("nope", "missing")]
+    assert _where(es, settings, "d1") == [] and _where(es, settings, "d3") == []
+    assert set(current_labels(["d0", "d2"], client=es, settings=settings).values()) == {"d0"}
+
+
+def test_a_refused_read_of_one_document_is_an_error_not_a_missing_page(es, settings):
+    from newsfold.plugin import ServerError
+
+    ingest(_copies(settings, "r", 407, 1), client=es, settings=settings)
+    roll(es, settings)
+    docs = es.mget(index=settings.index, ids=["r0"])["docs"]  # what the old code read: a refusal inside a 200
+    assert "error" in docs[0]
+    (doc,) = read_docs(es, settings.index, ["r0"])
+    assert doc["found"]
+    with pytest.raises(ServerError, match="no such index|names no index|index_not_found"):
+        read_docs(es, f"{settings.index}-misspelt", ["r0"])
