@@ -143,3 +143,33 @@ def test_a_misspelt_setting_is_warned_about_with_the_nearest_name(caplog):
     Settings.from_env({"NEWSFOLD_NUM_PERMS": "128", "NEWSFOLD_INDEX": "news", "NEWSFOLD_SECRET_KEY": "x" * 40})
     assert "NEWSFOLD_NUM_PERMS is not a newsfold setting and is ignored; did you mean NEWSFOLD_NUM_PERM?" in caplog.text
     assert "NEWSFOLD_INDEX" not in caplog.text and "NEWSFOLD_SECRET_KEY" not in caplog.text
+
+
+def test_refusals_of_the_server_reach_the_host_as_newsfold_errors(es, settings):
+    """A missing index (or any refusal) used to raise the client's own NotFoundError, or read every id as missing."""
+    from newsfold.plugin import delete_pages, unfolded_documents
+
+    gone = f"{settings.index}-misspelt"
+    calls = {
+        "fold_search": lambda: fold_search(es, {"query": {"match_all": {}}}, index=gone),
+        "ingest": lambda: ingest([sign_text(TEXT, page_id="x", settings=settings)], client=es, settings=settings,
+                                 index=gone),
+        "unfolded_documents": lambda: unfolded_documents(client=es, index=gone),
+        "delete_pages": lambda: delete_pages(["x"], client=es, settings=settings, index=gone),
+    }  # fmt: skip
+    for name, call in calls.items():
+        with pytest.raises(ServerError) as err:
+            call()
+        assert isinstance(err.value, NewsfoldError), name
+        assert err.value.status == 404 and err.value.error == "index_not_found_exception", name
+
+
+def test_connection_errors_stay_the_clients_own(settings):
+    import elastic_transport
+
+    from newsfold.plugin import build_client
+
+    down = build_client(settings.replace(elasticsearch_url="http://127.0.0.1:9", es_max_retries=0, es_timeout=2))
+    with pytest.raises(elastic_transport.ConnectionError) as err:
+        fold_search(down, {"query": {"match_all": {}}}, index=settings.index)
+    assert not isinstance(err.value, NewsfoldError)

@@ -262,3 +262,25 @@ def test_fold_search_versions_follow_the_query_post_filter_sort_and_highlight(es
     if REAL_ES:  # the stand-in's top_hits leaves highlight out (docs/compatibility.md)
         assert all(word in " ".join(v["highlight"]["body"]).lower() for v in only["versions"])
     assert only["other_versions_matching"] == 2
+
+
+def test_story_counts_go_on_bucket_aggregations_only_and_on_nested_facets_too(es, settings):
+    """A metric beside the facets used to get sub-aggregations too, and the whole folded search failed with a 400."""
+    from newsfold.plugin import fold_search
+    from newsfold.plugin.search.queries import STORIES_AGG, story_buckets, with_story_counts
+
+    for seed in (373, 374):
+        ingest(_copies(settings, f"nf{seed}-", seed, 2), client=es, settings=settings)
+    es.indices.refresh(index=settings.index)
+    facets = {
+        "newest": {"max": {"field": "published"}},
+        "sites": {"terms": {"field": "site"}, "aggs": {"langs": {"terms": {"field": "lang"}}, "top": {"max": {
+            "field": "published"}}}},
+    }  # fmt: skip
+    aggs = with_story_counts(facets)
+    assert "aggs" not in aggs["newest"] and "aggs" not in aggs["sites"]["aggs"]["top"]
+    assert STORIES_AGG in aggs["sites"]["aggs"]["langs"]["aggs"]
+    res = fold_search(es, {"query": {"match_all": {}}, "aggs": aggs}, index=settings.index)
+    site = res["aggregations"]["sites"]["buckets"][0]
+    assert story_buckets(site["langs"]) == [{"key": "en", "stories": 2, "documents": 2}]
+    assert {b["stories"] for b in story_buckets(res["aggregations"]["sites"])} == {2}
