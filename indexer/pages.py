@@ -12,6 +12,8 @@ import base64
 import contextlib
 import logging
 
+from elasticsearch import Elasticsearch
+
 from newsfold.indexer.guard import CrashGuard, PageTimeout, batch_key, time_limit
 from newsfold.indexer.jobs.reindex_chunks import ChunkContext, target_settings
 from newsfold.indexer.records import PageFileError, read_page_file
@@ -30,6 +32,7 @@ from newsfold.plugin.extract.article import Rejection
 from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.document import Outcome
 from newsfold.plugin.fold.rejections import record_rejections
+from newsfold.plugin.fold.rollover import roll_over_when_due
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signed_page import Page, SignedPage
@@ -126,6 +129,7 @@ def ingest_payloads(
     signed, rejected, sources = sign_batch(pages, settings, stats=story_stats_for(settings), guard=guard)
     client = client_for(settings)
     ensure_index_once(settings)
+    _roll_over_when_due(client, settings)
     outcomes = ingest(signed, client=client, settings=settings, stats=story_stats_for(settings))
     if signed and settings.redis_url:
         _write_to_reindex(signed, settings)
@@ -141,6 +145,13 @@ def ingest_payloads(
     except Exception as exc:  # the pages are indexed; a missing rejection record must not undo the batch
         log.error("could not record the rejected pages of a batch: %s", exc)
     return got, sources
+
+
+def _roll_over_when_due(client: Elasticsearch, settings: Settings) -> None:
+    """Start a new write index when the current one is due (at most once a minute), never during a reindex."""
+    if settings.redis_url and live_target(redis_for(settings), settings.index):
+        return  # the reindex swaps the alias's write index: the rollover waits until it is done
+    roll_over_when_due(client, settings)
 
 
 def _write_to_reindex(signed: list[SignedPage], settings: Settings) -> None:

@@ -56,6 +56,19 @@ _LEAST = {
     "page_timeout": (0, " (0: no limit)"),
     "max_page_bytes": (1024, ""),
 }
+#: a duration setting: 0 (off) or a count of seconds, minutes, hours or days (Elasticsearch's units)
+DURATION = r"0|[1-9]\d*(s|m|h|d)"
+#: a size setting: 0 (off) or a count of bytes, kilo-, mega-, giga- or terabytes (Elasticsearch's units)
+SIZE = r"0|[1-9]\d*(b|kb|mb|gb|tb)"
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def seconds(duration: str) -> float:
+    """A duration setting in seconds (0 when it is off)."""
+    unit = duration.lstrip("0123456789")
+    return float(int(duration[: len(duration) - len(unit)]) * _SECONDS[unit]) if unit else 0.0
+
+
 #: fields that are a share, in (0, 1]
 _SHARES = ("threshold", "containment_threshold", "containment_min_ratio", "frequent_share", "rare_share")
 
@@ -91,6 +104,9 @@ class Settings:
     replicas: int = 0
     refresh_interval: str = "1s"  # of a new index; every ingest batch waits for one refresh (refresh=wait_for)
     corrections_index: str | None = None  # default: <index>-corrections
+    rollover: str = "30d"  # age of the write index at which a new one starts behind the alias; "0": never by age
+    rollover_size: str = "50gb"  # size of a primary shard of the write index at which a new one starts; "0": never
+    lookup_window: str = "90d"  # duplicate lookup searches the indices that overlap this last period; "0": all
     # signatures
     num_perm: int = 256
     seed: int = 1
@@ -147,6 +163,11 @@ class Settings:
                 raise InputError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         if self.replicas < 0 or self.task_retries < 0 or self.es_max_retries < 0:
             raise InputError("replicas, task_retries and es_max_retries must be >= 0")
+        for name in ("rollover", "lookup_window"):
+            if not re.fullmatch(DURATION, str(getattr(self, name))):
+                raise InputError(f"{name} must be 0 or a time such as 30d, 12h or 90m, got {getattr(self, name)!r}")
+        if not re.fullmatch(SIZE, str(self.rollover_size)):
+            raise InputError(f"rollover_size must be 0 or a size such as 50gb or 500mb, got {self.rollover_size!r}")
         if not re.fullmatch(r"[1-9]\d*(ms|s|m)", str(self.refresh_interval)):
             raise InputError(
                 f"refresh_interval must be a positive Elasticsearch time such as 1s or 200ms, "

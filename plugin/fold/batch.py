@@ -44,6 +44,7 @@ from newsfold.plugin.fold.document import (
 from newsfold.plugin.fold.index import check_meta_cached
 from newsfold.plugin.fold.provenance import refresh_origins
 from newsfold.plugin.fold.regroup import enforce_constraints, relabel
+from newsfold.plugin.fold.rollover import lookup_indices, reconcile_indices
 from newsfold.plugin.fold.store import bulk_failures, current_labels
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import StoryStatistics, uses_stats
@@ -96,7 +97,8 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
                 if previous := cluster_of(src):
                     state.previous[p.page_id] = previous
                 state.pages.append(p)
-    state.candidates = lookup(state.pages, client=client, settings=settings)
+    # only the indices of the lookup window (plugin.fold.rollover): older copies found no story here
+    state.candidates = lookup(state.pages, client=client, settings=settings, indices=lookup_indices(client, settings))
     batch_ids = [p.page_id for p in state.pages]
     named = set(batch_ids) | {c.page_id for found in state.candidates.values() for c in found}
     state.constraints = load_constraints(named, client=client, settings=settings, unlabelled=batch_ids)
@@ -194,12 +196,13 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
     """
     refused: set[tuple[str, str]] = set()  # merges a cannot-link forbids (or with nothing left to move)
     pages = state.pages + state.unchanged
+    racing = reconcile_indices(client, settings)  # a racing writer's pages are in the write index
     for _ in range(MAX_RECONCILE_ROUNDS):
         if not pages:
             return
         labels = current_labels([p.page_id for p in pages], client=client, settings=settings)
         present = [p for p in pages if labels.get(p.page_id) is not None]
-        found = lookup(present, client=client, settings=settings, exclude_clusters=labels)
+        found = lookup(present, client=client, settings=settings, exclude_clusters=labels, indices=racing)
         merges: dict[str, str] = {}
         by: dict[str, str] = {}  # losing cluster -> the batch's page whose lookup found the merge
         for p in present:

@@ -43,6 +43,8 @@ class Behind:
 
     indices: tuple[str, ...]
     write: str
+    #: each index's creation time (epoch milliseconds), in the order of ``indices``
+    created: tuple[int, ...] = ()
 
     @property
     def single(self) -> bool:
@@ -52,6 +54,18 @@ class Behind:
         """Where a page no search sees yet can be: the write index and the newest index before it."""
         older = [i for i in self.indices if i != self.write]
         return (self.write, *older[:1])
+
+    def within(self, seconds: float, now_ms: int) -> tuple[str, ...]:
+        """The indices holding pages ingested in the last ``seconds`` (all of them when 0), newest first.
+
+        An index holds the pages ingested from its creation until the next
+        index was created (the newest one until now).
+        """
+        if not seconds or len(self.created) != len(self.indices):
+            return self.indices
+        since = now_ms - seconds * 1000
+        ends = (now_ms, *self.created[:-1])
+        return tuple(i for i, end in zip(self.indices, ends, strict=True) if end >= since) or self.indices[:1]
 
 
 def behind(client: Elasticsearch, name: str) -> Behind:
@@ -71,7 +85,17 @@ def behind(client: Elasticsearch, name: str) -> Behind:
     created = {i: int((v.get("settings") or {}).get("index", {}).get("creation_date") or 0) for i, v in res.items()}
     indices = tuple(sorted(res, key=lambda i: (created[i], i), reverse=True))
     flagged = [i for i, v in res.items() if ((v.get("aliases") or {}).get(name) or {}).get("is_write_index")]
-    return Behind(indices, flagged[0] if flagged else indices[0])
+    return Behind(indices, flagged[0] if flagged else indices[0], tuple(created[i] for i in indices))
+
+
+def _behind_if_any(client: Elasticsearch, name: str) -> Behind | None:
+    """:func:`behind`, or None when there is no such index (its actions then fail, or are skipped, one by one)."""
+    try:
+        return behind(client, name)
+    except ServerError as exc:
+        if exc.status == 404:
+            return None
+        raise
 
 
 def locate(client: Elasticsearch, name: str, ids: Sequence[str]) -> dict[str, list[str]]:
@@ -124,7 +148,7 @@ def route(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> list[dict
     there). Other actions are left as they are.
     """
     names = {a["_index"] for a in actions if a.get("_op_type") in ("update", "delete") and "_index" in a}
-    spread = {n: b for n in sorted(names) if not (b := behind(client, n)).single}
+    spread = {n: b for n in sorted(names) if (b := _behind_if_any(client, n)) is not None and not b.single}
     if not spread:
         return list(actions)
     found = {n: locate(client, n, [a["_id"] for a in actions if a.get("_index") == n]) for n in spread}

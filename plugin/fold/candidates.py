@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import ServerError
@@ -41,18 +41,22 @@ def lookup(
     client: Elasticsearch,
     settings: Settings,
     exclude_clusters: Mapping[str, str | None] | None = None,
+    indices: Sequence[str] | None = None,
 ) -> dict[str, list[Candidate]]:
     """Band-key term lookup for every page in one ``msearch``.
 
     ``exclude_clusters`` (page id -> cluster id) leaves each page's own
-    cluster out of its candidates.
+    cluster out of its candidates; ``indices`` (default: all behind
+    ``settings.index``) are the concrete indices searched (the lookup window,
+    ``plugin.fold.rollover``).
     """
     if not pages:
         return {}
     own = exclude_clusters or {}
+    target = ",".join(indices) if indices else settings.index
     searches: list[dict[str, Any]] = []
     for p in pages:
-        searches.append({"index": settings.index})
+        searches.append({"index": target})
         searches.append(
             lookups.band_lookup(
                 p.band_keys,
