@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from newsfold.cli_index import cmd_maintain
 from newsfold.cli_run import cmd_cluster, cmd_demo, cmd_ingest, cmd_reindex, load_settings
 from newsfold.plugin.settings import Settings
 
@@ -341,7 +342,7 @@ def _add_credential_commands(sub) -> None:
 
 
 def _add_index_commands(sub) -> None:
-    """The index checks: ``init-index`` and ``unfolded``."""
+    """The index commands: ``init-index``, ``unfolded`` and ``maintain``."""
     p = sub.add_parser("init-index", help="create the index and alias if missing")
     p.set_defaults(func=cmd_init_index)
 
@@ -350,6 +351,11 @@ def _add_index_commands(sub) -> None:
     p.add_argument("--show", type=_show_count, default=20, help="how many ids to name (0-1000, default 20)")
     p.add_argument("--json", action="store_true", help="print {index, count, ids} as JSON")
     p.set_defaults(func=cmd_unfolded)
+
+    p = sub.add_parser("maintain", help="roll the write index over when due, force-merge older indices, list them")
+    p.add_argument("--list-only", action="store_true", help="only list the indices (no rollover, no merge)")
+    p.add_argument("--json", action="store_true", help="print the list as JSON")
+    p.set_defaults(func=cmd_maintain)
 
 
 def _terminate(signum, frame):
