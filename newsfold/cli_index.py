@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 
 from newsfold.cli_run import load_settings
@@ -25,7 +24,7 @@ def cmd_maintain(args) -> int:
         return 0
     print(f"{'index':<40} {'since':<20} {'documents':>10} {'size':>10} {'segments':>8}")
     for f in facts:
-        since = dt.datetime.fromtimestamp(f.created_ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M")
+        since = f.since.replace("T", " ")[:16]
         mark = " (write)" if f.write else ""
         print(f"{f.name + mark:<40} {since:<20} {f.docs:>10,} {f.bytes / 1e6:>8.1f}MB {f.segments:>8}")
     return 0

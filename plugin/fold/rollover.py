@@ -16,6 +16,7 @@ new story (docs/scaling.md says how often that happens in the dev set).
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import time
 from collections.abc import Callable
@@ -169,6 +170,11 @@ class IndexFacts:
     bytes: int
     segments: int
     write: bool
+
+    @property
+    def since(self) -> str:
+        """When the index was created (it holds the pages ingested from then on), ISO 8601 in UTC."""
+        return dt.datetime.fromtimestamp(self.created_ms / 1000, dt.UTC).isoformat(timespec="seconds")
 
 
 def index_facts(client: Elasticsearch, alias: str) -> list[IndexFacts]:

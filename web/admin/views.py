@@ -19,6 +19,7 @@ from flask import (
 )
 
 from newsfold.plugin.admin import admin_queries
+from newsfold.plugin.fold.rollover import index_facts
 from newsfold.plugin.search.story_queries import WINDOW_NAMES
 from newsfold.web.admin import stats as admin_stats
 from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
@@ -69,7 +70,8 @@ def index():
     totals = index_totals(es.search(index=settings.index, **admin_queries.totals()).body)
     largest = es.search(index=settings.index, **admin_queries.largest_clusters(size=10))
     rows = [cluster_row(bucket) for bucket in largest["aggregations"]["clusters"]["buckets"]]
-    return render_template("admin/index.html", totals=totals, clusters=rows)
+    indices = index_facts(es, settings.index)  # the time-based indices behind the alias (docs/scaling.md)
+    return render_template("admin/index.html", totals=totals, clusters=rows, indices=indices, alias=settings.index)
 
 
 # ---------------------------------------------------------------- clusters

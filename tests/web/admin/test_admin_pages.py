@@ -215,3 +215,21 @@ def test_compare_highlights_word_differences_least_similar_first(client, corpus)
 
 
 # ---------------------------------------------------------------- jobs
+
+
+# ---------------------------------------------------------------- indices
+
+
+def test_the_overview_lists_the_indices_behind_the_alias_with_their_write_role(client, corpus, admin_settings, es):
+    from newsfold.plugin.fold.by_id import behind
+    from newsfold.plugin.fold.rollover import roll_over
+
+    first = behind(es, admin_settings.index).write
+    new = roll_over(es, admin_settings, force=True)
+    page = client.get("/admin/")
+    assert page.status_code == 200
+    import lxml.html
+
+    rows = lxml.html.fromstring(html_of(page)).xpath("//table[@data-testid='indices']/tbody/tr")
+    cells = [r.xpath("./td")[0].text_content().split() for r in rows]
+    assert cells == [[new, "write"], [first]]
