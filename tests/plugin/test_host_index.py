@@ -300,3 +300,46 @@ def test_ensure_index_adds_fields_of_a_newer_mapping(es, settings):
     assert "representative" not in fold_props()
     assert ensure(es, settings) == name
     assert "representative" in fold_props()
+
+
+@pytest.fixture
+def monthly(es, settings):
+    """A host's monthly indices behind its own alias (its template composes newsfold's fields): two months so far."""
+    name = f"hostm-{uuid.uuid4().hex[:10]}"
+    es.cluster.put_component_template(name=f"{name}-newsfold", **component_template(settings))
+    es.indices.put_index_template(
+        name=name, index_patterns=[f"{name}-*"], composed_of=[f"{name}-newsfold"],
+        template={"mappings": {"properties": {"headline": {"type": "text"}, "text": {"type": "text"}}}},
+    )  # fmt: skip
+    es.indices.create(index=f"{name}-2026.10", aliases={name: {"is_write_index": False}})
+    es.indices.create(index=f"{name}-2026.11", aliases={name: {"is_write_index": True}})
+    yield name
+    es.options(ignore_status=404).indices.delete(index=f"{name}-2026.10,{name}-2026.11,{name}-corrections")
+    es.indices.delete_index_template(name=name)
+    es.cluster.delete_component_template(name=f"{name}-newsfold")
+
+
+def test_a_host_with_monthly_indices_folds_across_them_and_edits_pages_where_they_are(es, settings, monthly):
+    """The host writes each article into its month; ingest folds through the host's alias (docs/embedding.md)."""
+    from newsfold.plugin import delete_pages
+
+    text = story(7)
+    _put(es, f"{monthly}-2026.10", "oct-1", text, headline="Harbour")
+    _put(es, f"{monthly}-2026.11", "nov-1", text, headline="Harbour, again")
+
+    def signed(pid, paras):
+        return sign_text("\n\n".join(paras), title="Harbour", page_id=pid, settings=settings)
+
+    first = {o.page_id: o for o in ingest([signed("oct-1", text)], client=es, settings=settings, index=monthly)}
+    second = {o.page_id: o for o in ingest([signed("nov-1", text)], client=es, settings=settings, index=monthly)}
+    assert (first["oct-1"].status, second["nov-1"].status) == ("new", "duplicate")
+    assert second["nov-1"].cluster_id == "oct-1"  # one story across the months
+    edited = text[:-1]
+    (again,) = ingest([signed("oct-1", edited)], client=es, settings=settings, index=monthly)
+    assert again.status == "updated"
+    es.indices.refresh(index=monthly)
+    hits = es.search(index=monthly, query={"ids": {"values": ["oct-1"]}})["hits"]["hits"]
+    assert [(h["_index"], h["_source"]["headline"]) for h in hits] == [(f"{monthly}-2026.10", "Harbour")]
+    res = fold_search(es, {"query": {"match": {"text": "harbour"}}}, index=monthly)
+    assert story_count(res) == 1
+    assert [o.status for o in delete_pages(["oct-1"], client=es, settings=settings, index=monthly)] == ["deleted"]
