@@ -1,6 +1,7 @@
 """What the search server spends per ingested page, by request and by document field.
 
     python benchmarks/server_cost.py DEV_DIR [--pages 4000] [--batch 25,100] [--bulk]
+    python benchmarks/server_cost.py DEV_DIR --elasticsearch http://127.0.0.1:9250 --es-pid PID [--floor]
 
 Signs the dev pages once (cached with ``--cache FILE``), replicates the signed
 pages with new ids (as ``ingest_bench.py`` replicates raw pages) and then:
@@ -15,7 +16,13 @@ pages with new ids (as ``ingest_bench.py`` replicates raw pages) and then:
   without ``band_keys``, then without ``body``; the difference is what each
   costs the server to index.
 
-The embedded stand-in only (the CPU of a remote cluster is not measured here).
+With ``--elasticsearch URL --es-pid PID`` the replay runs against a real node
+on this machine (PID: its JVM, whose CPU is read from /proc), in a fresh
+index dropped afterwards; ``--floor`` adds, in the same run, the node's CPU to
+index the same documents with plain bulk requests (``refresh=wait_for`` per
+batch, no lookups): the plain-indexing floor that issue 29's goal is a ratio
+of. CPU of requests not wrapped here (index metadata reads) is reported as
+``other``.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from newsfold.indexer.sources.jsonl import iter_jsonl
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.document import FOLD, own_document
-from newsfold.plugin.fold.index import ensure_index, index_body
+from newsfold.plugin.fold.index import drop_index, ensure_index, index_body
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signed_page import Page, SignedPage
 from newsfold.plugin.sign.signing import sign_page
@@ -110,20 +117,35 @@ class ServerMeter:
         client.options = metered_options
 
 
-def replay(pages: list[SignedPage], settings: Settings, batch: int) -> dict:
+@contextlib.contextmanager
+def _server(url: str | None, pid: int | None):
+    """``(url, pid)`` of the real node given, or of a fresh stand-in."""
+    if url:
+        yield url, pid
+        return
     from newsfold.embedded import EmbeddedElasticsearch
 
     with contextlib.closing(EmbeddedElasticsearch()) as server:
-        pid = next(p.pid for p in child_processes() if p.name == "osmem-server")
-        live = settings.replace(elasticsearch_url=server.url, index="server-cost", batch_size=batch)
+        yield server.url, next(p.pid for p in child_processes() if p.name == "osmem-server")
+
+
+def replay(
+    pages: list[SignedPage], settings: Settings, batch: int, url: str | None = None, pid: int | None = None
+) -> dict:
+    with _server(url, pid) as (server_url, server_pid):
+        live = settings.replace(elasticsearch_url=server_url, index=f"server-cost-{time.time_ns()}", batch_size=batch)
         client = build_client(live)
         ensure_index(client, live)
-        meter = ServerMeter(pid)
+        meter = ServerMeter(server_pid)
         meter.wrap(client)
         before, own, started = meter.now(), time.process_time(), time.perf_counter()
         for n in range(0, len(pages), batch):
             ingest(pages[n : n + batch], client=client, settings=live)
         used, own = meter.now() - before, time.process_time() - own
+        if url:
+            drop_index(client, live)
+        attributed = sum(s for _, s in meter.by_call.values())
+        meter.by_call["other"] = [0, used - attributed]
         return {
             "batch": batch,
             "pages": len(pages),
@@ -142,6 +164,25 @@ def _without(doc: dict, drop: tuple[str, ...]) -> dict:
     if FOLD in out:
         out[FOLD] = {k: v for k, v in out[FOLD].items() if k not in drop}
     return out
+
+
+def floor(pages: list[SignedPage], settings: Settings, batch: int, url: str, pid: int) -> dict:
+    """The node's CPU per document to index the same documents with plain bulk requests (no lookups)."""
+    mapping = index_body(settings)
+    client = build_client(settings.replace(elasticsearch_url=url))
+    index = f"server-cost-floor-{time.time_ns()}"
+    client.indices.create(index=index, mappings=mapping["mappings"], settings=mapping["settings"])
+    actions = [
+        {"_index": index, "_id": p.page_id,
+         "_source": own_document(p, cluster_id=p.page_id, match=None, ingested="2026-01-01T00:00:00.000Z")}
+        for p in pages
+    ]  # fmt: skip
+    before = cpu_seconds(pid) or 0.0
+    for n in range(0, len(actions), batch):
+        helpers.bulk(client, actions[n : n + batch], refresh="wait_for")
+    used = (cpu_seconds(pid) or 0.0) - before
+    client.indices.delete(index=index)
+    return {"batch": batch, "pages": len(pages), "server_cpu_ms_per_page": 1000 * used / len(pages)}
 
 
 def bulk_variants(pages: list[SignedPage], settings: Settings, batch: int) -> dict:
@@ -179,6 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bulk", action="store_true", help="index-only cost by field instead of the replay")
     parser.add_argument("--cache", type=Path, help="keep the signed dev pages in this file between runs")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument("--elasticsearch", metavar="URL", help="replay against this real node (with --es-pid)")
+    parser.add_argument("--es-pid", type=int, help="the real node's JVM process id (its CPU is read from /proc)")
+    parser.add_argument("--floor", action="store_true", help="also the plain-indexing floor on the same node")
     args = parser.parse_args(argv)
     try:
         batches = [int(b) for b in args.batch.split(",") if b.strip()]
@@ -200,7 +244,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"index only, {label:20s} {ms:6.2f} ms of server CPU per document (bulks of {batches[0]})")
     else:
         pages = replicate(signed, args.pages)
-        result["replay"] = [replay(pages, settings, b) for b in batches]
+        if args.elasticsearch and not args.es_pid:
+            print("server_cost: --elasticsearch needs --es-pid (the node's JVM)", file=sys.stderr)
+            return 2
+        result["replay"] = [replay(pages, settings, b, args.elasticsearch, args.es_pid) for b in batches]
+        if args.floor and args.elasticsearch:
+            result["floor"] = [floor(pages, settings, b, args.elasticsearch, args.es_pid) for b in batches]
+            for f, r in zip(result["floor"], result["replay"], strict=True):
+                f["ratio"] = r["server_cpu_ms_per_page"] / f["server_cpu_ms_per_page"]
+                print(f"batches of {f['batch']:4d}: plain indexing {f['server_cpu_ms_per_page']:6.2f} ms CPU per page; "
+                      f"ingest is {f['ratio']:.2f}x that")
         for r in result["replay"]:
             calls = ", ".join(f"{k} {v['ms_per_page']:.2f}" for k, v in r["server_cpu_ms_per_page_by_call"].items())
             print(
