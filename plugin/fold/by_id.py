@@ -24,6 +24,8 @@ for "not indexed".
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,6 +34,13 @@ from newsfold.plugin.errors import ServerError, server_error
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
+
+#: pauses (seconds) before asking again when a read finds no active shard (after waiting for the index's health)
+SHARD_WAITS = (0.2, 1.0, 3.0)
+#: error types of a shard copy that is not started yet (a new index, a recovery, a failover)
+UNSTARTED = ("no_shard_available_action_exception", "illegal_index_shard_state_exception",
+             "unavailable_shards_exception")  # fmt: skip
+log = logging.getLogger(__name__)
 
 #: ids per request when locating pages (Elasticsearch allows 65,536 terms; ``index.max_result_window`` 10,000 hits)
 LOCATE_CHUNK = 5_000
@@ -123,20 +132,34 @@ def read_docs(
         return []
     where = behind(client, name)
     if where.single:
-        docs = client.mget(index=where.indices[0], ids=ids, source=source)["docs"]
+        wanted = [{"_index": where.indices[0], "_id": pid} for pid in ids]
     else:
         found = locate(client, name, ids)
         wanted = [{"_index": i, "_id": pid} for pid in ids for i in (found.get(pid) or where.recent())]
+    for wait in (*SHARD_WAITS, None):
         docs = client.mget(docs=wanted, source=source)["docs"]
+        if wait is None or not any(no_shard(d) for d in docs):
+            break
+        # a primary not started yet (an index another process has just created) or recovering: wait, ask again
+        log.info("a read by id in %s found no active shard; waiting %.1f s", name, wait)
+        client.options(ignore_status=408).cluster.health(index=name, wait_for_status="yellow", timeout="30s")
+        time.sleep(wait)
     out: dict[str, dict[str, Any]] = {}
     for doc in docs:  # newest index first: the first copy found wins
         if "error" in doc:
-            raise ServerError(f"reading page {doc.get('_id')!r} from {doc.get('_index')!r} failed: {doc['error']}")
+            refused = ServerError(f"reading page {doc.get('_id')!r} from {doc.get('_index')!r} failed: {doc['error']}")
+            refused.status = 503 if no_shard(doc) else None  # a shard still not started: worth waiting for
+            raise refused
         if doc.get("found") and not out.get(doc["_id"], {}).get("found"):
             out[doc["_id"]] = doc
         else:
             out.setdefault(doc["_id"], doc)
     return [out.get(pid) or {"_id": pid, "found": False} for pid in ids]
+
+
+def no_shard(response: dict[str, Any]) -> bool:
+    """An answer (of a search or of one document) refused because no copy of its shard is started."""
+    return "error" in response and any(kind in str(response["error"]) for kind in UNSTARTED)
 
 
 def route(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold import lookups
-from newsfold.plugin.fold.by_id import read_docs
+from newsfold.plugin.fold.by_id import SHARD_WAITS, no_shard, read_docs
 from newsfold.plugin.fold.cluster import Constraints, Match, verify
 from newsfold.plugin.fold.document import LOOKUP_SOURCE, Candidate, read_candidate, site_signals
 from newsfold.plugin.fold.index import wait_until_active
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_CANDIDATES = 50
-#: pauses (seconds) before asking again when a lookup finds no active shard (after waiting for the index's health)
-SHARD_WAITS = (0.2, 1.0, 3.0)
 
 
 def lookup(
@@ -68,7 +66,7 @@ def lookup(
         )
     for wait in (*SHARD_WAITS, None):
         responses = client.msearch(searches=searches)["responses"]
-        if wait is None or not any(_no_shard(r) for r in responses):
+        if wait is None or not any(no_shard(r) for r in responses):
             break
         # a primary not started yet (an index another process has just created) or moving: wait, then ask again
         log.info("band lookup in %s found no active shard; waiting %.1f s", settings.index, wait)
@@ -80,10 +78,6 @@ def lookup(
             raise ServerError(f"band lookup failed for {p.page_id}: {res['error']}")
         out[p.page_id] = [c for c in map(read_candidate, res["hits"]["hits"]) if c is not None]
     return out
-
-
-def _no_shard(response: dict[str, Any]) -> bool:
-    return "error" in response and "no_shard_available_action_exception" in str(response["error"])
 
 
 def verified_edges(
