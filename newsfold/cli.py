@@ -15,6 +15,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from newsfold.cli_elasticsearch import cmd_elasticsearch
 from newsfold.cli_index import cmd_maintain
 from newsfold.cli_run import cmd_cluster, cmd_demo, cmd_ingest, cmd_reindex, load_settings
 from newsfold.plugin.settings import Settings
@@ -159,24 +160,6 @@ def cmd_web(args) -> int:
     return 0
 
 
-def cmd_elasticsearch(args) -> int:
-    from newsfold.esinstall import ES_VERSION
-    from newsfold.esnode import DEFAULT_HEAP, ElasticsearchNode
-
-    say = lambda m: print(m, file=sys.stderr)  # noqa: E731
-    node = ElasticsearchNode(
-        port=args.port, data=args.data, heap=args.heap or DEFAULT_HEAP, foreground=True, announce=say
-    )
-    try:
-        node.start()
-        kept = f"data kept in {node.data}" if node.keep_data else "data in a temporary folder, removed on exit"
-        say(f"Elasticsearch {node.version} (pinned {ES_VERSION}) is up at {node.url}  ({kept}; Ctrl-C stops it)")
-        say(f"use it with: ELASTICSEARCH_URL={node.url}")
-        return node.wait()
-    finally:
-        node.close()
-
-
 def cmd_init_index(args) -> int:
     from newsfold.plugin.client import build_client
     from newsfold.plugin.fold.index import ensure_index
@@ -253,7 +236,8 @@ def _add_demo_commands(sub) -> None:
     p = sub.add_parser("elasticsearch", help="run a real local Elasticsearch node in the foreground (Ctrl-C stops it)")
     p.add_argument("--port", type=int, default=9200, help="HTTP port on 127.0.0.1 (default 9200; 0: a free one)")
     p.add_argument("--data", help="folder for the indices, kept across restarts (default: a temporary folder)")
-    p.add_argument("--heap", default=None, help="JVM heap, for example 1g (default 2g)")
+    p.add_argument("--heap", default=None, help="JVM heap, for example 1g (default 2g; 1g each with --nodes)")
+    p.add_argument("--nodes", type=int, default=1, help="nodes of a local cluster, 1-5 (default 1: a single node)")
     p.set_defaults(func=cmd_elasticsearch)
 
 

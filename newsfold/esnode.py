@@ -30,6 +30,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,23 @@ def _die_with_parent() -> None:
         import ctypes
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+@dataclass
+class ClusterSeat:
+    """A node's place in a local cluster (``newsfold.escluster``): its name, transport port and its peers."""
+
+    name: str
+    transport_port: int
+    seed_hosts: list[str]
+    initial_masters: list[str]
+    bootstrapped: bool = False  # once the cluster has formed, initial_master_nodes must go
+
+    def settings(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"discovery.seed_hosts": self.seed_hosts}
+        if not self.bootstrapped:
+            out["cluster.initial_master_nodes"] = self.initial_masters
+        return out
 
 
 class ElasticsearchNode:
@@ -88,6 +106,7 @@ class ElasticsearchNode:
         roles: dict | None = None,
         users: dict | None = None,
         announce=print,
+        cluster: ClusterSeat | None = None,
     ) -> None:
         if not isinstance(port, int) or not 0 <= port <= 65535:
             raise ValueError(f"port must be a whole number from 0 to 65535, not {port!r}")
@@ -109,6 +128,9 @@ class ElasticsearchNode:
         self.pid: int | None = None  # the server JVM's (pause/resume), not the launcher's
         self.version: str | None = None
         self.log = self.run_dir / "logs" / "elasticsearch.out"
+        self.cluster = cluster
+        self.name = cluster.name if cluster else "newsfold-local"
+        self.transport_port = cluster.transport_port if cluster else _free_port()
 
     # -- set-up --------------------------------------------------------------------------------------------------
     def _configure(self, home: Path, owner: tuple[int, int] | None) -> None:
@@ -117,13 +139,13 @@ class ElasticsearchNode:
         for sub in ("logs", "tmp"):
             (self.run_dir / sub).mkdir()
         self.data.mkdir(parents=True, exist_ok=True)
-        settings = {
+        settings: dict[str, Any] = {
             "cluster.name": "newsfold-local",
-            "node.name": "newsfold-local",
+            "node.name": self.name,
             "network.host": "127.0.0.1",
             "http.port": self.port,
-            "transport.port": _free_port(),
-            "discovery.type": "single-node",
+            "transport.port": self.transport_port,
+            **(self.cluster.settings() if self.cluster else {"discovery.type": "single-node"}),
             "path.data": str(self.data),
             "path.logs": str(self.run_dir / "logs"),
             "xpack.security.enabled": self.security,
@@ -161,10 +183,16 @@ class ElasticsearchNode:
 
     def start(self, timeout: float = 180.0) -> ElasticsearchNode:
         """Fetch what is missing, start the node and wait until it answers (raises :class:`NodeError`)."""
+        self.launch()
+        return self.wait_ready(timeout)
+
+    def launch(self) -> None:
+        """Configure the node and start its process without waiting for it (a cluster starts every node first)."""
         home = fetch_distribution(announce=self.announce)
         java = find_java()
         owner = service_user()
-        self._configure(home, owner)
+        if self.process is None and not (self.run_dir / "config").exists():
+            self._configure(home, owner)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ES_", "JAVA_", "_JAVA", "JDK_"))}
         env.update(
             ES_JAVA_HOME=str(java),
@@ -172,9 +200,10 @@ class ElasticsearchNode:
             ES_TMPDIR=str(self.run_dir / "tmp"),
             HOME=str(self.run_dir),
         )
-        if self.security:
+        if self.security and not (self.run_dir / "config" / "elasticsearch.keystore").exists():
             self._set_bootstrap_password(home, env, owner)
         pidfile = self.run_dir / "elasticsearch.pid"
+        pidfile.unlink(missing_ok=True)
         out = None if self.foreground else open(self.log, "ab")  # noqa: SIM115 (closed after the launch)
         extra: dict[str, Any] = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
         try:
@@ -193,6 +222,12 @@ class ElasticsearchNode:
             if out is not None:
                 out.close()
         atexit.register(self.close)
+
+    def wait_ready(self, timeout: float = 180.0) -> ElasticsearchNode:
+        """Wait until the node answers with a yellow or green cluster (raises :class:`NodeError`)."""
+        if self.process is None:
+            raise NodeError("the node has not been launched")
+        pidfile = self.run_dir / "elasticsearch.pid"
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -257,8 +292,29 @@ class ElasticsearchNode:
         """Block until the node exits; its exit code."""
         return self.process.wait() if self.process else 0
 
-    def close(self, timeout: float = 60.0) -> None:
-        """Stop the node in order (SIGTERM, then SIGKILL after ``timeout``); remove its temporary folders."""
+    def kill(self) -> None:
+        """SIGKILL the server JVM, as a crash would (fault tests); :meth:`restart` brings it back on its data."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self._running_pid(), signal.SIGKILL)
+        self.stop(timeout=30)
+
+    def restart(self, timeout: float = 180.0) -> ElasticsearchNode:
+        """Stop the node if it runs and start it again on the same data, config and ports."""
+        self.relaunch()
+        return self.wait_ready(timeout)
+
+    def relaunch(self) -> None:
+        """:meth:`restart` without waiting (a cluster starts every node again before waiting for any)."""
+        self.stop()
+        if self.cluster is not None:
+            self.cluster.bootstrapped = True  # cluster.initial_master_nodes is for the first start only
+            config = self.run_dir / "config" / "elasticsearch.yml"
+            lines = config.read_text().splitlines()
+            config.write_text("".join(f"{line}\n" for line in lines if not line.startswith("cluster.initial_master")))
+        self.launch()
+
+    def stop(self, timeout: float = 60.0) -> None:
+        """Stop the node's process in order (SIGTERM, then SIGKILL after ``timeout``); its folders stay."""
         process, self.process = self.process, None
         if process is not None and process.poll() is None:
             if self.pid:
@@ -272,6 +328,11 @@ class ElasticsearchNode:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
                 process.wait(10)
+        self.pid = None
+
+    def close(self, timeout: float = 60.0) -> None:
+        """Stop the node in order (SIGTERM, then SIGKILL after ``timeout``); remove its temporary folders."""
+        self.stop(timeout)
         if self.run_dir.exists():
             shutil.rmtree(self.run_dir, ignore_errors=True)
 

@@ -57,7 +57,8 @@ def build_client(settings: Settings, *, retry_on_timeout: bool = True) -> Elasti
     """Build the Elasticsearch client described by ``settings``.
 
     Args:
-        settings: the newsfold settings; ``elasticsearch_url`` must be set.
+        settings: the newsfold settings; ``elasticsearch_url`` must be set (one URL, or
+            several nodes of one cluster separated by commas).
         retry_on_timeout: send a request again when it timed out (workers
             do); a search front end should not, since the server may still
             be working on the first one.
@@ -84,4 +85,7 @@ def build_client(settings: Settings, *, retry_on_timeout: bool = True) -> Elasti
         options["ca_certs"] = settings.elasticsearch_ca_certs
     if not settings.elasticsearch_verify_certs:
         options["verify_certs"] = False
-    return Elasticsearch(settings.elasticsearch_url, **options)
+    # several nodes, comma-separated: the client spreads requests over them and goes on through the others
+    # when one stops answering (a dead node is set aside and tried again later)
+    hosts = [url.strip() for url in settings.elasticsearch_url.split(",") if url.strip()]
+    return Elasticsearch(hosts, **options)
