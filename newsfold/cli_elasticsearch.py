@@ -27,8 +27,8 @@ def cmd_elasticsearch(args) -> int:
 
 def _run_cluster(args, say) -> int:
     """``newsfold elasticsearch --nodes N``: a local cluster in the foreground; Ctrl-C stops every node."""
-    from newsfold.esinstall import ES_VERSION
     from newsfold.escluster import CLUSTER_HEAP, LocalCluster
+    from newsfold.esinstall import ES_VERSION
 
     try:
         cluster = LocalCluster(nodes=args.nodes, port=args.port, data=args.data, heap=args.heap or CLUSTER_HEAP,

@@ -90,9 +90,11 @@ class LocalCluster:
     def health(self, via: str | None = None) -> dict | None:
         """``_cluster/health`` through one node (any that answers by default), or None when none answers."""
         for node in [self.node(via)] if via else self.nodes.values():
-            with contextlib.suppress(OSError, ValueError, urllib.error.URLError):
-                with urllib.request.urlopen(node.url + "/_cluster/health", timeout=5) as resp:
-                    return json.loads(resp.read())
+            with (
+                contextlib.suppress(OSError, ValueError, urllib.error.URLError),
+                urllib.request.urlopen(node.url + "/_cluster/health", timeout=5) as resp,
+            ):
+                return json.loads(resp.read())
         return None
 
     def wait_for_nodes(self, count: int, timeout: float = 120.0, *, status: str = "yellow") -> dict:
