@@ -10,7 +10,8 @@ concurrency under near-real-time search is in ``docs/concurrency.md``:
    ``plugin.fold.candidates``), clusters decided (``plugin.fold.cluster``);
 4. the batch is written with ``refresh=wait_for``, so when the bulk returns
    every page is visible to searches;
-5. the lookup runs again for the written pages (reconcile). Two batches
+5. the lookup runs again for the written pages (reconcile), in the write
+   index, where a racing writer's pages are. Two batches
    racing each other cannot both miss the other: the one whose write became
    visible last re-looks-up after the other's is visible, finds it and merges.
    Merges are deterministic (``plugin.fold.cluster.merge_survivor``) and idempotent,
