@@ -71,7 +71,10 @@ def index():
     largest = es.search(index=settings.index, **admin_queries.largest_clusters(size=10))
     rows = [cluster_row(bucket) for bucket in largest["aggregations"]["clusters"]["buckets"]]
     indices = index_facts(es, settings.index)  # the time-based indices behind the alias (docs/scaling.md)
-    return render_template("admin/index.html", totals=totals, clusters=rows, indices=indices, alias=settings.index)
+    health = es.cluster.health().body  # read from the node: status, nodes, unassigned shards
+    return render_template(
+        "admin/index.html", totals=totals, clusters=rows, indices=indices, alias=settings.index, health=health
+    )
 
 
 # ---------------------------------------------------------------- clusters

@@ -233,3 +233,13 @@ def test_the_overview_lists_the_indices_behind_the_alias_with_their_write_role(c
     rows = lxml.html.fromstring(html_of(page)).xpath("//table[@data-testid='indices']/tbody/tr")
     cells = [r.xpath("./td")[0].text_content().split() for r in rows]
     assert cells == [[new, "write"], [first]]
+
+
+def test_the_overview_shows_the_clusters_health_read_from_the_node(client, corpus, es):
+    import lxml.html
+
+    health = es.cluster.health()
+    root = lxml.html.fromstring(html_of(client.get("/admin/")))
+    assert root.xpath("string(//*[@data-testid='cluster-status'])") == health["status"]
+    assert root.xpath("string(//*[@data-testid='cluster-nodes'])").startswith(str(health["number_of_nodes"]))
+    assert root.xpath("string(//*[@data-testid='unassigned-shards'])") == str(health["unassigned_shards"])
