@@ -111,3 +111,24 @@ def test_a_refused_read_of_one_document_is_an_error_not_a_missing_page(es, setti
     assert doc["found"]
     with pytest.raises(ServerError, match="no such index|names no index|index_not_found"):
         read_docs(es, f"{settings.index}-misspelt", ["r0"])
+
+
+def test_corrections_reach_pages_in_both_indices(es, settings):
+    from newsfold.plugin import merge_clusters, set_representative, split_page
+
+    ingest(_copies(settings, "c", 408, 2) + [signed_page(settings, "o0", "Other", story(409))], client=es,
+           settings=settings)  # fmt: skip
+    roll(es, settings)
+    ingest(_copies(settings, "c", 408, 1, first=2) + _copies(settings, "o", 409, 1, first=1), client=es,
+           settings=settings)  # fmt: skip
+    split_page("c2", user="ed", client=es, settings=settings)  # c2 lives in the write index
+    labels = current_labels(["c0", "c1", "c2"], client=es, settings=settings)
+    assert labels["c0"] == labels["c1"] == "c0" and labels["c2"] != "c0"
+    merge_clusters("c0", "o0", user="ed", client=es, settings=settings)  # pages of both indices move
+    merged = current_labels(["c0", "c1", "o0", "o1"], client=es, settings=settings)
+    assert len(set(merged.values())) == 1
+    set_representative("c1", user="ed", client=es, settings=settings)
+    (doc,) = read_docs(es, settings.index, ["c1"])
+    assert fold_of(doc["_source"]).get("representative") is True
+    for pid in ("c0", "c1", "c2", "o0", "o1"):
+        assert len(_where(es, settings, pid)) == 1, pid  # no correction left a ghost in the write index
