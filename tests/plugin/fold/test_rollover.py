@@ -116,3 +116,42 @@ def test_old_indices_are_merged_to_one_segment_and_a_second_run_sends_nothing(es
     assert facts[first].docs == 6 and not facts[first].write and facts[next_name(first)].write
     assert any(first in line for line in said)
     assert merge_old_indices(es, settings) == []  # safe to run twice
+
+
+def test_racing_writers_across_a_rollover_split_no_story_and_report_one_new_each(es, settings):
+    """Three threads ingest copies of 10 stories in small batches while the alias rolls over twice."""
+    import random
+
+    pages = [p for seed in range(10) for p in _copies(settings, f"r{seed}-", 440 + seed, 4)]
+    random.Random(5).shuffle(pages)
+    shares = [pages[n::3] for n in range(3)]
+    outcomes: list = []
+    errors: list[BaseException] = []
+    lock = threading.Lock()
+
+    def writer(mine: list) -> None:
+        try:
+            while mine:
+                batch, mine[:2] = mine[:2], []
+                got = ingest(batch, client=es, settings=settings)
+                with lock:
+                    outcomes.extend(got)
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(share,)) for share in shares]
+    for t in threads:
+        t.start()
+    for _ in range(2):
+        time.sleep(0.3)
+        roll_over(es, settings, force=True)
+    for t in threads:
+        t.join(300)
+    assert not errors, errors
+    assert len(behind(es, settings.index).indices) == 3
+    labels = current_labels([p.page_id for p in pages], client=es, settings=settings)
+    assert len(labels) == 40 and len(set(labels.values())) == 10  # nothing lost, no story split
+    new = [o.cluster_id for o in outcomes if o.status == "new"]
+    merged_away = {c for o in outcomes if o.status == "merged" for c in o.merged_clusters}
+    assert set(new) - merged_away == set(labels.values())
+    assert len(new) - len(merged_away) == 10
