@@ -171,7 +171,7 @@ def fold_fields(
             "wire_by": page.article.wire_by if page.article.wire else None,
             "domain": registrable_domain(page.site or page.url),
             "believed_time": believed,
-            "archive_aged": True if archive_aged else None,
+            "archive_aged": archive_aged if believed else None,
             "founding": founding,
         }
     }

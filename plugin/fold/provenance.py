@@ -52,10 +52,23 @@ MAX_PAGES = 10_000
 MAX_WIRES = 5
 
 
+def believed_first() -> list[dict[str, Any]]:
+    """Sort clauses: the earliest version by what provenance believes (``plugin.fold.origin_rule``) first.
+
+    Pages seen live before archive-aged ones (in a story newsfold saw live, a page first seen long after the
+    time it claims is contradicted; in an archive every page is archive-aged and claims decide), then by
+    believed time; undated pages and those written before fold layout 6 last.
+    """
+    return [
+        {ARCHIVE_AGED: {"order": "asc", "missing": "_last", "unmapped_type": "boolean"}},
+        {BELIEVED_TIME: {"order": "asc", "missing": "_last", "unmapped_type": "date"}},
+    ]
+
+
 def _time_sort(time_field: str) -> list[dict[str, Any]]:
     """Versions by the time provenance believes (then the stated time for pages written before it, ingest, URL)."""
     return [
-        {BELIEVED_TIME: {"order": "asc", "missing": "_last", "unmapped_type": "date"}},
+        *believed_first(),
         {time_field: {"order": "asc", "missing": "_last", "unmapped_type": "date"}},
         {"ingested": {"order": "asc", "unmapped_type": "date"}},
         {path("url_key"): {"order": "asc", "unmapped_type": "keyword"}},
@@ -103,17 +116,14 @@ def read_wires(bucket: Mapping[str, Any]) -> list[Wire]:
 
 def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -> dict[str, Any]:
     """Search body: per story, what :func:`~newsfold.plugin.fold.origin_rule.decide` weighs (its editor's choice,
-    its earliest version, its earliest version seen live, the wires its sites credit)."""
+    its earliest version by :func:`believed_first`, the wires its sites credit)."""
     ids = [c for c in dict.fromkeys(cluster_ids) if c]
     top = {"size": 1, "sort": _time_sort(time_field), "_source": [SITE_KEY, WIRE]}
-    live = {"bool": {"filter": [{"exists": {"field": BELIEVED_TIME}}],
-                     "must_not": [{"term": {ARCHIVE_AGED: True}}]}}  # fmt: skip
     return {
         "size": 0,
         "query": {"terms": {CLUSTER_ID: ids}},
         "aggs": {"stories": {"terms": {"field": CLUSTER_ID, "size": max(1, len(ids))}, "aggs": {
             "earliest": {"top_hits": top},
-            "live": {"filter": live, "aggs": {"earliest": {"top_hits": top}}},
             "chosen": {"filter": {"term": {REPRESENTATIVE: True}}, "aggs": {"earliest": {"top_hits": top}}},
             "wires": wire_aggs(top=top),
             # what the story's pages hold now: the most common stored origin, and how many hold none
@@ -156,10 +166,8 @@ def _first(bucket: Mapping[str, Any] | None) -> Version | None:
 
 def _origin(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
     """A story's origin from its bucket (``plugin.fold.origin_rule``): an editor's choice, a wire independent
-    sites agree on, else the earliest version (seen live, when newsfold saw the story live) and its own credit."""
-    live = bucket.get("live") or {}
-    earliest = _first(live) if live.get("doc_count") else _first(bucket)
-    return decide(chosen=_first(bucket.get("chosen")), earliest=earliest or _first(bucket), wires=read_wires(bucket))
+    sites agree on, else the earliest version and its own credit."""
+    return decide(chosen=_first(bucket.get("chosen")), earliest=_first(bucket), wires=read_wires(bucket))
 
 
 def _same(field: str, value: object) -> dict[str, Any]:

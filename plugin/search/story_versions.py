@@ -16,7 +16,7 @@ from typing import Any
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.fold.lookups import MAX_WINDOW
-from newsfold.plugin.fold.provenance import read_origin, read_site_count, story_aggs
+from newsfold.plugin.fold.provenance import believed_first, read_origin, read_site_count, story_aggs
 from newsfold.plugin.hits import ARTICLE_SOURCE, FOLD_SOURCE
 from newsfold.plugin.search.page_dates import PLAUSIBLE_RANGE, epoch_millis, iso_millis, plausible_times
 from newsfold.plugin.search.public_query import check_page
@@ -66,10 +66,12 @@ def story(
         "track_total_hits": True,
         "aggs": {
             "reference": {"top_hits": {"size": 1, "sort": reference_sort(time_field), "_source": source}},
-            # the earliest version with a believable date (one dated in the year 1 is no first publisher)
+            # the earliest version with a believable date (one dated in the year 1 is no first publisher), by what
+            # provenance believes of the times (a back-dated copy seen later is not first)
             "first": {
                 "filter": {"range": {time_field: PLAUSIBLE_RANGE}},
-                "aggs": {"hit": {"top_hits": {"size": 1, "sort": time_sort(time_field, "asc"), "_source": source}}},
+                "aggs": {"hit": {"top_hits": {"size": 1, "sort": [*believed_first(), *time_sort(time_field, "asc")],
+                                              "_source": source}}},
             },
             "start": {"min": {"field": time_field}},
             "end": {"max": {"field": time_field}},

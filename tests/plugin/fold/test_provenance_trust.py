@@ -157,12 +157,16 @@ def clock(monkeypatch):
     return now
 
 
-def test_a_backdated_copy_seen_later_is_not_the_origin(es, settings, clock):
+@pytest.mark.parametrize("earlier", [1, 24 * 30], ids=["an hour", "a month"])
+def test_a_backdated_copy_seen_later_is_not_the_origin(es, settings, clock, web_app, earlier):
     start = clock[0] - dt.timedelta(hours=1)
     ingest([signed(settings, "orig", "a.test", _at(0, start), BODY)], client=es, settings=settings)
-    clock[0] += dt.timedelta(hours=5)  # five hours later, a copy claiming an hour before the original
-    ingest([signed(settings, "late", "b.test", _at(-1, start), BODY)], client=es, settings=settings)
+    clock[0] += dt.timedelta(hours=5)  # five hours later, a copy claiming to be older than the original
+    ingest([signed(settings, "late", "b.test", _at(-earlier, start), BODY)], client=es, settings=settings)
     assert the_origin(origins(es, settings), ["orig", "late"]) == ("a.test", None, "orig")
+    story_id = fold_of(es.get(index=settings.index, id="orig")["_source"])["cluster_id"]
+    page = web_app(settings).test_client().get(f"/api/stories/{quote(story_id)}").get_json()
+    assert page["first"]["id"] == page["reference"]["id"] == "orig"  # the story page agrees
 
 
 @pytest.mark.parametrize("claimed", ["1970-01-01T00:00:00Z", "1989-12-31", "0001-01-01", "2999-01-01"])
