@@ -73,6 +73,8 @@ class BatchState:
     absorbed: dict[str, list[str]] = field(default_factory=dict)
     #: page id -> the cluster of a page indexed before with other content (a re-ingest of a changed page)
     previous: dict[str, str] = field(default_factory=dict)
+    #: page id -> when that page was first seen (kept: provenance bounds a page's time by its first sighting)
+    first_seen: dict[str, str] = field(default_factory=dict)
     #: page id -> the copy its reconcile found when its story joined another one after the write
     joined: dict[str, Match] = field(default_factory=dict)
 
@@ -94,6 +96,8 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
             else:
                 if previous := cluster_of(src):
                     state.previous[p.page_id] = previous
+                if seen := fold_of(src).get("first_seen"):
+                    state.first_seen[p.page_id] = seen
                 state.pages.append(p)
     state.candidates = lookup(state.pages, client=client, settings=settings)
     batch_ids = [p.page_id for p in state.pages]
@@ -165,6 +169,7 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
             representative=bool(state.constraints.representative.get(p.page_id)),
             folded=now,
             founding=founder_of.get(p.page_id),
+            first_seen=state.first_seen.get(p.page_id),
         )
         if state.content:
             doc.update(content_fields(p, ingested=now))

@@ -71,6 +71,8 @@ FOLD_FIELDS: dict[str, dict[str, Any]] = {
     "domain": {"type": "keyword"},
     "believed_time": {"type": "date"},
     "archive_aged": {"type": "boolean"},
+    #: when newsfold first saw the page (its first write; a re-ingest of changed content keeps it)
+    "first_seen": {"type": "date"},
 }
 #: the story-level provenance fields (kept by ``plugin.fold.provenance.refresh_origins``, never by a page's own write)
 ORIGIN_FIELDS = ("origin_wire", "origin_site", "origin_id")
@@ -102,8 +104,8 @@ LOOKUP_SOURCE = [
 ]
 #: what a search result shows of a version (newsfold's own index): a hit, and what compares it with its story's others
 VERSION_SOURCE = [*ARTICLE_SOURCE, *(path(f) for f in (*FOLD_SOURCE, *COMPARE_SOURCE))]
-#: what the unchanged check reads
-UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
+#: what the unchanged check reads (and the first sighting a changed page keeps)
+UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID, path("first_seen")]
 #: what the founding protocol reads of a page (``plugin.fold.founding``)
 FOUNDING_SOURCE = [CLUSTER_ID, path("founding")]
 
@@ -145,9 +147,15 @@ def fold_fields(
     representative: bool,
     folded: str,
     founding: str | None = None,
+    first_seen: str | None = None,
 ) -> dict[str, Any]:
-    """``{"newsfold": {...}}``: every fold field of a signed page, so a re-ingest leaves nothing stale."""
-    believed, archive_aged = believed_time(claimed_time(page), seen=folded)
+    """``{"newsfold": {...}}``: every fold field of a signed page, so a re-ingest leaves nothing stale.
+
+    ``first_seen``: when a page written before was first seen (default: ``folded``, now); its time for
+    provenance is bounded by its first sighting, not by its latest update.
+    """
+    seen = first_seen or folded
+    believed, archive_aged = believed_time(claimed_time(page), seen=seen)
     return {
         FOLD: {
             "cluster_id": cluster_id,
@@ -172,6 +180,7 @@ def fold_fields(
             "domain": registrable_domain(page.site or page.url),
             "believed_time": believed,
             "archive_aged": archive_aged if believed else None,
+            "first_seen": seen,
             "founding": founding,
         }
     }

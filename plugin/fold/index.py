@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 FOLD_LAYOUT = 6
 #: older layouts the current one only adds fold fields to (3 added ``passages``, 4 ``founding``, 5 the
 #: provenance fields ``wire`` and ``origin_*``, 6 what provenance believes of a page: ``wire_by``, ``domain``,
-#: ``believed_time``, ``archive_aged``): an index recording one is brought up to date in place (an
+#: ``believed_time``, ``archive_aged``, ``first_seen``): an index recording one is brought up to date in place (an
 #: additive ``put_mapping``) the first time newsfold checks it, never refused
 ADDITIVE_FROM = (2, 3, 4, 5)
 _META_CACHE_SECONDS = 60.0

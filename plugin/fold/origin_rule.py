@@ -11,11 +11,12 @@ may forge it. Three things a page says are claims, and each is weighed here:
   counts only when the story's earliest version itself credits it: one late copy's credit never
   overrides an earlier original that credits no one.
 - **its time** (:func:`believed_time`): a date before 1990 or more than a day after newsfold first saw
-  the page is no date. A page may claim to be older than its first sighting by at most
-  :data:`SIGHTING_BOUND`, unless it was first seen more than :data:`ARCHIVE_AGE` after the time it claims
-  (an archive page: nothing newsfold observed says otherwise); and in a story newsfold saw live (some
-  page first seen within :data:`ARCHIVE_AGE` of its claimed time) such an archive-aged page cannot be the
-  origin, since what was seen live contradicts it.
+  the page (its first write, kept by a re-ingest of changed content) is no date. A page may claim to be
+  older than its first sighting by at most :data:`SIGHTING_BOUND`, unless it was first seen more than
+  :data:`ARCHIVE_AGE` after the time it claims (an archive page: nothing newsfold observed says
+  otherwise); and in a story newsfold saw live (some page first seen within :data:`ARCHIVE_AGE` of its
+  claimed time) such an archive-aged page comes after every page seen live
+  (``plugin.fold.provenance.believed_first``), since what was seen live contradicts it.
 - **its site**: counted by registrable domain, so subdomains of one publisher are one site.
 
 An editor overrides all of it: the version an editor made the story's representative is its origin (its

@@ -169,6 +169,18 @@ def test_a_backdated_copy_seen_later_is_not_the_origin(es, settings, clock, web_
     assert page["first"]["id"] == page["reference"]["id"] == "orig"  # the story page agrees
 
 
+def test_an_original_updated_later_keeps_its_first_sighting(es, settings, clock):
+    start = clock[0] - dt.timedelta(minutes=10)
+    ingest([signed(settings, "orig", "a.test", _at(0, start), BODY)], client=es, settings=settings)
+    clock[0] += dt.timedelta(hours=1)
+    ingest([signed(settings, "copy", "b.test", _at(1, start), BODY)], client=es, settings=settings)
+    clock[0] += dt.timedelta(hours=9)  # the original is updated (one more paragraph) and ingested again
+    outcome = ingest([signed(settings, "orig", "a.test", _at(0, start), [*BODY, "Updated with a statement."])],
+                     client=es, settings=settings)  # fmt: skip
+    assert outcome[0].status == "updated"
+    assert the_origin(origins(es, settings), ["orig", "copy"]) == ("a.test", None, "orig")
+
+
 @pytest.mark.parametrize("claimed", ["1970-01-01T00:00:00Z", "1989-12-31", "0001-01-01", "2999-01-01"])
 def test_implausible_dates_are_undated_and_decide_nothing(es, settings, claimed):
     outcomes = ingest([signed(settings, "orig", "a.test", _at(0), BODY),
