@@ -255,11 +255,14 @@ def no_wire_filter() -> dict[str, Any]:
 def story_aggs(*, time_field: str = "published") -> dict[str, Any]:
     """Aggregations to add to a story's request: its sites, the wires credited and the two sites that published
     first (by the time provenance believes)."""
+    first_sites = {"terms": {"field": DOMAIN, "size": 2, "order": [{"first": "asc"}, {"_key": "asc"}]},
+                   "aggs": {"first": {"min": {"field": BELIEVED_TIME}}}}  # fmt: skip
     return {
         "wires": wire_aggs(),
         "all_sites": {"filter": {"match_all": {}}, "aggs": site_count()},
-        "first_sites": {"terms": {"field": DOMAIN, "size": 2, "order": [{"first": "asc"}, {"_key": "asc"}]},
-                        "aggs": {"first": {"min": {"field": BELIEVED_TIME}}}},
+        "first_sites": first_sites,
+        # in a story newsfold saw live, the pages seen live come first (plugin.fold.origin_rule)
+        "live": {"filter": {"term": {ARCHIVE_AGED: False}}, "aggs": {"first_sites": first_sites}},
     }  # fmt: skip
 
 
@@ -293,10 +296,11 @@ def read_origin(
         count = next((read_site_count(b) for b in aggs.get("wires", {}).get("buckets", []) if b["key"] == wire), 0)
         evidence = f"credited by {count} of {sites} site{'s' if sites != 1 else ''}"
     else:
-        firsts = aggs.get("first_sites", {}).get("buckets", [])
+        live = (aggs.get("live") or {}).get("first_sites", {}).get("buckets", [])
+        firsts = live or aggs.get("first_sites", {}).get("buckets", [])
         times = [b["first"].get("value") for b in firsts]
         if len(firsts) < 2:
-            evidence = "the only site that ran it" if sites <= 1 else "earliest ingested"
+            evidence = "the only site that ran it" if sites <= 1 else ("earliest seen" if live else "earliest ingested")
         elif times[0] is None or times[1] is None:
             evidence = "earliest ingested"
         elif times[1] == times[0]:

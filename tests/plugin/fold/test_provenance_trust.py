@@ -167,6 +167,7 @@ def test_a_backdated_copy_seen_later_is_not_the_origin(es, settings, clock, web_
     story_id = fold_of(es.get(index=settings.index, id="orig")["_source"])["cluster_id"]
     page = web_app(settings).test_client().get(f"/api/stories/{quote(story_id)}").get_json()
     assert page["first"]["id"] == page["reference"]["id"] == "orig"  # the story page agrees
+    assert page["origin"]["evidence"] == ("earliest by 4 h" if earlier == 1 else "earliest seen")
 
 
 def test_an_original_updated_later_keeps_its_first_sighting(es, settings, clock):
