@@ -26,7 +26,6 @@ wire when it credits one, else its site), whatever is ingested later.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,18 +91,11 @@ def weight(wire_by: str | None) -> float:
 
 @dataclass(frozen=True)
 class Version:
-    """A version as the rule reads it (a hit's fold fields)."""
+    """A version as the rule reads it: its id, its site and the wire it credits."""
 
     id: str
     site: str | None
     wire: str | None
-
-    @classmethod
-    def of(cls, hit: Mapping[str, Any] | None) -> Version | None:
-        if not hit:
-            return None
-        fold = (hit.get("_source") or {}).get("newsfold") or {}
-        return cls(str(hit["_id"]), fold.get("site_key"), fold.get("wire"))
 
 
 @dataclass(frozen=True)

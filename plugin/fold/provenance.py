@@ -109,7 +109,7 @@ def read_wires(bucket: Mapping[str, Any]) -> list[Wire]:
     """The wires of a :func:`wire_aggs` aggregation, with the support of their sites."""
     out = []
     for w in (bucket.get("wires") or {}).get("buckets", []):
-        first = Version.of(next(iter((w.get("first") or {}).get("hits", {}).get("hits", [])), None))
+        first = _version(next(iter((w.get("first") or {}).get("hits", {}).get("hits", [])), None))
         out.append(Wire(str(w["key"]), support(read_site_count(w), read_site_count(w.get("visible") or {})), first))
     return out
 
@@ -159,9 +159,16 @@ def _read(response: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], tuple[
     return out
 
 
+def _version(hit: Mapping[str, Any] | None) -> Version | None:
+    if not hit:
+        return None
+    fold = fold_of(hit.get("_source"))
+    return Version(str(hit["_id"]), fold.get("site_key"), fold.get("wire"))
+
+
 def _first(bucket: Mapping[str, Any] | None) -> Version | None:
     hits = ((bucket or {}).get("earliest") or {}).get("hits", {}).get("hits", [])
-    return Version.of(hits[0]) if hits else None
+    return _version(hits[0]) if hits else None
 
 
 def _origin(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
