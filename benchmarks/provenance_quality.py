@@ -8,7 +8,9 @@
    text), the accuracy of each story's ``origin`` after ingesting every page
    into the embedded stand-in through ``ingest`` (the stored origin of the
    pages of each labelled story), and how often a cleaned headline differs from
-   the labelled one.
+   the labelled one. ``--forged`` more stories (20 by default, written after the
+   others, so the figures above stay those of the same pages) each carry one late
+   copy whose credit is forged; their wire and origin figures are printed apart.
 2. **The dev pages** (``--dev``, read from the path given; nothing is copied):
    precision and recall of ``wire`` on the hand-labelled pages of ``--labels``
    (default ``benchmarks/data/dev_wire_labels.tsv``: ``page id<TAB>agency or -``),
@@ -62,10 +64,10 @@ def _fmt(pr: dict) -> str:
             f"tp {pr['tp']}, fp {pr['fp']}, fn {pr['fn']})")  # fmt: skip
 
 
-def samples(stories: int) -> dict:
-    """Wire, origin and headline figures on a freshly generated labelled set."""
+def samples(stories: int, forged: int = 0) -> dict:
+    """Wire, origin and headline figures on a freshly generated labelled set (forged-credit stories apart)."""
     with tempfile.TemporaryDirectory() as tmp:
-        pages_path = generate_provenance(Path(tmp), stories=stories)
+        pages_path = generate_provenance(Path(tmp), stories=stories, forged=forged)
         rows = [json.loads(line) for line in pages_path.read_text("utf-8").splitlines()]
         truth = {t["id"]: t for t in map(json.loads, (Path(tmp) / "truth.jsonl").read_text("utf-8").splitlines())}
         base = Settings.from_env().replace(index=f"provenance-{uuid.uuid4().hex[:8]}")
@@ -86,6 +88,20 @@ def samples(stories: int) -> dict:
             drop_index(client, live)
             client.close()
     got = {h["_id"]: fold_of(h["_source"]) for h in hits}
+    main = {pid: t for pid, t in truth.items() if not t.get("kind")}
+    result = _figures(signed, main, got, rows)
+    if forged:
+        fake = {pid: t for pid, t in truth.items() if t.get("kind") == "forged"}
+        found = _figures(signed, fake, got, rows)
+        result["forged"] = {k: found[k] for k in ("pages", "signed", "wire", "origin_accuracy", "stories",
+                                                   "origin_wrong")}  # fmt: skip
+    return result
+
+
+def _figures(signed: list[SignedPage], truth: dict, got: dict, rows: list[dict]) -> dict:
+    """Wire, origin and headline figures of the labelled pages ``truth`` names."""
+    signed = [s for s in signed if s.page_id in truth]
+    rows = [r for r in rows if r["id"] in truth]
     by_style: dict[str, list] = defaultdict(list)
     pairs = []
     for s in signed:
@@ -109,7 +125,8 @@ def samples(stories: int) -> dict:
         stories_right += right
         if not right:
             origin_wrong.append({"story": truth[pids[0]]["cluster"], "want": want, "found": dict(found)})
-    learned = learn_from_titles((r["site"], s.article.title) for r, s in zip(rows, signed, strict=False))
+    titles = {s.page_id: s.article.title for s in signed}
+    learned = learn_from_titles((r["site"], titles[r["id"]]) for r in rows if r["id"] in titles)
     site_of = {r["id"]: r["site"] for r in rows}
     wrong = [(s.article.title, truth[s.page_id]["headline"]) for s in signed
              if clean_headline(s.article.title, site=site_of[s.page_id], affixes=learned.get(site_of[s.page_id], ()))
@@ -180,18 +197,24 @@ def dev(dev_dir: Path, labels_path: Path) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stories", type=int, default=60, help="stories of the generated labelled set")
+    parser.add_argument("--forged", type=int, default=20, help="more stories, each with one late forged credit")
     parser.add_argument("--dev", type=Path, help="the dev set folder (pages.jsonl, html/)")
     parser.add_argument("--labels", type=Path, default=LABELS, help="hand labels: page id<TAB>agency or -")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     result: dict = {"machine": machine()}
-    s = result["samples"] = samples(args.stories)
+    s = result["samples"] = samples(args.stories, args.forged)
     print(f"{machine()}\nlabelled provenance set: {s['pages']} pages, {s['stories']} stories")
     print(f"  wire        {_fmt(s['wire'])}")
     for style, pr in s["wire_by_style"].items():
         print(f"    {style:<14}{_fmt(pr)}")
     print(f"  origin      accuracy {s['origin_accuracy']:.3f} over {s['stories']} stories")
     print(f"  headlines   {s['headlines_wrong']} of {s['signed']} differ from the labelled headline")
+    if "forged" in s:
+        f = s["forged"]
+        print(f"forged-credit stories: {f['pages']} pages, {f['stories']} stories (one late copy credits an agency)")
+        print(f"  wire        {_fmt(f['wire'])}")
+        print(f"  origin      accuracy {f['origin_accuracy']:.3f} over {f['stories']} stories (the first site's)")
     if args.dev:
         d = result["dev"] = dev(args.dev, args.labels)
         print(f"dev pages: {d['pages']} ({d['extracted']} with an article), {d['labelled']} hand-labelled for wire")

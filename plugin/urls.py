@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import unicodedata
+from functools import lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit
+
+if TYPE_CHECKING:
+    from publicsuffixlist import PublicSuffixList
 
 _TRACKING = re.compile(
     r"^(utm_\w+|fbclid|gclid|dclid|msclkid|mc_cid|mc_eid|igshid|srsltid|ocid|cmpid|"
@@ -22,6 +28,35 @@ def site_of(url: str | None) -> str | None:
         return None
     host = (urlsplit(url if "//" in url else "//" + url).hostname or "").lower().rstrip(".")
     return _HOST_PREFIX.sub("", host) or None
+
+
+@lru_cache(maxsize=1)
+def _suffixes() -> PublicSuffixList:
+    """The Public Suffix List shipped inside the ``publicsuffixlist`` package (read once; never fetched)."""
+    from publicsuffixlist import PublicSuffixList
+
+    return PublicSuffixList()
+
+
+@lru_cache(maxsize=65536)
+def registrable_domain(site: str | None) -> str | None:
+    """The registrable domain of a site or URL (``news.bbc.co.uk`` -> ``bbc.co.uk``): one publisher, one site.
+
+    By the Public Suffix List the ``publicsuffixlist`` package ships (its private section included, so
+    ``a.github.io`` and ``b.github.io`` stay apart); an unlisted top-level name counts as one label
+    (``news.a.test`` -> ``a.test``), an IP address or a name that is itself a public suffix as itself.
+    """
+    host = site_of(site)
+    if not host:
+        return None
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        pass
+    else:
+        return host
+    found = _suffixes().privatesuffix(host)
+    return str(found) if found else host
 
 
 def normalize_url(url: str | None) -> str | None:

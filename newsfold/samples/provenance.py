@@ -12,6 +12,11 @@ affix, so the set also measures headline cleaning. Two kinds of story:
 - **own stories**: one site publishes first, later copies on other sites
   credit nothing; some pages (of either kind) only *mention* an agency in
   their text ("Reuters reported that…"), which is no credit.
+- **forged credits** (``forged``, after the others, so they change none of
+  them): an own story whose original and a copy 2 hours later credit
+  nothing, and whose copy on a third site 5 hours later credits an agency in
+  one style. The page does credit the agency (its ``wire``); the story is the
+  first site's (``kind``: ``forged``).
 
 ``truth.jsonl`` holds per page ``id``, ``cluster``, ``wire`` (the credited
 agency's canonical name or null), ``style``, ``origin`` (``wire:<agency>`` or
@@ -97,8 +102,10 @@ def _credit(style: str, agency: str, paras: list[str], story, rng: Random) -> tu
     return paras, head, byline
 
 
-def generate_provenance(out_dir: Path, *, seed: int = 11, stories: int = 40) -> Path:
+def generate_provenance(out_dir: Path, *, seed: int = 11, stories: int = 40, forged: int = 0) -> Path:
     """Write the labelled provenance set under ``out_dir``; returns the path of ``pages.jsonl``.
+
+    ``forged`` more stories carry one late copy with a forged credit (written after the others).
 
     Raises:
         ValueError: fewer than 4 stories.
@@ -113,6 +120,11 @@ def generate_provenance(out_dir: Path, *, seed: int = 11, stories: int = 40) -> 
     for number in range(1, stories + 1):
         date = start + dt.timedelta(days=rng.randint(0, 200))
         writer.publish(*writer.story(number, date), date)
+    for number in range(stories + 1, stories + forged + 1):
+        date = start + dt.timedelta(days=rng.randint(0, 200))
+        topic = TOPICS[number % len(TOPICS)]
+        story = english_story(number, topic, number // len(TOPICS), writer.names, writer.usage, rng, date)
+        writer.forge(story, date)
     pages = out_dir / "pages.jsonl"
     pages.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in writer.rows), "utf-8")
     (out_dir / "truth.jsonl").write_text(
@@ -173,6 +185,19 @@ class _SetWriter:
                 styles = styles[:-1]
             style = rng.choice(styles) if wire_story else "none"
             self.copy(story, n, site, when, style, agency)
+
+    def forge(self, story: Story, date: dt.date) -> None:
+        """An own story on three English sites: the original, an uncredited copy 2 h later, a forged credit at 5 h."""
+        rng = self.rng
+        sites = rng.sample([s for s in SITES if s.lang == "en"], 3)
+        agency_name, agency_canonical = rng.choice(AGENCIES_EN)
+        mention_name, _ = rng.choice(AGENCIES_EN)
+        agency = _Agency(agency_name, agency_canonical, mention_name, False, f"site:{sites[0].domain}")
+        first = dt.datetime.combine(date, dt.time(6)) + dt.timedelta(minutes=rng.randint(0, 600))
+        for n, (site, hours) in enumerate(zip(sites, (0, 2, 5), strict=True)):
+            style = rng.choice(STYLES[:-1]) if n == 2 else "none"
+            self.copy(story, n, site, first + dt.timedelta(hours=hours), style, agency)
+            self.truths[-1]["kind"] = "forged"
 
     def copy(self, story: Story, n: int, site: Site, when: dt.datetime, style: str, agency: _Agency) -> None:
         """Write copy ``n`` of ``story`` on ``site``, credited in ``style``, and record its row and truth."""

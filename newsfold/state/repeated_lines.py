@@ -18,6 +18,7 @@ import datetime as dt
 import hashlib
 import unicodedata
 
+from newsfold.plugin.fold.origin_rule import plausible, utc
 from newsfold.plugin.text import tokenize
 
 MIN_LINE_CHARS = 20  # shorter lines ("Reply", "Share") carry little weight either way
@@ -50,10 +51,11 @@ return {is_new, now, last, first}
 
 
 def _week(date: str | None) -> tuple[str, str]:
-    try:
-        day = dt.date.fromisoformat((date or "")[:10])
-    except ValueError:
-        day = dt.datetime.now(dt.UTC).date()
+    """This week and last of a page's date; a date that is not believed (before 1990, more than a day ahead,
+    unreadable) is no date: the current week."""
+    now = dt.datetime.now(dt.UTC)
+    when = utc((date or "")[:10])
+    day = when.date() if plausible(when, seen=now) and when is not None else now.date()
     this = day.isocalendar()
     last = (day - dt.timedelta(days=7)).isocalendar()
     return f"{this.year}-{this.week:02d}", f"{last.year}-{last.week:02d}"

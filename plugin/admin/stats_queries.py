@@ -13,6 +13,7 @@ from typing import Any
 from newsfold.plugin.admin.admin_queries import MAX_LIST_CLUSTERS, story_cardinality
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
+from newsfold.plugin.fold.provenance import DOMAIN, SITE_KEY
 
 #: fixed intervals for the ingest-rate chart, with their length in milliseconds
 RATE_INTERVALS = (
@@ -170,34 +171,45 @@ def rejection_reasons(*, size: int = 20) -> dict[str, Any]:
     }
 
 
+#: hosts of one publisher (registrable domain) a syndication row reads at most
+MAX_HOSTS = 100
+
+
 def syndication_sites(
     *, filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (), sites: int = 30
 ) -> dict[str, Any]:
-    """Search body: the ``sites`` sites with the most pages among those ``filters`` keep, each with its stories
-    and the wires its pages credit (``plugin.fold.provenance``).
+    """Search body: the ``sites`` sites (publishers: registrable domains, so subdomains are one site) with the
+    most pages among those ``filters`` keep, each with its stories, its hosts and the wires its pages credit
+    (``plugin.fold.provenance``).
 
     Returns:
-        The body (aggregation ``sites``: ``stories``, ``wires`` per site); one :func:`syndication_site` per site
-        gives its own stories.
+        The body (aggregation ``sites``: ``stories``, ``hosts``, ``wires`` per site); one
+        :func:`syndication_site` per site gives its own stories.
     """
     return {
         "size": 0,
         "track_total_hits": True,
         "query": {"bool": {"filter": list(filters)}},
-        "aggs": {"sites": {"terms": {"field": "site", "size": sites, "order": [{"_count": "desc"}, {"_key": "asc"}]},
+        "aggs": {"sites": {"terms": {"field": DOMAIN, "size": sites, "order": [{"_count": "desc"}, {"_key": "asc"}]},
                            "aggs": {"stories": {"cardinality": {"field": CLUSTER_ID, "precision_threshold": 40000}},
+                                    "hosts": {"terms": {"field": SITE_KEY, "size": MAX_HOSTS}},
                                     "wires": {"terms": {"field": "newsfold.wire", "size": 10}},
                                     "decided": {"filter": {"exists": {"field": "newsfold.origin_id"}}}}}},
     }  # fmt: skip
 
 
-def syndication_site(site: str, *, filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:
-    """Search body: of one site's pages among those ``filters`` keep, the ones of stories it originated
-    (``newsfold.origin_site`` is the site) and their number of stories."""
-    own = {"term": {"newsfold.origin_site": site}}
+def syndication_site(
+    site: str,
+    *,
+    hosts: list[str] | tuple[str, ...] = (),
+    filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (),
+) -> dict[str, Any]:
+    """Search body: of one publisher's pages (``site``: its registrable domain) among those ``filters`` keep, the
+    ones of stories it originated (``newsfold.origin_site`` is one of its ``hosts``) and their number of stories."""
+    own = {"terms": {"newsfold.origin_site": sorted({*hosts, site})}}
     return {
         "size": 0,
-        "query": {"bool": {"filter": [*filters, {"term": {"site": site}}]}},
+        "query": {"bool": {"filter": [*filters, {"term": {DOMAIN: site}}]}},
         "aggs": {"own": {"filter": own, "aggs": {"stories": {"cardinality": {"field": CLUSTER_ID,
                                                                              "precision_threshold": 40000}}}}},
     }  # fmt: skip

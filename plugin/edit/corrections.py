@@ -216,7 +216,8 @@ def _refresh_origins_of(page_ids: list[str], *, client: Elasticsearch, settings:
 def set_representative(
     page_id: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
 ) -> Correction:
-    """Make a page the version shown for its story (``representative: true``; false on the other members).
+    """Make a page the version shown for its story (``representative: true``; false on the other members), and
+    its origin: its wire when it credits one, else its site, whatever is ingested later.
 
     Args:
         page_id: the page to show.
@@ -234,6 +235,8 @@ def set_representative(
     )
     record_correction(correction, client=client, settings=settings)
     _set_flags({pid: pid == page_id for pid in [page_id, *others]}, client=client, settings=settings)
+    # the representative is the story's origin too (plugin.fold.origin_rule): an editor's word on provenance
+    refresh_origins([cluster], client=client, settings=settings, refresh="wait_for")
     return correction
 
 

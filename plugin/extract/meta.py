@@ -6,6 +6,7 @@ extraction itself; these few tags are all newsfold needs.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from typing import TYPE_CHECKING
 
@@ -33,7 +34,10 @@ _DATE_METAS = (
 _DATE_RANK = {key: rank for rank, key in enumerate(_DATE_METAS)}
 # every element that can carry a date, in one walk of the tree
 _DATE_NODES = etree.XPath("//meta[@content]|//*[@datetime]")
-_ISO_DATE = re.compile(r"((?:19|20)\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])")
+_ISO_DATE = re.compile(
+    r"((?:19|20)\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+    r"(?:[T ]([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:[.,]\d+)?)?\s*(Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?)?"
+)
 _JSONLD_DATE = re.compile(r'"datePublished"\s*:\s*"([^"]+)"')
 
 
@@ -48,7 +52,8 @@ def page_title(tree: HtmlElement) -> str:
 
 
 def published_date(tree: HtmlElement, html: str) -> str | None:
-    """The publication date (YYYY-MM-DD) from common meta tags or JSON-LD, if any.
+    """The publication date from common meta tags or JSON-LD, if any: ``YYYY-MM-DD``, or a UTC time when the
+    page gives the time of day (``2025-03-01T23:00:00Z``: a copy posted the same evening is not the origin).
 
     Meta tags in the order of :data:`_DATE_METAS`, then the ``datetime`` of an
     element marked ``itemprop="datePublished"``, then of a ``<time>``, then
@@ -76,9 +81,23 @@ def published_date(tree: HtmlElement, html: str) -> str | None:
     for _rank, _n, value in sorted(ranked):
         m = _ISO_DATE.search(value)
         if m:
-            return m.group(0)
+            return _iso(m)
     for value in _JSONLD_DATE.findall(html[:300_000]):
         m = _ISO_DATE.search(value)
         if m:
-            return m.group(0)
+            return _iso(m)
     return None
+
+
+def _iso(m: re.Match[str]) -> str:
+    """A matched date as ``YYYY-MM-DD``, or with its time of day as a UTC ISO time (no zone given: UTC)."""
+    day = f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
+    if m.group(4) is None:
+        return day
+    zone = m.group(7) or "Z"
+    zone = "+00:00" if zone == "Z" else (zone if ":" in zone else f"{zone[:3]}:{zone[3:]}")
+    try:
+        when = dt.datetime.fromisoformat(f"{day}T{m.group(4)}:{m.group(5)}:{m.group(6) or '00'}{zone}")
+    except ValueError:
+        return day
+    return when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

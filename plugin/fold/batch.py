@@ -76,6 +76,8 @@ class BatchState:
     absorbed: dict[str, list[str]] = field(default_factory=dict)
     #: page id -> the cluster of a page indexed before with other content (a re-ingest of a changed page)
     previous: dict[str, str] = field(default_factory=dict)
+    #: page id -> when that page was first seen (kept: provenance bounds a page's time by its first sighting)
+    first_seen: dict[str, str] = field(default_factory=dict)
     #: page id -> the copy its reconcile found when its story joined another one after the write
     joined: dict[str, Match] = field(default_factory=dict)
 
@@ -97,6 +99,8 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
             else:
                 if previous := cluster_of(src):
                     state.previous[p.page_id] = previous
+                if seen := fold_of(src).get("first_seen"):
+                    state.first_seen[p.page_id] = seen
                 state.pages.append(p)
     # only the indices of the lookup window (plugin.fold.rollover): older copies found no story here
     state.candidates = lookup(state.pages, client=client, settings=settings, indices=lookup_indices(client, settings))
@@ -169,6 +173,7 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
             representative=bool(state.constraints.representative.get(p.page_id)),
             folded=now,
             founding=founder_of.get(p.page_id),
+            first_seen=state.first_seen.get(p.page_id),
         )
         if state.content:
             doc.update(content_fields(p, ingested=now))

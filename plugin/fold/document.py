@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.extract.headlines import lede, title_affixes
 from newsfold.plugin.fold.cluster import NO_SIGNALS, SiteSignals
+from newsfold.plugin.fold.origin_rule import believed_time
 from newsfold.plugin.hits import ARTICLE_SOURCE, COMPARE_SOURCE, FOLD_SOURCE
 from newsfold.plugin.sign.signature import Signature
 from newsfold.plugin.sign.signed_page import Page as Page  # re-exported: the 0.1 path newsfold.plugin.fold.document
 from newsfold.plugin.sign.signed_page import SignedPage
+from newsfold.plugin.urls import registrable_domain
 
 if TYPE_CHECKING:
     from newsfold.plugin.fold.cluster import Match
@@ -62,6 +64,15 @@ FOLD_FIELDS: dict[str, dict[str, Any]] = {
     "origin_wire": {"type": "keyword", "ignore_above": 256},
     "origin_site": {"type": "keyword"},
     "origin_id": {"type": "keyword"},
+    # what provenance believes of the page (plugin.fold.origin_rule): where its credit was read (a visible credit
+    # weighs more than metadata), its publisher (registrable domain: subdomains are one site), its time (the claim,
+    # bounded by its first sighting; none when implausible) and whether it was first seen long after its claim
+    "wire_by": {"type": "keyword", "ignore_above": 64},
+    "domain": {"type": "keyword"},
+    "believed_time": {"type": "date"},
+    "archive_aged": {"type": "boolean"},
+    #: when newsfold first saw the page (its first write; a re-ingest of changed content keeps it)
+    "first_seen": {"type": "date"},
 }
 #: the story-level provenance fields (kept by ``plugin.fold.provenance.refresh_origins``, never by a page's own write)
 ORIGIN_FIELDS = ("origin_wire", "origin_site", "origin_id")
@@ -93,8 +104,8 @@ LOOKUP_SOURCE = [
 ]
 #: what a search result shows of a version (newsfold's own index): a hit, and what compares it with its story's others
 VERSION_SOURCE = [*ARTICLE_SOURCE, *(path(f) for f in (*FOLD_SOURCE, *COMPARE_SOURCE))]
-#: what the unchanged check reads
-UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID]
+#: what the unchanged check reads (and the first sighting a changed page keeps)
+UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID, path("first_seen")]
 #: what the founding protocol reads of a page (``plugin.fold.founding``)
 FOUNDING_SOURCE = [CLUSTER_ID, path("founding")]
 
@@ -136,8 +147,15 @@ def fold_fields(
     representative: bool,
     folded: str,
     founding: str | None = None,
+    first_seen: str | None = None,
 ) -> dict[str, Any]:
-    """``{"newsfold": {...}}``: every fold field of a signed page, so a re-ingest leaves nothing stale."""
+    """``{"newsfold": {...}}``: every fold field of a signed page, so a re-ingest leaves nothing stale.
+
+    ``first_seen``: when a page written before was first seen (default: ``folded``, now); its time for
+    provenance is bounded by its first sighting, not by its latest update.
+    """
+    seen = first_seen or folded
+    believed, archive_aged = believed_time(claimed_time(page), seen=seen)
     return {
         FOLD: {
             "cluster_id": cluster_id,
@@ -158,6 +176,11 @@ def fold_fields(
             "folded": folded,
             "passages": page.passages,
             "wire": page.article.wire,
+            "wire_by": page.article.wire_by if page.article.wire else None,
+            "domain": registrable_domain(page.site or page.url),
+            "believed_time": believed,
+            "archive_aged": archive_aged if believed else None,
+            "first_seen": seen,
             "founding": founding,
         }
     }
@@ -178,13 +201,21 @@ def content_fields(page: SignedPage, *, ingested: str) -> dict[str, Any]:
         "url": page.url,
         "site": page.site,
         "lang": page.article.lang,
-        # a date the page states wins over one given from outside (often a crawl date)
-        "published": page.article.published or page.published,
+        "published": claimed_time(page),
         "ingested": ingested,
         "title_affixes": title_affixes(page.article.title) or None,
         "lede": lede(page.article.text),
         "image": page.article.image,
     }
+
+
+def claimed_time(page: SignedPage) -> str | None:
+    """The time a page claims: the date it states wins over one given from outside (often a crawl date), but
+    a page that states only its day keeps the time of day given with it for that day."""
+    stated, given = page.article.published, page.published
+    if stated and len(stated) == 10 and given and len(given) > 10 and given[:10] == stated:
+        return given
+    return stated or given
 
 
 @dataclass

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.fold.document import CLUSTER_ID, FOLD, fold_of, path
+from newsfold.plugin.fold.origin_rule import VISIBLE_SOURCES, Version, Wire, decide, support
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -34,25 +35,88 @@ if TYPE_CHECKING:
     from newsfold.plugin.settings import Settings
 
 WIRE = path("wire")
+WIRE_BY = path("wire_by")
 ORIGIN_WIRE = path("origin_wire")
 ORIGIN_SITE = path("origin_site")
 ORIGIN_ID = path("origin_id")
 SITE_KEY = path("site_key")
+#: a page's publisher (registrable domain): what coverage and provenance count
+DOMAIN = path("domain")
+BELIEVED_TIME = path("believed_time")
+ARCHIVE_AGED = path("archive_aged")
+REPRESENTATIVE = path("representative")
 #: stories handled per request
 MAX_STORIES = 1000
 MAX_PAGES = 10_000
+#: wires of a story weighed at most (by their number of sites)
+MAX_WIRES = 5
+
+
+def believed_first() -> list[dict[str, Any]]:
+    """Sort clauses: the earliest version by what provenance believes (``plugin.fold.origin_rule``) first.
+
+    Pages seen live before archive-aged ones (in a story newsfold saw live, a page first seen long after the
+    time it claims is contradicted; in an archive every page is archive-aged and claims decide), then by
+    believed time; undated pages and those written before fold layout 6 last.
+    """
+    return [
+        {ARCHIVE_AGED: {"order": "asc", "missing": "_last", "unmapped_type": "boolean"}},
+        {BELIEVED_TIME: {"order": "asc", "missing": "_last", "unmapped_type": "date"}},
+    ]
 
 
 def _time_sort(time_field: str) -> list[dict[str, Any]]:
+    """Versions by the time provenance believes (then the stated time for pages written before it, ingest, URL)."""
     return [
+        *believed_first(),
         {time_field: {"order": "asc", "missing": "_last", "unmapped_type": "date"}},
         {"ingested": {"order": "asc", "unmapped_type": "date"}},
         {path("url_key"): {"order": "asc", "unmapped_type": "keyword"}},
     ]
 
 
+def site_count() -> dict[str, Any]:
+    """Aggregations counting the sites (publishers) of some pages: registrable domains, and the hosts of pages
+    written before the domain was stored (read by :func:`read_site_count`)."""
+    return {"domains": {"cardinality": {"field": DOMAIN}},
+            "legacy": {"filter": {"bool": {"must_not": [{"exists": {"field": DOMAIN}}]}},
+                       "aggs": {"hosts": {"cardinality": {"field": SITE_KEY}}}}}  # fmt: skip
+
+
+def read_site_count(aggs: Mapping[str, Any]) -> int:
+    """The sites counted by the :func:`site_count` aggregations of a bucket."""
+    legacy = aggs.get("legacy") or {}
+    hosts = int((legacy.get("hosts") or {}).get("value") or 0) if legacy.get("doc_count") else 0
+    return int((aggs.get("domains") or {}).get("value") or 0) + hosts
+
+
+def _visible() -> dict[str, Any]:
+    """Filter: pages whose credit a reader sees (or whose credit's place was not stored)."""
+    return {"bool": {"should": [{"terms": {WIRE_BY: list(VISIBLE_SOURCES)}},
+                                {"bool": {"must_not": [{"exists": {"field": WIRE_BY}}]}}]}}  # fmt: skip
+
+
+def wire_aggs(*, top: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Aggregation: the wires a story's versions credit, each with its sites, visible sites (and earliest page)."""
+    sub: dict[str, Any] = {**site_count(), "visible": {"filter": _visible(), "aggs": site_count()}}
+    if top is not None:
+        sub["first"] = {"top_hits": dict(top)}
+    order = [{"domains": "desc"}, {"_count": "desc"}, {"_key": "asc"}]
+    return {"terms": {"field": WIRE, "size": MAX_WIRES, "order": order}, "aggs": sub}
+
+
+def read_wires(bucket: Mapping[str, Any]) -> list[Wire]:
+    """The wires of a :func:`wire_aggs` aggregation, with the support of their sites."""
+    out = []
+    for w in (bucket.get("wires") or {}).get("buckets", []):
+        first = _version(next(iter((w.get("first") or {}).get("hits", {}).get("hits", [])), None))
+        out.append(Wire(str(w["key"]), support(read_site_count(w), read_site_count(w.get("visible") or {})), first))
+    return out
+
+
 def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -> dict[str, Any]:
-    """Search body: per story, its earliest version, the wires its versions credit and the earliest crediting one."""
+    """Search body: per story, what :func:`~newsfold.plugin.fold.origin_rule.decide` weighs (its editor's choice,
+    its earliest version by :func:`believed_first`, the wires its sites credit)."""
     ids = [c for c in dict.fromkeys(cluster_ids) if c]
     top = {"size": 1, "sort": _time_sort(time_field), "_source": [SITE_KEY, WIRE]}
     return {
@@ -60,8 +124,8 @@ def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -
         "query": {"terms": {CLUSTER_ID: ids}},
         "aggs": {"stories": {"terms": {"field": CLUSTER_ID, "size": max(1, len(ids))}, "aggs": {
             "earliest": {"top_hits": top},
-            "wires": {"terms": {"field": WIRE, "size": 5, "order": [{"_count": "desc"}, {"_key": "asc"}]}},
-            "credited": {"filter": {"exists": {"field": WIRE}}, "aggs": {"earliest": {"top_hits": top}}},
+            "chosen": {"filter": {"term": {REPRESENTATIVE: True}}, "aggs": {"earliest": {"top_hits": top}}},
+            "wires": wire_aggs(top=top),
             # what the story's pages hold now: the most common stored origin, and how many hold none
             "stored": {"terms": {"field": ORIGIN_ID, "size": 2}},
             "stored_wires": {"terms": {"field": ORIGIN_WIRE, "size": 2}},
@@ -95,18 +159,22 @@ def _read(response: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], tuple[
     return out
 
 
-def _origin(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A story's origin from its bucket: the most credited wire (its earliest crediting page), else the earliest."""
-    wires = bucket.get("wires", {}).get("buckets", [])
-    if wires:
-        hits = bucket["credited"]["earliest"]["hits"]["hits"]
-        return {"origin_wire": str(wires[0]["key"]), "origin_site": None,
-                "origin_id": hits[0]["_id"] if hits else None}  # fmt: skip
-    hits = bucket["earliest"]["hits"]["hits"]
-    if not hits:
+def _version(hit: Mapping[str, Any] | None) -> Version | None:
+    if not hit:
         return None
-    site = fold_of(hits[0].get("_source")).get("site_key")
-    return {"origin_wire": None, "origin_site": site, "origin_id": hits[0]["_id"]}
+    fold = fold_of(hit.get("_source"))
+    return Version(str(hit["_id"]), fold.get("site_key"), fold.get("wire"))
+
+
+def _first(bucket: Mapping[str, Any] | None) -> Version | None:
+    hits = ((bucket or {}).get("earliest") or {}).get("hits", {}).get("hits", [])
+    return _version(hits[0]) if hits else None
+
+
+def _origin(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A story's origin from its bucket (``plugin.fold.origin_rule``): an editor's choice, a wire independent
+    sites agree on, else the earliest version and its own credit."""
+    return decide(chosen=_first(bucket.get("chosen")), earliest=_first(bucket), wires=read_wires(bucket))
 
 
 def _same(field: str, value: object) -> dict[str, Any]:
@@ -192,12 +260,16 @@ def no_wire_filter() -> dict[str, Any]:
 
 # ------------------------------------------------------------------ evidence (a story's page)
 def story_aggs(*, time_field: str = "published") -> dict[str, Any]:
-    """Aggregations to add to a story's request: the wires credited and the two sites that published first."""
+    """Aggregations to add to a story's request: its sites, the wires credited and the two sites that published
+    first (by the time provenance believes)."""
+    first_sites = {"terms": {"field": DOMAIN, "size": 2, "order": [{"first": "asc"}, {"_key": "asc"}]},
+                   "aggs": {"first": {"min": {"field": BELIEVED_TIME}}}}  # fmt: skip
     return {
-        "wires": {"terms": {"field": WIRE, "size": 5, "order": [{"_count": "desc"}, {"_key": "asc"}]}},
-        "credited": {"filter": {"exists": {"field": WIRE}}},
-        "first_sites": {"terms": {"field": SITE_KEY, "size": 2, "order": [{"first": "asc"}, {"_key": "asc"}]},
-                        "aggs": {"first": {"min": {"field": time_field}}}},
+        "wires": wire_aggs(),
+        "all_sites": {"filter": {"match_all": {}}, "aggs": site_count()},
+        "first_sites": first_sites,
+        # in a story newsfold saw live, the pages seen live come first (plugin.fold.origin_rule)
+        "live": {"filter": {"term": {ARCHIVE_AGED: False}}, "aggs": {"first_sites": first_sites}},
     }  # fmt: skip
 
 
@@ -211,24 +283,31 @@ def _span(ms: float) -> str:
     return f"{round(hours / 24)} days"
 
 
-def read_origin(aggs: Mapping[str, Any], *, versions: int, stored: Mapping[str, Any] | None) -> dict[str, Any] | None:
+def read_origin(
+    aggs: Mapping[str, Any], *, versions: int, stored: Mapping[str, Any] | None, chosen: bool = False
+) -> dict[str, Any] | None:
     """A story's ``origin``: ``{"wire", "site", "id", "evidence"}`` from :func:`story_aggs` and a page's stored fields.
 
-    The stored origin (``stored``: any page's fold fields) says what was decided; the aggregations say why.
+    The stored origin (``stored``: any page's fold fields) says what was decided; the aggregations say why,
+    counting sites (publishers), not pages. ``chosen``: the origin is the version an editor made representative.
     None when the story has no stored origin yet.
     """
     fold = stored or {}
     if not fold.get("origin_id"):
         return None
     wire, site = fold.get("origin_wire"), fold.get("origin_site")
-    if wire:
-        count = next((int(b["doc_count"]) for b in aggs.get("wires", {}).get("buckets", []) if b["key"] == wire), 0)
-        evidence = f"credited by {count} of {versions} version{'s' if versions != 1 else ''}"
+    sites = read_site_count(aggs.get("all_sites") or {}) or versions
+    if chosen:
+        evidence = "chosen by an editor"
+    elif wire:
+        count = next((read_site_count(b) for b in aggs.get("wires", {}).get("buckets", []) if b["key"] == wire), 0)
+        evidence = f"credited by {count} of {sites} site{'s' if sites != 1 else ''}"
     else:
-        firsts = aggs.get("first_sites", {}).get("buckets", [])
+        live = (aggs.get("live") or {}).get("first_sites", {}).get("buckets", [])
+        firsts = live or aggs.get("first_sites", {}).get("buckets", [])
         times = [b["first"].get("value") for b in firsts]
         if len(firsts) < 2:
-            evidence = "the only site that ran it"
+            evidence = "the only site that ran it" if sites <= 1 else ("earliest seen" if live else "earliest ingested")
         elif times[0] is None or times[1] is None:
             evidence = "earliest ingested"
         elif times[1] == times[0]:

@@ -1,7 +1,7 @@
 """Top stories: the stories of a time window ranked by coverage or by their latest version.
 
 What folding makes possible once copies share a ``newsfold.cluster_id``: :func:`top_stories` ranks the
-stories of a window by coverage (distinct sites, from ``newsfold.site_key``) or by their latest version,
+stories of a window by coverage (distinct publishers, from ``newsfold.domain``) or by their latest version,
 ties going to the more recent story. Windows are counted back from the newest page in the index
 (:func:`newest`), so an archive from years ago works too. The stories' reference versions come from
 ``plugin.search.version_relations``; one story's page is ``plugin.search.story_versions``.
@@ -19,7 +19,7 @@ from typing import Any
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
-from newsfold.plugin.fold.provenance import SITE_KEY
+from newsfold.plugin.fold.provenance import DOMAIN
 from newsfold.plugin.search.page_dates import PLAUSIBLE_RANGE, epoch_millis, iso_millis
 from newsfold.plugin.search.public_query import check_page
 from newsfold.plugin.search.version_relations import (
@@ -128,7 +128,7 @@ def top_stories(
             "top": {
                 "terms": {"field": CLUSTER_ID, "size": page * size, "order": [*order, {"_key": "asc"}]},
                 "aggs": {
-                    "coverage": {"cardinality": {"field": SITE_KEY}},
+                    "coverage": {"cardinality": {"field": DOMAIN}},  # publishers: subdomains are one site
                     "newest": {"max": {"field": time_field}},
                 },
             },

@@ -16,7 +16,7 @@ from typing import Any
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.fold.lookups import MAX_WINDOW
-from newsfold.plugin.fold.provenance import SITE_KEY, read_origin, story_aggs
+from newsfold.plugin.fold.provenance import believed_first, read_origin, read_site_count, story_aggs
 from newsfold.plugin.hits import ARTICLE_SOURCE, FOLD_SOURCE
 from newsfold.plugin.search.page_dates import PLAUSIBLE_RANGE, epoch_millis, iso_millis, plausible_times
 from newsfold.plugin.search.public_query import check_page
@@ -66,12 +66,13 @@ def story(
         "track_total_hits": True,
         "aggs": {
             "reference": {"top_hits": {"size": 1, "sort": reference_sort(time_field), "_source": source}},
-            # the earliest version with a believable date (one dated in the year 1 is no first publisher)
+            # the earliest version with a believable date (one dated in the year 1 is no first publisher), by what
+            # provenance believes of the times (a back-dated copy seen later is not first)
             "first": {
                 "filter": {"range": {time_field: PLAUSIBLE_RANGE}},
-                "aggs": {"hit": {"top_hits": {"size": 1, "sort": time_sort(time_field, "asc"), "_source": source}}},
+                "aggs": {"hit": {"top_hits": {"size": 1, "sort": [*believed_first(), *time_sort(time_field, "asc")],
+                                              "_source": source}}},
             },
-            "sites": {"cardinality": {"field": SITE_KEY}},
             "start": {"min": {"field": time_field}},
             "end": {"max": {"field": time_field}},
             "dated": {"value_count": {"field": time_field}},
@@ -145,6 +146,12 @@ def _version(hit: Mapping[str, Any], reference: Mapping[str, Any] | None) -> dic
     }
 
 
+def _chosen(reference: Mapping[str, Any] | None) -> bool:
+    """Whether the story's origin is its reference because an editor made it representative."""
+    fold = fold_of((reference or {}).get("_source"))
+    return bool(reference and fold.get("representative") and fold.get("origin_id") == reference.get("_id"))
+
+
 def read_story(
     response: Mapping[str, Any],
     times: Mapping[str, Any] | None = None,
@@ -186,7 +193,7 @@ def read_story(
     return {
         "cluster_id": (fold_of(reference.get("_source")).get("cluster_id") if reference else None),
         "pages": total,
-        "sites": int(aggs["sites"]["value"] or 0),
+        "sites": read_site_count(aggs.get("all_sites") or {}),  # publishers: subdomains are one site
         "first_time": iso_millis(span[0]),
         "latest_time": iso_millis(span[1]),
         "undated": total - int(aggs["dated"]["value"] or 0) + implausible,
@@ -199,5 +206,6 @@ def read_story(
         "total_pages": max(1, -(-total // size)),
         "timeline": bins,
         "timeline_interval": interval,
-        "origin": read_origin(aggs, versions=total, stored=fold_of(reference.get("_source")) if reference else None),
+        "origin": read_origin(aggs, versions=total, stored=fold_of(reference.get("_source")) if reference else None,
+                              chosen=_chosen(reference)),
     }

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.fold.lookups import FOUNDER_FIRST
+from newsfold.plugin.fold.provenance import believed_first
 from newsfold.plugin.sign.novelty import relation
 
 if TYPE_CHECKING:
@@ -26,9 +27,11 @@ REPRESENTATIVE = path("representative")
 
 
 def reference_sort(time_field: str) -> list[dict[str, Any]]:
-    """A story's reference first: the representative an editor picked, then the earliest version."""
+    """A story's reference first: the representative an editor picked, then the earliest version by what
+    provenance believes of the versions' times (``plugin.fold.origin_rule``: a back-dated copy is not the earliest)."""
     return [
         {REPRESENTATIVE: {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
+        *believed_first(),
         *time_sort(time_field, "asc"),
     ]
 

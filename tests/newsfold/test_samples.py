@@ -299,3 +299,20 @@ def test_the_labelled_provenance_set(tmp_path):
         else:
             assert all(p["wire"] is None for p in pages)
     assert {t["style"] for t in truth} >= {"none", "dateline"}
+
+
+def test_the_labelled_provenance_set_with_forged_credits(tmp_path):
+    import json
+
+    from newsfold.samples.provenance import generate_provenance
+
+    plain = generate_provenance(tmp_path / "a", stories=12).read_text("utf-8").splitlines()
+    forged = generate_provenance(tmp_path / "b", stories=12, forged=3).read_text("utf-8").splitlines()
+    assert forged[: len(plain)] == plain  # the forged stories come after, and change none of the others
+    truth = [json.loads(line) for line in (tmp_path / "b" / "truth.jsonl").read_text("utf-8").splitlines()]
+    fake = [t for t in truth if t.get("kind") == "forged"]
+    assert len(fake) == 9 and len({t["cluster"] for t in fake}) == 3
+    for n in range(0, 9, 3):
+        first, copy, late = fake[n : n + 3]
+        assert first["origin"] == copy["origin"] == late["origin"] and first["origin"].startswith("site:")
+        assert first["wire"] is None and copy["wire"] is None and late["wire"] is not None

@@ -227,7 +227,8 @@ WIRES_CHARTED = 2
 
 
 def syndication(es: Elasticsearch, settings: Settings, *, window: str = "all", sites: int = SYNDICATION_SITES) -> dict:
-    """Per site, in a window counted back from the newest page: how much of its output is its own.
+    """Per site (publisher: a registrable domain), in a window counted back from the newest page: how much of its
+    output is its own.
 
     For each of the ``sites`` sites with the most pages in the window: its pages; the share of them that are
     copies of a story first published elsewhere (by another site or a wire: its story's origin is not this
@@ -246,7 +247,9 @@ def syndication(es: Elasticsearch, settings: Settings, *, window: str = "all", s
     if buckets:
         searches = []
         for bucket in buckets:
-            searches += [{"index": settings.index}, stats_queries.syndication_site(bucket["key"], filters=filters)]
+            hosts = [h["key"] for h in bucket["hosts"]["buckets"]]
+            searches += [{"index": settings.index},
+                         stats_queries.syndication_site(bucket["key"], hosts=hosts, filters=filters)]  # fmt: skip
         owns = es.msearch(searches=searches)["responses"]
     rows = []
     for bucket, own in zip(buckets, owns, strict=True):

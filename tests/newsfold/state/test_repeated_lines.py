@@ -74,3 +74,11 @@ def test_signing_with_the_line_filter_signs_and_keys_the_text_without_the_sites_
     assert signed.passages == passage_keys(kept) == plain.passages
     assert (signed.signature.hashvalues == plain.signature.hashvalues).all()
     assert signed.signature.token_count == plain.signature.token_count
+
+
+def test_an_implausible_date_counts_as_undated(redis_url):
+    """``published: 0001-01-01`` made the week before it overflow, and the page a worker's ``internal_error``."""
+    store = _store(redis_url)
+    text = "\n".join([*story(6), PITCH])
+    for date in ("0001-01-01", "1989-12-31", "9999-12-31", "not a date"):
+        assert store.strip(text, site="a.test", page_id=f"p-{date}", date=date) == text

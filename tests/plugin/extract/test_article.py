@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 
+import pytest
 from lxml import html as lxml_html
 from trafilatura.utils import load_html
 
@@ -179,11 +180,21 @@ def test_a_page_without_body_gets_text_runs():
 def test_published_date_prefers_meta_tags_in_their_order_then_time_then_json_ld():
     head = '<meta name="date" content="2020-01-03"><meta property="article:published_time" content="2020-01-02T10:00">'
     html = f"<html><head>{head}</head><body><time datetime='2020-01-05'>x</time><p>Text.</p></body></html>"
-    assert published_date(load_html(html), html) == "2020-01-02"
+    assert published_date(load_html(html), html) == "2020-01-02T10:00:00Z"  # the time of day is kept (UTC)
     html = '<html><head></head><body><time datetime="2020-01-05">x</time><p>Text.</p></body></html>'
     assert published_date(load_html(html), html) == "2020-01-05"
     html = '<html><head><script>{"datePublished": "2019-12-31"}</script></head><body><p>Text.</p></body></html>'
     assert published_date(load_html(html), html) == "2019-12-31"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("2025-03-01T23:00:00+05:30", "2025-03-01T17:30:00Z"), ("2025-03-01 23:05", "2025-03-01T23:05:00Z"),
+     ("2025-03-01T23:00:00.123-0200", "2025-03-02T01:00:00Z"), ("2025-03-01", "2025-03-01")],
+)  # fmt: skip
+def test_published_date_keeps_the_time_of_day_in_utc(value, expected):
+    html = f'<html><head><meta property="article:published_time" content="{value}"></head><body></body></html>'
+    assert published_date(load_html(html), html) == expected
 
 
 _CJK_ARTICLE = "本报讯 港口扩建工程今天上午正式开工，计划新建四个深水泊位。工程总投资约四十亿元。"

@@ -159,7 +159,7 @@ def _signed(settings, pid, site, published, paras, *, head="", image=None):
 
 def provenance_pages(settings) -> list:
     """Seven stories: a.test originates four (one runs on b.test too), b.test two, one is a wire story a.test ran
-    (AFP credited in its dateline) and b.test carried earlier without a credit."""
+    first (AFP credited in its dateline) and b.test carried later without a credit."""
     pages = []
     for n in range(4):
         paras = story(720 + n, sentences=14)
@@ -170,8 +170,8 @@ def provenance_pages(settings) -> list:
     for n in range(2):
         pages.append(_signed(settings, f"b-own{n}", "b.test", f"2025-04-0{n + 1}T07:00:00Z", story(730 + n)))
     wire = story(740, sentences=14)
-    pages.append(_signed(settings, "a-wire", "a.test", "2025-04-05T06:00:00Z", [f"ROME (AFP) - {wire[0]}", *wire[1:]]))
-    pages.append(_signed(settings, "b-wire", "b.test", "2025-04-05T05:00:00Z", wire))
+    pages.append(_signed(settings, "a-wire", "a.test", "2025-04-05T05:00:00Z", [f"ROME (AFP) - {wire[0]}", *wire[1:]]))
+    pages.append(_signed(settings, "b-wire", "b.test", "2025-04-05T06:00:00Z", wire))
     return pages
 
 
@@ -274,7 +274,7 @@ def test_results_carry_headline_snippet_image_wire_and_origin(client, corpus):
     assert all(r["snippet"] and "<mark>" not in r["snippet"] for r in search["results"])
     wire = client.get(f"/api/stories/{quote(corpus['a-wire'])}").get_json()
     assert wire["origin"]["wire"] == "AFP" and wire["origin"]["id"] == "a-wire"
-    assert wire["origin"]["evidence"] == "credited by 1 of 2 versions"
+    assert wire["origin"]["evidence"] == "credited by 1 of 2 sites"
     assert {v["id"]: v["wire"] for v in wire["versions"]} == {"a-wire": "AFP", "b-wire": None}
     own = client.get(f"/api/stories/{quote(corpus['a-own0'])}").get_json()
     assert own["origin"]["site"] == "a.test" and own["origin"]["evidence"] == "earliest by 4 h"
@@ -283,7 +283,7 @@ def test_results_carry_headline_snippet_image_wire_and_origin(client, corpus):
 
 def test_story_page_shows_the_wire_origin_and_thumbnails_obey_the_setting(client, corpus, web_app, settings):
     page = client.get(f"/stories/{quote(corpus['a-wire'])}").get_data(as_text=True)
-    assert 'data-testid="wire-badge"' in page and ">AFP<" in page and "credited by 1 of 2 versions" in page
+    assert 'data-testid="wire-badge"' in page and ">AFP<" in page and "credited by 1 of 2 sites" in page
     top = client.get("/?window=all&site=a.test&originals=1")
     html = top.get_data(as_text=True)
     assert re.search(r'src="https://img\.example/\d\.jpg"', html) and 'loading="lazy"' in html
@@ -310,7 +310,7 @@ def test_syndication_figures_per_site(client, corpus):
     # a.test: four stories of its own, and the AFP story it ran (a copy, crediting the wire)
     assert (a["pages"], a["copies"], a["own_stories"], a["carried_stories"]) == (5, 1, 4, 1)
     assert a["copy_share"] == pytest.approx(0.2) and a["wires"] == [{"wire": "AFP", "pages": 1, "share": 0.2}]
-    # b.test: two of its own; a copy of a.test's story and the wire story, which it ran first but uncredited
+    # b.test: two of its own; a copy of a.test's story and the wire story, which it ran later and uncredited
     assert (b["pages"], b["copies"], b["own_stories"], b["carried_stories"]) == (4, 2, 2, 2)
     assert b["wires"] == []
     assert client.get("/api/syndication?window=1y").status_code == 400
@@ -325,7 +325,8 @@ def test_corrections_decide_the_origin_again(es, settings, corpus):
     assert found["b-copy0"] == ("b.test", None, "b-copy0") and found["a-own0"] == ("a.test", None, "a-own0")
     merge_clusters(corpus["b-own0"], corpus["a-wire"], user="editor", client=es, settings=settings)
     found = _origins(es, settings)
-    assert found["b-own0"] == found["a-wire"] == (None, "AFP", "a-wire")  # a wire credit wins over the earliest
+    # one site's credit never overrides an earlier original that credits no one
+    assert found["b-own0"] == found["a-wire"] == ("b.test", None, "b-own0")
 
 
 def test_a_versions_page_and_api_show_its_headline(client, corpus):
