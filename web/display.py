@@ -61,18 +61,27 @@ def origin_of(source: Mapping | None) -> dict | None:
     return {"wire": fold.get("origin_wire"), "site": fold.get("origin_site"), "id": fold.get("origin_id")}
 
 
-def dress_story(story: dict, versions: list[dict], affixes: Mapping[str, list[str]], *, highlights=None) -> dict:
+def dress_story(
+    story: dict, versions: list[dict], affixes: Mapping[str, list[str]], *, highlights=None, card: bool = False
+) -> dict:
     """Give a story (a dict) and its versions their headlines, and the story its snippet.
 
     ``versions`` are every version at hand, the story's own shown one included; each
-    needs ``id``, ``title``, ``site`` and, for the snippet, ``lede``.
+    needs ``id``, ``title``, ``site`` and, for the snippet, ``lede``. A ``card`` (a result
+    in a list) is one page: its headline and lede are those of the version it shows
+    (``story["id"]``), like its site, date and link; a story's page takes the origin's
+    headline, else the most common one.
     """
     for v in versions:
         v["headline"] = headline(v, affixes)
     origin = story.get("origin") or {}
-    story["headline"] = story_headline(versions, origin_id=origin.get("id")) or story.get("headline")
     by_id = {v.get("id"): v for v in versions}
-    lede_of = (by_id.get(origin.get("id")) or story).get("lede") or story.get("lede")
+    own = by_id.get(story.get("id")) if card else None
+    if own is not None:
+        story["headline"] = own["headline"] or story.get("headline")
+    else:
+        story["headline"] = story_headline(versions, origin_id=origin.get("id")) or story.get("headline")
+    lede_of = (own or by_id.get(origin.get("id")) or story).get("lede") or story.get("lede")
     story["snippet"] = snippet(highlights, lede_of)
     return story
 

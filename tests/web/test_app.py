@@ -113,10 +113,11 @@ def test_search_page_folds_copies_into_one_story(client):
     assert "3 stories (4 pages)" in html
     assert html.count('class="story"') == 2
     assert "1 other version" in html
-    # the newest copy is shown under the story's headline (its origin's, the earliest copy's); the other copy is
-    # listed under it with its similarity
+    # the newest copy (a full copy) is shown under its own headline; the other copy is listed under it with its
+    # similarity
     shown, _, folded = html.partition("1 other version")
-    assert "Zephyrton council approves budget" in shown and 'href="https://two.test/news/budget"' in shown
+    assert "Zephyrton budget passes after long debate" in shown and 'href="https://two.test/news/budget"' in shown
+    assert "Zephyrton council approves budget" not in shown
     assert "Zephyrton council approves budget" in folded
     assert re.search(r"(9\d|100)% similar", folded)
     assert "<details" in html
