@@ -161,12 +161,9 @@ def _correct(kind: str, cluster_id: str, fields: dict):
     except CorrectionFailed as exc:
         flash(str(exc), "error")
         return _back_to(cluster_id)
-    if applied.story:  # a split: the message links the new story (the template renders the pair)
-        story = {"admin": url_for("admin.cluster", cluster_id=applied.story),
-                 "public": url_for("stories.story", cluster_id=applied.story), "id": applied.story}  # fmt: skip
-        flash({"text": applied.message, "story": story}, "success")
-    else:
-        flash(applied.message, "success")
+    flash(applied.message, "success")
+    if applied.story:  # a split: the template links the new story
+        flash(applied.story, "story")
     if applied.cluster_id and applied.cluster_id != cluster_id:
         return redirect(url_for("admin.cluster", cluster_id=applied.cluster_id), code=303)
     return _back_to(cluster_id)
