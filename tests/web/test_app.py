@@ -468,3 +468,29 @@ def test_healthz_answers_without_servers():
 
     app = create_app(settings=Settings(elasticsearch_url="http://127.0.0.1:9"))
     assert app.test_client().get("/healthz").get_json() == {"status": "ok"}
+
+
+def test_a_result_time_is_relative_within_a_day_and_exact_on_hover():
+    import datetime as dt
+
+    from newsfold.web.formatting import foreign_lang, language_name, time_stamp
+
+    now = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.UTC)
+    assert time_stamp("2026-11-27T09:10:00Z", now) == ("2 hours ago", "27 Nov 2026, 09:10 UTC")
+    assert time_stamp("2026-11-27T11:48:00+00:00", now)[0] == "12 minutes ago"
+    assert time_stamp("2026-11-27T11:59:30Z", now)[0] == "just now"
+    assert time_stamp("2026-11-26T11:00:00Z", now) == ("26 Nov 2026, 11:00 UTC", "26 Nov 2026, 11:00 UTC")
+    assert time_stamp("2026-11-27T13:00:00Z", now)[0] == "27 Nov 2026, 13:00 UTC"  # ahead of the clock: exact
+    assert time_stamp("2026-11-27", now) == ("27 Nov 2026", "27 Nov 2026")  # no time of day: the date
+    assert (language_name("de"), language_name("pt-BR"), language_name("xx"), language_name(None)) == (
+        "German",
+        "Portuguese",
+        "xx",
+        "",
+    )
+    assert (foreign_lang("en-GB"), foreign_lang("de"), foreign_lang("zh_TW"), foreign_lang('x" onload')) == (
+        None,
+        "de",
+        "zh-TW",
+        None,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from urllib.parse import urlsplit
 
 import pytest
@@ -72,3 +73,53 @@ def test_the_skip_link_lands_on_the_results(driver, live):
     card = find_all(driver, "story")[0]
     assert first.tag_name == "a"  # one tab from the results: a link of the first card
     assert driver.execute_script("return arguments[0].contains(arguments[1])", card, first)
+
+
+def _article(title: str, paragraphs: list[str], lang: str = "en") -> str:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title></head>'
+            f"<body><main><article><h1>{title}</h1>{body}</article></main></body></html>")  # fmt: skip
+
+
+@pytest.fixture
+def sources_live(es, settings, redis_url):
+    """Three pages of the Northern Ledger (its name in every title), one three hours old; a German page."""
+    from newsfold.plugin.sign.signed_page import Page
+    from tests.pages import story
+    from tests.system.browser.live import ingest_one_by_one
+
+    recent = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=3, minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    pages = [
+        Page(html=_article(f"{name} - Northern Ledger", story(seed)), id=f"nl{seed}", site="northernledger.test",
+             url=f"https://northernledger.test/{seed}", lang="en", published=published)
+        for seed, name, published in ((511, "Quarry ferry returns", recent),
+                                      (512, "Library hours cut", "2024-05-01"), (513, "Bridge opens", "2024-05-02"))
+    ]  # fmt: skip
+    german = [f"Quarry Fähre {p}" for p in story(514)]
+    pages.append(Page(html=_article("Quarry Fähre fährt wieder", german, "de"), id="de1", site="zeitung.test",
+                      url="https://zeitung.test/1", lang="de", published="2024-05-03T09:30:00Z"))  # fmt: skip
+    ingest_one_by_one(pages, client=es, settings=settings)
+    es.indices.refresh(index=settings.index)
+    server = LiveServer(live_settings(settings, redis_url), live_web(page_size=5))
+    yield server
+    server.close()
+
+
+def test_a_card_names_its_publication_its_time_and_its_language(driver, sources_live):
+    """Fails before the fix: a bare domain in grey, a date without its time, "de" and no lang attribute."""
+    driver.get(sources_live.url + "/?q=quarry")
+    cards = {find(c, "story-title").text: c for c in find_all(driver, "story")}
+    ledger, german = cards["Quarry ferry returns"], cards["Quarry Fähre fährt wieder"]
+    source = find(ledger, "source")
+    assert source.text == "Northern Ledger" and source.get_attribute("title") == "northernledger.test"
+    colour = driver.execute_script("return getComputedStyle(arguments[0]).color", source)
+    assert colour == driver.execute_script("return getComputedStyle(document.body).color")  # the text's, not grey
+    when = find(ledger, "story-meta").find_element("css selector", "time")
+    assert when.text == "3 hours ago"
+    assert when.get_attribute("title").endswith(" UTC") and ":" in when.get_attribute("title")
+    assert find(german, "lang").text == "German" and find(ledger, "lang").text == "English"
+    assert find(german, "story-title").get_attribute("lang") == "de"
+    assert find(german, "story-snippet").get_attribute("lang") == "de"
+    assert find(ledger, "story-title").get_attribute("lang") in (None, "")
+    exact = find(german, "story-meta").find_element("css selector", "time")
+    assert exact.text == "3 May 2024, 09:30 UTC"  # older than a day: the exact time
