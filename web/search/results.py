@@ -17,6 +17,7 @@ from elasticsearch import Elasticsearch
 from newsfold.plugin.fold.document import cluster_of, flat, fold_of, read_signature
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_members
 from newsfold.plugin.hits import public_fields
+from newsfold.plugin.search.public_query import unsupported_operators
 from newsfold.plugin.search.queries import (
     collapsed_search,
     search_facets,
@@ -49,6 +50,20 @@ class SearchResult:
         """Pages of stories, within the 10,000-result window of from/size paging."""
         return min(page_count(self.stories, self.page_size), MAX_WINDOW // self.page_size)
 
+    @property
+    def unsupported(self) -> list[str]:
+        """The parts of the query that use an operator public searches do not support (``wor*``, ``counc~2``)."""
+        return unsupported_operators(self.params.q)
+
+    @property
+    def notice(self) -> str | None:
+        """What to tell the user about the query's unsupported operators, or None."""
+        if not self.unsupported:
+            return None
+        parts = ", ".join(self.unsupported)
+        return (f"{parts}: prefix (word*), fuzzy (word~2) and phrase slop (\"…\"~2) searches are not supported; "
+                "the characters were searched as they are. Search for whole words instead.")  # fmt: skip
+
     def as_json(self) -> dict:
         """The API's answer: the search, the counts and the page of stories."""
         return {
@@ -57,6 +72,8 @@ class SearchResult:
             "total_pages": self.total_pages,
             "stories": self.stories,
             "documents": self.documents,
+            "unsupported_operators": self.unsupported,
+            "notice": self.notice,
             "results": self.results,
         }
 

@@ -62,3 +62,24 @@ def test_a_shorter_copy_that_matched_better_stays(cards):
     """'passes' is only in the c.test copy's headline: it alone matches, so it is the card."""
     hit = cards.get("/api/search?q=budget+passes").get_json()["results"][0]
     assert (hit["id"], hit["headline"], hit["relation"]["kind"]) == ("short", "Harbour budget passes", "shorter")
+
+
+def test_switched_off_operators_are_named_not_silently_empty(cards):
+    """Fails before the fix: ``counc~2`` and ``harb*`` answered 0 stories and nothing else."""
+    data = cards.get("/api/search?q=counc~2+harb*").get_json()
+    assert data["stories"] == 0 and data["unsupported_operators"] == ["counc~2", "harb*"]
+    assert "not supported" in data["notice"] and "counc~2, harb*" in data["notice"]
+    page = cards.get("/?q=counc~2").get_data(as_text=True)
+    assert 'data-testid="query-notice">Not supported: counc~2: prefix (word*), fuzzy (word~2)' in page
+    plain = cards.get("/api/search?q=council").get_json()
+    assert (plain["unsupported_operators"], plain["notice"]) == ([], None)
+    assert 'data-testid="query-notice"' not in cards.get("/?q=council").get_data(as_text=True)
+
+
+def test_a_visible_link_leads_to_the_feed_of_the_list(cards):
+    """Fails before the fix: the feed was only a <link> in the page's head."""
+    page = cards.get("/?q=council&sort=date").get_data(as_text=True)
+    assert '<a href="/feed?q=council&amp;sort=date" type="application/atom+xml" data-testid="feed-visible">' in page
+    top = cards.get("/?window=all").get_data(as_text=True)
+    assert '<a href="/feed?window=all" type="application/atom+xml" data-testid="feed-visible">' in top
+    assert cards.get("/feed?q=council&sort=date").status_code == 200
