@@ -40,7 +40,7 @@ from newsfold.samples import generate  # noqa: E402
 from newsfold.samples.provenance import generate_provenance  # noqa: E402
 from newsfold.state import build_redis  # noqa: E402
 from newsfold.state.jobs import JobStore  # noqa: E402
-from tests.browser.live import (  # noqa: E402
+from tests.system.browser.live import (  # noqa: E402
     DESKTOP,
     PHONE,
     LiveServer,

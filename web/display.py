@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from elasticsearch import Elasticsearch
 from flask import has_app_context
 
-from newsfold.plugin.extract.headlines import clean_headline, snippet, story_headline
+from newsfold.plugin.extract.headlines import clean_headline, site_name, snippet, story_headline
 from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.settings import Settings
 from newsfold.web.affixes import learn_uncached
@@ -61,20 +61,43 @@ def origin_of(source: Mapping | None) -> dict | None:
     return {"wire": fold.get("origin_wire"), "site": fold.get("origin_site"), "id": fold.get("origin_id")}
 
 
-def dress_story(story: dict, versions: list[dict], affixes: Mapping[str, list[str]], *, highlights=None) -> dict:
+def dress_story(
+    story: dict, versions: list[dict], affixes: Mapping[str, list[str]], *, highlights=None, card: bool = False
+) -> dict:
     """Give a story (a dict) and its versions their headlines, and the story its snippet.
 
     ``versions`` are every version at hand, the story's own shown one included; each
-    needs ``id``, ``title``, ``site`` and, for the snippet, ``lede``.
+    needs ``id``, ``title``, ``site`` and, for the snippet, ``lede``. A ``card`` (a result
+    in a list) is one page: its headline and lede are those of the version it shows
+    (``story["id"]``), like its site, date and link; a story's page takes the origin's
+    headline, else the most common one.
     """
+    names = site_names(versions)
     for v in versions:
         v["headline"] = headline(v, affixes)
+        v["publication"] = names.get(v.get("site") or "")
+    story["publication"] = names.get(story.get("site") or "")
     origin = story.get("origin") or {}
-    story["headline"] = story_headline(versions, origin_id=origin.get("id")) or story.get("headline")
     by_id = {v.get("id"): v for v in versions}
-    lede_of = (by_id.get(origin.get("id")) or story).get("lede") or story.get("lede")
+    own = by_id.get(story.get("id")) if card else None
+    if own is not None:
+        story["headline"] = own["headline"] or story.get("headline")
+    else:
+        story["headline"] = story_headline(versions, origin_id=origin.get("id")) or story.get("headline")
+    lede_of = (own or by_id.get(origin.get("id")) or story).get("lede") or story.get("lede")
     story["snippet"] = snippet(highlights, lede_of)
     return story
+
+
+def site_names(versions: Iterable[Mapping]) -> dict[str, str]:
+    """``site -> the publication's name`` as one of its versions' titles spells it
+    (``plugin.extract.headlines.site_name``)."""
+    out: dict[str, str] = {}
+    for v in versions:
+        site = v.get("site")
+        if site and site not in out and (name := site_name(v.get("title"), site=site)):
+            out[site] = name
+    return out
 
 
 _MARKED = re.compile(r"<mark>(.*?)</mark>", re.S)

@@ -137,3 +137,61 @@ def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     """``1 story``, ``3 stories``."""
     word = singular if count == 1 else (plural_form or singular + "s")
     return f"{count:,} {word}"
+
+
+def has_time(value) -> bool:
+    """Whether a stored date holds a time of day too (``2024-05-02T14:05:00Z``, not ``2024-05-02``)."""
+    return parse_datetime(value) is not None and isinstance(value, str) and "T" in value
+
+
+def time_stamp(value, now: dt.datetime | None = None) -> tuple[str, str]:
+    """A page's date as a result shows it, and as its hover shows it: ``(shown, exact)``.
+
+    A date without a time is the date (``2 May 2024``) both ways. A time within the
+    last day is relative (``3 hours ago``, ``12 minutes ago``, ``just now``), else
+    ``2 May 2024, 14:05 UTC``; the hover is always the exact time.
+    """
+    parsed = parse_datetime(value)
+    if parsed is None or not has_time(value):
+        return format_date(value), format_date(value)
+    exact = format_datetime(value)
+    moment = parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    seconds = ((now or dt.datetime.now(dt.UTC)) - moment).total_seconds()
+    if not 0 <= seconds < 86_400:
+        return exact, exact
+    if seconds < 60:
+        return "just now", exact
+    if seconds < 3600:
+        return plural(int(seconds // 60), "minute") + " ago", exact
+    return plural(int(seconds // 3600), "hour") + " ago", exact
+
+
+#: names of the languages a page may be in (ISO 639-1), in English; another code is shown as it is
+LANGUAGE_NAMES = {
+    "ar": "Arabic", "bg": "Bulgarian", "bn": "Bengali", "ca": "Catalan", "cs": "Czech", "da": "Danish",
+    "de": "German", "el": "Greek", "en": "English", "es": "Spanish", "et": "Estonian", "fa": "Persian",
+    "fi": "Finnish", "fr": "French", "ga": "Irish", "he": "Hebrew", "hi": "Hindi", "hr": "Croatian",
+    "hu": "Hungarian", "id": "Indonesian", "it": "Italian", "ja": "Japanese", "ko": "Korean",
+    "lt": "Lithuanian", "lv": "Latvian", "ms": "Malay", "nl": "Dutch", "no": "Norwegian", "pl": "Polish",
+    "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sk": "Slovak", "sl": "Slovenian", "sr": "Serbian",
+    "sv": "Swedish", "sw": "Swahili", "ta": "Tamil", "th": "Thai", "tr": "Turkish", "uk": "Ukrainian",
+    "ur": "Urdu", "vi": "Vietnamese", "zh": "Chinese", "cy": "Welsh",
+}  # fmt: skip
+
+
+def language_name(code: str | None) -> str:
+    """``de`` -> ``German`` (``pt-BR`` -> ``Portuguese``); an unknown code as it is."""
+    if not code:
+        return ""
+    return LANGUAGE_NAMES.get(code.split("-")[0].split("_")[0].lower(), code)
+
+
+def foreign_lang(code: str | None) -> str | None:
+    """The ``lang`` attribute a result in this language needs inside an English page (None: English or unknown)."""
+    if (
+        not code
+        or code.split("-")[0].lower() == "en"
+        or not re.fullmatch(r"[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*", code)
+    ):
+        return None
+    return code.replace("_", "-")

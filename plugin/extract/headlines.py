@@ -161,6 +161,24 @@ def clean_headline(title: str | None, *, site: str | None = None, affixes: Itera
     return headline if re.search(r"\w", headline) else text
 
 
+def site_name(title: str | None, *, site: str | None = None) -> str | None:
+    """The publication's name as a title spells it ("Northern Ledger" on northernledger.example), or None.
+
+    The name is the title's first or last separated part when that part spells
+    the site's host name (the rule that strips it from the headline), returned
+    as the title writes it. Learned affixes that do not spell the host are
+    left out: they are as often a section ("World", "Opinion") as a name.
+    """
+    parts = _parts(" ".join((title or "").split()))
+    if len(parts) < 2:
+        return None
+    host = _host_words(site)
+    for _, part in (parts[0], parts[-1]):
+        if _spells_host(part, host, site) and re.search(r"[^\W\d_]", part):
+            return part.strip()
+    return None
+
+
 def site_affixes(sites: Sequence[str], *, per_site: int = 6) -> dict[str, Any]:
     """Search body: each site's page count and its most shared title affix candidates.
 

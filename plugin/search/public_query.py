@@ -26,6 +26,16 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _QUERY_PARTS = re.compile(r"""[|()]|(?:^|(?<=[\s(|]))[+-]|[^\s|()"+-][^\s|()"]*""")
 
 
+#: the operators ``PUBLIC_QUERY_FLAGS`` switches off, as a user writes them: ``word*``, ``word~2``, ``"a b"~3``
+_OFF_OPERATORS = re.compile(r'(?:"[^"]*"|[^\s|()"+-][^\s|()"]*?)(?:\*|~\d*)(?=[\s|()]|$)')
+
+
+def unsupported_operators(q: str | None) -> list[str]:
+    """The parts of a query that use a switched-off operator (prefix ``wor*``, fuzzy ``counc~2``, phrase slop
+    ``"a b"~3``), in order; Elasticsearch reads them as plain words, so the user is told."""
+    return list(dict.fromkeys(m.group(0) for m in _OFF_OPERATORS.finditer((q or "").strip())))
+
+
 def parse_day(value: str, name: str) -> dt.date:
     """A day given as ``YYYY-MM-DD`` (the one date format of every date argument and filter).
 

@@ -140,32 +140,45 @@ def search_facets(
     }  # fmt: skip
 
 
-def versions_of(cluster_ids: list[str], *, per_cluster: int = 20) -> dict[str, Any]:
+def versions_of(
+    cluster_ids: list[str], *, per_cluster: int = 20, scored_by: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Search body listing the versions of several clusters in one request.
 
     Unlike collapse ``inner_hits`` (one extra search per group, and only the
     versions that match the query), this returns every version of each story
     with the true cluster size as the bucket's ``doc_count``: an editor's
-    representative first, then the oldest.
+    representative first, then the oldest. With ``scored_by`` (the search's
+    query: :func:`search_query` of a :func:`collapsed_search` body), each version
+    also carries its ``_score`` for it, 0 when it does not match, so that
+    ``plugin.search.shown_version`` can choose the version a result shows.
     """
+    query: dict[str, Any] = {"terms": {CLUSTER_ID: list(cluster_ids)}}
+    versions: dict[str, Any] = {
+        "size": per_cluster,
+        "_source": VERSION_SOURCE,
+        "sort": [REPRESENTATIVE_FIRST, {"ingested": "asc"}, FOUNDER_FIRST, URL_ORDER],
+    }
+    if scored_by is not None:
+        query = {"bool": {"filter": [query], "should": [scored_by]}}
+        versions["track_scores"] = True
     return {
-        "query": {"terms": {CLUSTER_ID: list(cluster_ids)}},
+        "query": query,
         "size": 0,
         "aggs": {
             "clusters": {
                 "terms": {"field": CLUSTER_ID, "size": max(1, len(cluster_ids))},
-                "aggs": {
-                    "versions": {
-                        "top_hits": {
-                            "size": per_cluster,
-                            "_source": VERSION_SOURCE,
-                            "sort": [REPRESENTATIVE_FIRST, {"ingested": "asc"}, FOUNDER_FIRST, URL_ORDER],
-                        }
-                    }
-                },
+                "aggs": {"versions": {"top_hits": versions}},
             }
         },
     }
+
+
+def search_query(body: dict[str, Any]) -> dict[str, Any]:
+    """The query of a :func:`collapsed_search` body without the representative's nudge: what a version must
+    match to be a hit of that search (its words and filters)."""
+    clauses = body["query"]["bool"]
+    return {"bool": {"must": copy.deepcopy(clauses["must"]), "filter": copy.deepcopy(clauses["filter"])}}
 
 
 FOLD_FIELD = CLUSTER_ID

@@ -113,10 +113,11 @@ def test_search_page_folds_copies_into_one_story(client):
     assert "3 stories (4 pages)" in html
     assert html.count('class="story"') == 2
     assert "1 other version" in html
-    # the newest copy is shown under the story's headline (its origin's, the earliest copy's); the other copy is
-    # listed under it with its similarity
+    # the newest copy (a full copy) is shown under its own headline; the other copy is listed under it with its
+    # similarity
     shown, _, folded = html.partition("1 other version")
-    assert "Zephyrton council approves budget" in shown and 'href="https://two.test/news/budget"' in shown
+    assert "Zephyrton budget passes after long debate" in shown and 'href="https://two.test/news/budget"' in shown
+    assert "Zephyrton council approves budget" not in shown
     assert "Zephyrton council approves budget" in folded
     assert re.search(r"(9\d|100)% similar", folded)
     assert "<details" in html
@@ -467,3 +468,29 @@ def test_healthz_answers_without_servers():
 
     app = create_app(settings=Settings(elasticsearch_url="http://127.0.0.1:9"))
     assert app.test_client().get("/healthz").get_json() == {"status": "ok"}
+
+
+def test_a_result_time_is_relative_within_a_day_and_exact_on_hover():
+    import datetime as dt
+
+    from newsfold.web.formatting import foreign_lang, language_name, time_stamp
+
+    now = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.UTC)
+    assert time_stamp("2026-11-27T09:10:00Z", now) == ("2 hours ago", "27 Nov 2026, 09:10 UTC")
+    assert time_stamp("2026-11-27T11:48:00+00:00", now)[0] == "12 minutes ago"
+    assert time_stamp("2026-11-27T11:59:30Z", now)[0] == "just now"
+    assert time_stamp("2026-11-26T11:00:00Z", now) == ("26 Nov 2026, 11:00 UTC", "26 Nov 2026, 11:00 UTC")
+    assert time_stamp("2026-11-27T13:00:00Z", now)[0] == "27 Nov 2026, 13:00 UTC"  # ahead of the clock: exact
+    assert time_stamp("2026-11-27", now) == ("27 Nov 2026", "27 Nov 2026")  # no time of day: the date
+    assert (language_name("de"), language_name("pt-BR"), language_name("xx"), language_name(None)) == (
+        "German",
+        "Portuguese",
+        "xx",
+        "",
+    )
+    assert (foreign_lang("en-GB"), foreign_lang("de"), foreign_lang("zh_TW"), foreign_lang('x" onload')) == (
+        None,
+        "de",
+        "zh-TW",
+        None,
+    )

@@ -23,6 +23,7 @@ from newsfold.plugin.edit.corrections import (
 from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
+from newsfold.plugin.fold.store import current_labels
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number
@@ -82,6 +83,7 @@ class Applied:
     correction: Correction
     message: str
     cluster_id: str | None
+    story: str | None = None  # a split: the story the page is in now (its new story)
 
 
 def _other_member(cluster_id: str, page_id: str) -> str | None:
@@ -137,7 +139,8 @@ def _split(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -
     anchor = _other_member(cluster_id, page_id)
     done = split_page(page_id, **common)
     follow = page_cluster(anchor) if anchor and not _has_pages(cluster_id) else cluster_id
-    return Applied(done, f"Page {page_id} was split out of the cluster.", follow)
+    story = page_cluster(page_id)
+    return Applied(done, f"Page {page_id} was split out of the cluster into story {story}.", follow, story)
 
 
 def _merge(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
@@ -185,6 +188,8 @@ class CorrectionLog(Paged):
     cluster_id: str | None = None
     page_id: str | None = None
     entries: list = field(default_factory=list)
+    #: correction id -> the story the page a split took out is in now
+    split_into: dict[str, str] = field(default_factory=dict)
 
     def url_args(self, page: int) -> dict:
         args = {"cluster_id": self.cluster_id, "page_id": self.page_id, "page": page if page > 1 else None}
@@ -195,7 +200,10 @@ class CorrectionLog(Paged):
             "page": self.page,
             "page_size": self.page_size,
             "total": self.total,
-            "corrections": [c.as_dict() for c in self.entries],
+            "corrections": [
+                {**c.as_dict(), **({"split_into": self.split_into.get(c.id)} if c.kind == "split" else {})}
+                for c in self.entries
+            ],
         }
 
 
@@ -215,7 +223,11 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
         if len(value) > MAX_ID_CHARS:
             raise ValueError(f"{name} must be at most {MAX_ID_CHARS} characters")
         filters[name] = value or None
+    es, settings = get_es(), get_settings()
     total, entries = list_corrections(
-        client=get_es(), settings=get_settings(), offset=(page - 1) * page_size, size=page_size, **filters
+        client=es, settings=settings, offset=(page - 1) * page_size, size=page_size, **filters
     )
-    return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), **filters)
+    split = {c.id: c.pages[0] for c in entries if c.kind == "split" and c.pages}
+    now = current_labels(set(split.values()), client=es, settings=settings) if split else {}  # one mget
+    into = {cid: now[pid] for cid, pid in split.items() if pid in now}
+    return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), split_into=into, **filters)

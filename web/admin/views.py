@@ -167,6 +167,8 @@ def _correct(kind: str, cluster_id: str, fields: dict):
         flash(str(exc), "error")
         return _back_to(cluster_id)
     flash(applied.message, "success")
+    if applied.story:  # a split: the template links the new story
+        flash(applied.story, "story")
     if applied.cluster_id and applied.cluster_id != cluster_id:
         return redirect(url_for("admin.cluster", cluster_id=applied.cluster_id), code=303)
     return _back_to(cluster_id)

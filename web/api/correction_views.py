@@ -61,7 +61,8 @@ def _correct(kind: str, cluster_id: str | None = None):
         applied = apply_correction(kind, cluster_id=cluster_id, fields=fields, user=current_user())
     except CorrectionFailed as exc:
         return jsonify(error=str(exc)), exc.status
-    return jsonify(correction=applied.correction.as_dict(), message=applied.message, cluster_id=applied.cluster_id)
+    return jsonify(correction=applied.correction.as_dict(), message=applied.message, cluster_id=applied.cluster_id,
+                   **({"story": applied.story} if applied.correction.kind == "split" else {}))  # fmt: skip
 
 
 for _kind, (_rule, _) in CORRECTIONS.items():

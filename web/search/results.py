@@ -17,13 +17,16 @@ from elasticsearch import Elasticsearch
 from newsfold.plugin.fold.document import cluster_of, flat, fold_of, read_signature
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_members
 from newsfold.plugin.hits import public_fields
+from newsfold.plugin.search.public_query import unsupported_operators
 from newsfold.plugin.search.queries import (
     collapsed_search,
     search_facets,
+    search_query,
     story_buckets,
     story_count,
     versions_of,
 )
+from newsfold.plugin.search.shown_version import shown_version
 from newsfold.plugin.search.version_relations import read_references, relation_of, with_references
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import Signature, jaccard
@@ -47,6 +50,20 @@ class SearchResult:
         """Pages of stories, within the 10,000-result window of from/size paging."""
         return min(page_count(self.stories, self.page_size), MAX_WINDOW // self.page_size)
 
+    @property
+    def unsupported(self) -> list[str]:
+        """The parts of the query that use an operator public searches do not support (``wor*``, ``counc~2``)."""
+        return unsupported_operators(self.params.q)
+
+    @property
+    def notice(self) -> str | None:
+        """What to tell the user about the query's unsupported operators, or None."""
+        if not self.unsupported:
+            return None
+        parts = ", ".join(self.unsupported)
+        return (f"{parts}: prefix (word*), fuzzy (word~2) and phrase slop (\"…\"~2) searches are not supported; "
+                "the characters were searched as they are. Search for whole words instead.")  # fmt: skip
+
     def as_json(self) -> dict:
         """The API's answer: the search, the counts and the page of stories."""
         return {
@@ -55,6 +72,8 @@ class SearchResult:
             "total_pages": self.total_pages,
             "stories": self.stories,
             "documents": self.documents,
+            "unsupported_operators": self.unsupported,
+            "notice": self.notice,
             "results": self.results,
         }
 
@@ -125,36 +144,37 @@ def run_search(
     if not hits:
         return result
     cluster_ids = list(dict.fromkeys(c for hit in hits if (c := cluster_of(hit["_source"]))))
-    body = with_references(versions_of(cluster_ids, per_cluster=per_cluster), agg="clusters")
-    versions = es.search(index=settings.index, **body).body
+    listing = versions_of(cluster_ids, per_cluster=per_cluster, scored_by=search_query(body))
+    versions = es.search(index=settings.index, **with_references(listing, agg="clusters")).body
     buckets = {b["key"]: b for b in versions["aggregations"]["clusters"]["buckets"]}
     references = read_references(versions, agg="clusters")
-    shown_hits = [representative_or(hit, buckets.get(cluster_of(hit["_source"]))) for hit in hits]
+    shown_hits = [shown_of(hit, buckets.get(cluster_of(hit["_source"])), references) for hit in hits]
     result.results = [story(hit, buckets.get(cluster_of(hit["_source"])), references) for hit in shown_hits]
     sites = [s["site"] for found in result.results for s in (found, *found["versions"])]
     affixes = learn_affixes(es, settings, sites)
     for found, hit in zip(result.results, shown_hits, strict=True):
         shown = {**found, "lede": hit["_source"].get("lede")}
-        dress_story(found, [shown, *found["versions"]], affixes, highlights=found["highlight"])
+        dress_story(found, [shown, *found["versions"]], affixes, highlights=found["highlight"], card=True)
         found["headline_highlight"] = headline_highlight(found.get("headline"), found["title_highlight"])
         for version in found["versions"]:
             version.pop("lede", None)
     return result
 
 
-def representative_or(hit: dict, bucket: dict | None) -> dict:
-    """The version an editor made its story's representative, else the hit itself.
+def shown_of(hit: dict, bucket: dict | None, references: Mapping[str, Mapping]) -> dict:
+    """The version a result shows (``plugin.search.shown_version``): the editor's representative, else the
+    fullest version that matched, so that its headline, site, date and link are one page's.
 
-    The search ranks stories by their best version (the representative's
-    score boost only nudges it); the representative is then shown in the
-    story's place, without highlights of its own.
+    The hit's marked words stay with the version shown in its place only when the hit holds nothing the
+    story's reference lacks (its body fragments are then in the fuller text too); else the snippet is the lede.
     """
-    if fold_of(hit["_source"]).get("representative"):
+    found = shown_version(hit, (bucket or {}).get("versions", {}).get("hits", {}).get("hits", []), references)
+    if found is hit:
         return hit
-    for version in (bucket or {}).get("versions", {}).get("hits", {}).get("hits", []):
-        if fold_of(version["_source"]).get("representative"):
-            return {**version, "highlight": {}}
-    return hit
+    kind = (relation_of(hit, references) or {}).get("kind")
+    if fold_of(found["_source"]).get("representative") or kind != "shorter":
+        return {**found, "highlight": {}}
+    return {**found, "highlight": hit.get("highlight") or {}}
 
 
 def decode_signature(source: Mapping) -> Signature | None:

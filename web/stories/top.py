@@ -182,11 +182,13 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     for item in found:
         ref = item["reference"] or {}
         origin = origin_of(ref)
-        shown = origins.get((origin or {}).get("id") or "") or ref
+        # one page per card: the editor's representative, else the origin version (whose headline it shows)
+        chosen = fold_of(ref).get("representative")
+        shown = ref if chosen else origins.get((origin or {}).get("id") or "") or ref
         story = {
             "cluster_id": item["cluster_id"],
-            "id": ref.get("id"),
-            **public_fields(ref),
+            "id": shown.get("id"),
+            **public_fields(shown),
             "sites": item["sites"],
             "pages": item["pages"],
             "latest": item["latest"],
@@ -195,7 +197,7 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
             "origin": origin,
         }  # fmt: skip
         versions = [{"id": shown.get("id"), **public_fields(shown), "lede": shown.get("lede")}]
-        result.results.append(dress_story(story, versions, affixes))
+        result.results.append(dress_story(story, versions, affixes, card=True))
     return result
 
 

@@ -83,10 +83,10 @@ def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, pag
     affixes = learn_affixes(es, settings, [v.get("site") for v in at_hand.values()])
     versions = [{**v, "id": v["id"]} for v in at_hand.values()]
     dress_story(found, versions, affixes)
-    headlines = {v["id"]: v["headline"] for v in versions}
+    dressed = {v["id"]: v for v in versions}
     for v in (found["reference"], found["first"], *found["versions"]):
         if v:
-            v["headline"] = headlines.get(v["id"])
+            v["headline"], v["publication"] = dressed[v["id"]]["headline"], dressed[v["id"]]["publication"]
     if origin.get("id") in at_hand:
         origin["published"] = at_hand[origin["id"]].get("published")
         origin["title"] = at_hand[origin["id"]].get("title")
@@ -101,6 +101,7 @@ def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, pag
 
 def _shown(version: dict) -> dict:
     return {"id": version["id"], **public_fields(version), "headline": version.get("headline"),
+            "publication": version.get("publication"),
             "ingested": version.get("ingested"), "wire": version.get("wire"),
             "representative": version["representative"], "relation": version["relation"]}  # fmt: skip
 

@@ -10,9 +10,11 @@ Every argument is checked first; a bad one is a 400 with a message, an unknown s
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
-from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, url_for
+from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request, url_for
 
+from newsfold.plugin.edit.merged import merged_into
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
 from newsfold.plugin.search.story_queries import SORTS, WINDOW_NAMES
@@ -61,6 +63,11 @@ def _load_story(cluster_id: str):
     params.cluster_id = cluster_id
     result = run_story(get_es(), get_settings(), params, page_size=VERSIONS_PAGE)
     if result is None:
+        survivor = merged_into(cluster_id, client=get_es(), settings=get_settings())
+        if survivor:  # merged away by an editor: its address moved for good
+            endpoint = request.endpoint or "stories.story"
+            args: dict[str, Any] = {k: v for k, v in request.args.items() if k == "page"}
+            abort(redirect(url_for(endpoint, cluster_id=survivor, **args), code=301))
         abort(404, description=f"no story {cluster_id[:80]!r}")
     return result, None
 

@@ -119,3 +119,15 @@ def test_learning_from_titles_in_memory_follows_the_same_rule():
     titles = [("a.test", f"Story {n} - A News") for n in range(4)] + [("a.test", "Other | x"), ("b.test", "B - Two")]
     assert learn_from_titles(titles) == {"a.test": ["s:- a news"]}  # 4 of 5 pages; b.test has one page
     assert learn_from_titles([(None, "x - y")]) == {}
+
+
+def test_site_name_is_the_part_of_a_title_that_names_the_site():
+    from newsfold.plugin.extract.headlines import site_name
+
+    title = "Foxhaven council tax to rise 8% - Northern Ledger"
+    assert site_name(title, site="northernledger.example") == "Northern Ledger"
+    assert site_name(title, site="www.ledger.example") == "Northern Ledger"
+    assert site_name("Riverside Post | Garden waste charge", site="riversidepost.example") == "Riverside Post"
+    assert site_name("Garden waste charge | World", site="riversidepost.example") is None  # a section, not a name
+    assert site_name("Garden waste charge", site="riversidepost.example") is None
+    assert site_name("Garden waste charge - Foo", site="bar.example") is None

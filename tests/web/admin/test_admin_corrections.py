@@ -32,7 +32,7 @@ def test_split_and_representative_forms_take_effect_and_are_logged(client, corpu
     res = post_form(client, url, f"/admin/clusters/{a}/split", {"page_id": "a3"})
     assert res.status_code == 303
     html = html_of(client.get(res.headers["Location"]))
-    assert "Page a3 was split out of the cluster." in html
+    assert "Page a3 was split out of the cluster into story " in html
     assert cluster_of(es, settings, "a3") != cluster_of(es, settings, "a1")
     assert "a3" not in search_ids(es, settings, cluster_of(es, settings, "a1"))  # visible to search at once
 
@@ -142,3 +142,30 @@ def test_correction_api_with_the_session_needs_the_csrf_header(client, corpus, e
     res = client.post(f"/api/clusters/{a}/split", json={"page_id": "a3"}, headers={"X-CSRFToken": token})
     assert res.status_code == 200 and res.get_json()["correction"]["user"] == "admin"
     assert cluster_of(es, settings, "a3") != a
+
+
+def test_a_split_names_and_links_the_new_story_in_the_message_and_the_log(client, make_app, admin_settings, corpus,
+                                                                          es, settings):  # fmt: skip
+    """Fails before the fix: the message and the log said only "Page a3 was split out"."""
+    a = corpus["a"]
+    res = post_form(client, f"/admin/clusters/{a}", f"/admin/clusters/{a}/split", {"page_id": "a3"})
+    new = cluster_of(es, settings, "a3")
+    assert new != a
+    html = html_of(client.get(res.headers["Location"]))
+    assert f"Page a3 was split out of the cluster into story {new}." in html
+    linked = re.search(r'data-testid="flash-story">(.*?)</p>', html, re.S).group(1)
+    assert f'<a href="/admin/clusters/{new}">{new}</a>' in linked and f'href="/stories/{new}"' in linked
+    log = html_of(client.get("/admin/corrections"))
+    row = re.search(r'data-kind="split">(.*?)</tr>', log, re.S).group(1)
+    assert f'into story <a href="/admin/clusters/{new}" data-testid="split-into"><code>{new}</code></a>' in row
+    assert f'href="/stories/{new}"' in row
+
+    api = make_app(admin_settings).test_client()
+    res = api.post(f"/api/clusters/{a}/split", json={"page_id": "a2"}, headers=BEARER)
+    assert res.get_json()["story"] == cluster_of(es, settings, "a2") != a
+    assert f"into story {res.get_json()['story']}" in res.get_json()["message"]
+    entries = api.get("/api/corrections", headers=BEARER).get_json()["corrections"]
+    assert [(c["kind"], c["split_into"]) for c in entries] == [
+        ("split", cluster_of(es, settings, "a2")),
+        ("split", new),
+    ]
