@@ -49,6 +49,8 @@ def create_app(
     settings = settings if settings is not None else Settings.from_env()
     web = web if web is not None else WebSettings.from_env()
     app = Flask(__name__)
+    # ids may hold "//" (URLs as ids): a path must reach its route as it is, not be redirected to another id
+    app.url_map.merge_slashes = False
     _configure(app, web, test_config)
     _set_up_templates(app)
     resources.init_app(app, settings, web)

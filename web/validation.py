@@ -6,6 +6,7 @@ import json
 
 from flask import request
 
+from newsfold.plugin.ids import id_problem, shown
 from newsfold.plugin.search.public_query import checked_query
 
 MAX_OFFSET = 10_000_000
@@ -118,8 +119,9 @@ def parse_pages(payload, *, max_pages: int) -> list[dict]:
     """The pages of a ``{"pages": [...]}`` body as the ingest task's page dicts.
 
     Each page needs a string ``html``; ``url``, ``id``, ``site``, ``lang`` and
-    ``published`` are optional strings (or null); other keys are refused so a
-    misspelt field is not silently dropped.
+    ``published`` are optional strings (or null), an ``id`` within the id
+    grammar (``plugin.ids``); other keys are refused so a misspelt field is
+    not silently dropped.
 
     Raises:
         InvalidPages: with a message naming the first problem.
@@ -146,6 +148,8 @@ def parse_pages(payload, *, max_pages: int) -> list[dict]:
             value = page.get(name)
             if value is not None and not isinstance(value, str):
                 problems.append(f"pages[{i}].{name} must be a string or null, got {_kind(value)}")
+        if isinstance(page.get("id"), str) and (problem := id_problem(page["id"])) is not None:
+            problems.append(f"pages[{i}].id {problem}: {shown(page['id'])}")
         unknown = sorted(set(page) - set(PAGE_FIELDS))
         if unknown:
             problems.append(f"pages[{i}] has unknown field(s) {', '.join(unknown)}; known: {', '.join(PAGE_FIELDS)}")

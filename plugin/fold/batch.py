@@ -44,6 +44,7 @@ from newsfold.plugin.fold.index import check_meta_cached
 from newsfold.plugin.fold.provenance import refresh_origins
 from newsfold.plugin.fold.regroup import enforce_constraints, relabel
 from newsfold.plugin.fold.store import bulk_failures, current_labels
+from newsfold.plugin.ids import check_page_id
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import StoryStatistics, uses_stats
 from newsfold.plugin.sign.signed_page import SignedPage
@@ -283,7 +284,8 @@ def check_pages(pages: object, *, settings: Settings) -> list[SignedPage]:
             from ``sign_page``/``sign_text`` is named with its reason), or
             ``settings`` is not ``Settings``.
         InputError: a signature has another number of permutations than the
-            settings (it was signed with other settings and cannot fold here).
+            settings (it was signed with other settings and cannot fold here),
+            or a page id is outside the id grammar (``plugin.ids``).
     """
     check_type(settings, Settings, "settings")
     if isinstance(pages, str | bytes | dict) or not isinstance(pages, list | tuple):
@@ -295,6 +297,7 @@ def check_pages(pages: object, *, settings: Settings) -> list[SignedPage]:
                 "of ingest (record their reason instead)"
             )
         check_type(p, SignedPage, f"pages[{n}]")
+        check_page_id(p.page_id, f"pages[{n}].page_id")
         perms = len(p.signature.hashvalues)
         if perms != settings.num_perm:
             raise InputError(
