@@ -118,20 +118,11 @@ def name_new_stories(state: BatchState, *, client: Elasticsearch, settings: Sett
     if decision is None or not decision.founders:
         return
     pages = {p.page_id: p for p in state.pages}
-    batch_ids = list(pages)
-    proposals = {
-        name: [name] + [founding.renamed(pid, pages[pid].content_hash, n) for n in range(2)]
-        for name, pid in decision.founders.items()
-    }
-    taken = founding.names_in_use(
-        [n for names in proposals.values() for n in names], besides=batch_ids, client=client, settings=settings
-    )
-    for name, names in sorted(proposals.items()):
-        free = next((n for n in names if n not in taken), None)
-        if free is None:  # both taken: practically never (the page would have matched the story of its own text)
-            free = founding.renamed(decision.founders[name], pages[decision.founders[name]].content_hash, 2)
-        if free != name:
-            decision.rename(name, free)
+    founders = {name: (pid, pages[pid].content_hash) for name, pid in decision.founders.items()}
+    free = founding.free_names(founders, besides=list(pages), client=client, settings=settings)
+    for name, new_name in sorted(free.items()):
+        if new_name != name:
+            decision.rename(name, new_name)
         elif state.previous.get(decision.founders[name]) == name:
             del decision.founders[name]  # a changed page keeps its own story: not a new one
 
