@@ -252,6 +252,13 @@ def deny_api(method: str | None = None):
 
 
 PRIVATE_API_READS = ("/api/jobs", "/api/corrections")
+#: the figures of ``/admin/stats``: as private as that page unless ``NEWSFOLD_PUBLIC_SYNDICATION=1``
+STATS_API_READS = ("/api/syndication",)
+
+
+def _private_read(path: str) -> bool:
+    private = PRIVATE_API_READS if get_web_settings().public_syndication else PRIVATE_API_READS + STATS_API_READS
+    return any(_under(path, prefix) for prefix in private)
 
 
 def _guard():
@@ -262,7 +269,7 @@ def _guard():
         request.blueprint == "admin"
         or _under(path, "/admin")
         or (is_api and request.method not in SAFE_METHODS)
-        or any(_under(path, prefix) for prefix in PRIVATE_API_READS)
+        or _private_read(path)
     )
     if needs_user and current_user() is None:
         if is_api:

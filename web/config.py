@@ -39,6 +39,8 @@ class WebSettings:
     #: the public address of the site (``https://news.example.org``, maybe with a path), which absolute links
     #: (the feeds') are built from; never the request's ``Host`` header. None: the feeds' links are relative
     base_url: str | None = None
+    #: ``GET /api/syndication`` without a login or token (the same figures as ``/admin/stats``, which needs a login)
+    public_syndication: bool = False
 
     def __post_init__(self) -> None:
         if not self.admin_user or len(self.admin_user) > 100 or not self.admin_user.isprintable():
