@@ -103,3 +103,30 @@ def test_the_api_refuses_a_bad_page_id_with_a_400_naming_it(api, bad):
     res = client.post("/api/pages", json={"pages": pages}, headers=auth)
     assert res.status_code == 400, res.get_data(as_text=True)[:300]
     assert res.get_json()["error"].startswith("pages[1].id ")
+
+
+@pytest.mark.slow
+def test_newsfold_ingest_of_a_page_list_with_a_long_id_indexes_the_rest_of_its_batch(
+    tmp_path, settings, redis_url, monkeypatch, capsys, es
+):
+    """Through real workers: every good page of the one batch is indexed, the long id is a ``bad_id`` line.
+
+    Before the grammar, the batch's task failed as a whole: all six pages came back rejected.
+    """
+    from newsfold.cli import main
+
+    lines = []
+    for n, (url, html) in enumerate(_good(5)):
+        (tmp_path / f"g{n}.html").write_text(html)
+        lines.append({"id": f"g{n}", "url": url, "html": f"g{n}.html"})
+    lines.insert(2, {"id": LONG, "url": "https://bad.test/", "html": "g0.html"})
+    (tmp_path / "pages.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    monkeypatch.setenv("ELASTICSEARCH_URL", settings.elasticsearch_url)
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("NEWSFOLD_INDEX", settings.index)
+    out = tmp_path / "outcomes.jsonl"
+    assert main(["ingest", str(tmp_path / "pages.jsonl"), "--out", str(out), "--quiet"]) == 0
+    outcomes = {o["page_id"]: o for o in map(json.loads, out.read_text().splitlines())}
+    assert sorted(o["status"] for o in outcomes.values()) == ["new"] * 5 + ["rejected"]
+    assert outcomes[LONG]["reason"] == "bad_id"
+    assert es.count(index=settings.index)["count"] == 5
