@@ -92,7 +92,7 @@ def sign_batch(
                 page = page_from_payload(payload, max_bytes=settings.max_page_bytes, roots=read_roots(settings))
                 page_id = str(page.id or page.url or page_id)
                 source.update(url=page.url, site=page.site)
-                wrong = None if page.id is None else id_problem(page.id)
+                wrong = id_problem(page.id) if page.id else None
                 result = (
                     Rejection(BAD_ID, f"the id {wrong}: {shown(str(page.id))}")
                     if wrong

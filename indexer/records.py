@@ -169,7 +169,7 @@ def checked_at_source(records: Iterator[PageRecord], max_bytes: int) -> Iterator
         if record.error:
             yield record
             continue
-        id_wrong = None if record.id is None else id_problem(record.id)
+        id_wrong = id_problem(record.id) if record.id else None  # an empty id is none: the page gets one
         problem = None if record.html is None else oversize(record.html, max_bytes)
         if id_wrong:
             message = f"{BAD_ID}: the id {id_wrong}: {shown(record.id or '')}"

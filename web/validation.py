@@ -148,7 +148,7 @@ def parse_pages(payload, *, max_pages: int) -> list[dict]:
             value = page.get(name)
             if value is not None and not isinstance(value, str):
                 problems.append(f"pages[{i}].{name} must be a string or null, got {_kind(value)}")
-        if isinstance(page.get("id"), str) and (problem := id_problem(page["id"])) is not None:
+        if page.get("id") and isinstance(page["id"], str) and (problem := id_problem(page["id"])) is not None:
             problems.append(f"pages[{i}].id {problem}: {shown(page['id'])}")
         unknown = sorted(set(page) - set(PAGE_FIELDS))
         if unknown:

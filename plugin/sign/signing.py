@@ -70,7 +70,7 @@ def sign_page(
     check_type(page.html, (bytes, str), "page.html")
     for name in ("url", "id", "site", "lang", "published"):
         check_type(getattr(page, name), str, f"page.{name}", optional=True)
-    if page.id is not None:
+    if page.id:  # an empty id is none (page_id_for)
         check_page_id(page.id, "page.id")
     html = clean_text(page.html) if isinstance(page.html, str) else page.html
     article = extract_article(
@@ -139,7 +139,7 @@ def sign_text(
     for name, value in (("title", title), ("url", url), ("lang", lang), ("page_id", page_id), ("site", site),
                         ("published", published)):  # fmt: skip
         check_type(value, str, name, optional=True)
-    if page_id is not None:
+    if page_id:
         check_page_id(page_id, "page_id")
     article = _text_article(text, title=title, lang=lang, published=published, min_tokens=settings.min_tokens)
     if isinstance(article, Rejection):
