@@ -10,9 +10,10 @@ document ``_id``: a longer one fails its whole bulk request) that
 - does not start with ``/`` (a URL path cannot carry it: ``/stories//x`` is not the story ``/x``);
 - has no ``/``-separated part that is ``.`` or ``..`` (a browser resolves them in a link, which
   then leads to another address);
-- has no part after a ``/`` that is ``versions`` or ``compare`` (the words the web's routes put
-  after a story name: ``/stories/<name>/versions/<page>``, ``/admin/clusters/<name>/compare``;
-  ``a/versions`` would open as the story ``a``).
+- has no part after a ``/`` that is ``versions``, and does not end with ``/compare`` (the words
+  the web's routes put after a story name: ``/stories/<name>/versions/<page>``,
+  ``/admin/clusters/<name>/compare``; ``a/versions/b`` would open as a version of the story
+  ``a``, and a version of ``a/versions`` as one of ``a``).
 
 Everything else is accepted: slashes (a folder's relative paths, URLs), ``//``, spaces inside,
 ``~``, ``%``, ``?``, ``#``, quotes, any script. A story name is a page id with a suffix
@@ -37,6 +38,8 @@ MAX_NAME_BYTES = 1024
 BAD_ID = "bad_id"
 #: words the web's routes put after a story name (``tests/web/admin/test_id_routes.py`` holds them to the routes)
 ROUTE_WORDS = ("versions", "compare")
+#: of those, the words a route puts last (they are refused only as an id's last part)
+LAST_ROUTE_WORDS = ("compare",)
 
 
 def id_problem(value: object, *, max_bytes: int = MAX_ID_BYTES) -> str | None:
@@ -61,8 +64,9 @@ def id_problem(value: object, *, max_bytes: int = MAX_ID_BYTES) -> str | None:
     parts = value.split("/")
     if any(part in (".", "..") for part in parts):
         return "has a . or .. between slashes (a link would lead elsewhere)"
-    if any(part in ROUTE_WORDS for part in parts[1:]):
-        return f"has {' or '.join(ROUTE_WORDS)} after a slash (words of the story routes)"
+    inner = [word for word in ROUTE_WORDS if word not in LAST_ROUTE_WORDS]
+    if any(part in inner for part in parts[1:]) or (len(parts) > 1 and parts[-1] in LAST_ROUTE_WORDS):
+        return f"has {'/'.join(inner)} after a slash or ends with /{'/'.join(LAST_ROUTE_WORDS)} (words of the routes)"
     return None
 
 

@@ -21,6 +21,7 @@ AWKWARD = [
     "versions/a",
     "compare/a",
     "a/versions-1",
+    "a/compare/b",
     "..a/b..",
     "é" * 256,  # 512 bytes
 ]
@@ -38,9 +39,9 @@ BAD = {
     "a/./b": "a . or ..",
     "../../x": "a . or ..",
     "a/..": "a . or ..",
-    "x/versions/y": "versions or compare after a slash",
-    "x/versions": "versions or compare after a slash",
-    "x/compare": "versions or compare after a slash",
+    "x/versions/y": "versions after a slash",
+    "x/versions": "versions after a slash",
+    "x/compare": "ends with /compare",
     "x" * (MAX_ID_BYTES + 1): "513 bytes",
     "é" * 257: "514 bytes",
     "a\ud800": "lone surrogate",
