@@ -38,6 +38,7 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFProtect
+from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.security import check_password_hash
 
 from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
@@ -263,6 +264,8 @@ def _private_read(path: str) -> bool:
 
 def _guard():
     """Before every request: admin pages and API writes need a user; cookie-borne writes need a CSRF token."""
+    if isinstance(request.routing_exception, MethodNotAllowed):
+        return None  # no route takes this method (TRACE, a POST to a page): a 405 naming those that do, for anyone
     path = request.path
     is_api = request.blueprint == "api" or _under(path, "/api")
     needs_user = (
