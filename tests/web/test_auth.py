@@ -125,8 +125,9 @@ def test_anonymous_reads_stay_public(app):
 
 @pytest.mark.parametrize(
     ("method", "path", "allow"),
-    [("TRACE", "/api/search", "GET"), ("POST", "/api/search", "GET"), ("TRACE", "/", "GET"), ("PUT", "/stories/x", "GET"),
-     ("DELETE", "/api/stories", "GET"), ("GET", "/api/pages", "POST"), ("TRACE", "/admin/jobs", "GET")],
+    [("TRACE", "/api/search", "GET"), ("POST", "/api/search", "GET"), ("TRACE", "/", "GET"),
+     ("PUT", "/stories/x", "GET"), ("DELETE", "/api/stories", "GET"), ("GET", "/api/pages", "POST"),
+     ("TRACE", "/admin/jobs", "GET")],
 )  # fmt: skip
 def test_a_method_no_route_takes_is_a_405_naming_those_it_does_for_anyone(app, method, path, allow):
     """Issue 32, item 13: not a 401 (anonymous TRACE), a 400 (a CSRF check) or a 405 without ``Allow``."""
