@@ -77,6 +77,22 @@ def lone_surrogate_field(value) -> str | None:
     return None
 
 
+#: query parameters of the JSON API that hold one value each: given empty or more than once, a 400 (on the HTML
+#: pages an empty form field means the default; a script that sends ``window=`` has made a mistake)
+STRICT_API_ARGS = ("window", "sort", "from", "to", "page", "limit", "offset", "failures_offset", "failures_limit")
+
+
+def api_argument_problem(args) -> str | None:
+    """What is wrong with an API request's single-valued query parameters (:data:`STRICT_API_ARGS`), or None."""
+    for name in STRICT_API_ARGS:
+        values = args.getlist(name)
+        if len(values) > 1:
+            return f"{name} is given {len(values)} times; give it once"
+        if values and not values[0].strip():
+            return f"{name} is empty: leave it out for its default, or give a value"
+    return None
+
+
 def whole_number(value: str | None, name: str, *, default: int, low: int, high: int) -> int:
     """A query parameter as an int in ``[low, high]``.
 

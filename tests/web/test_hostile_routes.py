@@ -142,3 +142,19 @@ def test_feed_links_never_follow_the_host_header(app, es, settings, host):
 def test_a_base_url_that_is_not_a_site_address_stops_the_start(value):
     with pytest.raises(ValueError, match="NEWSFOLD_BASE_URL"):
         WebSettings.from_env({"NEWSFOLD_BASE_URL": value})
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [("/api/stories?window=", "window is empty"), ("/api/stories?sort=", "sort is empty"),
+     ("/api/stories?page=", "page is empty"), ("/api/search?to=", "to is empty"),
+     ("/api/search?page=%20", "page is empty"),
+     ("/api/stories?window=7d&window=all", "window is given 2 times"), ("/api/jobs?limit=", "limit is empty"),
+     ("/api/search?sort=date&sort=relevance", "sort is given 2 times")],
+)  # fmt: skip
+def test_an_api_parameter_given_empty_or_twice_is_a_400_naming_it(app, query, named):
+    """Issue 32, item 13: not a 200 that quietly used the default."""
+    res = app.test_client().get(query, headers=app.config["TEST_AUTH"])
+    assert res.status_code == 400, (res.status_code, res.get_data(as_text=True)[:200])
+    assert res.get_json()["error"].startswith(named)
+    assert app.test_client().get("/?window=&sort=&q=").status_code == 200  # a form's empty fields: the defaults
