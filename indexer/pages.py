@@ -33,6 +33,7 @@ from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.document import Outcome
 from newsfold.plugin.fold.rejections import record_rejections
 from newsfold.plugin.fold.rollover import roll_over_when_due
+from newsfold.plugin.ids import BAD_ID, id_problem, shown
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signed_page import Page, SignedPage
@@ -94,7 +95,12 @@ def sign_batch(
                 page = page_from_payload(payload, max_bytes=settings.max_page_bytes, roots=read_roots(settings))
                 page_id = str(page.id or page.url or page_id)
                 source.update(url=page.url, site=page.site)
-                result = sign_page(page, settings, repeated=repeated_lines_for(settings), stats=stats)
+                wrong = id_problem(page.id) if page.id else None
+                result = (
+                    Rejection(BAD_ID, f"the id {wrong}: {shown(str(page.id))}")
+                    if wrong
+                    else sign_page(page, settings, repeated=repeated_lines_for(settings), stats=stats)
+                )
         except PageTimeout as exc:
             log.warning("page %s: extraction stopped, %s", page_id, exc)
             result = Rejection("timeout", f"extraction and signing {exc} (NEWSFOLD_PAGE_TIMEOUT)")

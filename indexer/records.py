@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from newsfold.plugin.errors import NewsfoldError
+from newsfold.plugin.ids import BAD_ID, id_problem, shown
 from newsfold.plugin.page_limits import inflate_capped
 
 
@@ -160,11 +161,20 @@ def oversize(html: bytes, max_bytes: int) -> str | None:
     return None
 
 
-def checked_size(records: Iterator[PageRecord], max_bytes: int) -> Iterator[PageRecord]:
-    """The records, a page over the limit (see :func:`oversize`) turned into a ``too_large`` error record."""
+def checked_at_source(records: Iterator[PageRecord], max_bytes: int) -> Iterator[PageRecord]:
+    """The records, a page whose id is outside the grammar (``plugin.ids``) turned into a ``bad_id`` error record
+    and a page over the limit (see :func:`oversize`) into a ``too_large`` one: neither is sent to a worker, where
+    one bad id failed the whole batch."""
     for record in records:
-        problem = None if record.error or record.html is None else oversize(record.html, max_bytes)
-        if problem:
+        if record.error:
+            yield record
+            continue
+        id_wrong = id_problem(record.id) if record.id else None  # an empty id is none: the page gets one
+        problem = None if record.html is None else oversize(record.html, max_bytes)
+        if id_wrong:
+            message = f"{BAD_ID}: the id {id_wrong}: {shown(record.id or '')}"
+            yield error_record(message, record.origin, id=record.id, url=record.url, reason=BAD_ID)
+        elif problem:
             yield error_record(f"too_large: {problem}", record.origin, id=record.id, url=record.url, reason="too_large")
         else:
             yield record

@@ -10,7 +10,9 @@ security off (it is local), the disk watermarks off (a nearly full
 development disk must not turn the test indices read-only), a fixed heap
 (``--heap``, default 2 GB of this 24 GB machine), and its data either in a
 folder that survives restarts (``data=``) or in a temporary folder removed
-on close.
+on close. Its files are private (a 0700 data folder, umask 077), an existing
+data folder of another user is refused (never chowned), and it starts with a
+clean environment (:func:`node_environment`): no secret of the launcher's.
 """
 
 from __future__ import annotations
@@ -52,6 +54,28 @@ def _die_with_parent() -> None:
         import ctypes
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+#: what the node inherits from the launcher's environment: nothing else (no NEWSFOLD_SECRET_KEY, no Redis or
+#: Elasticsearch password, no cloud credentials); the ES_* and Java variables are set by the launcher itself
+INHERITED = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
+
+
+def node_environment(**values: str) -> dict[str, str]:
+    """The node's whole environment: :data:`INHERITED` from ours (a plain ``PATH`` if unset), then ``values``."""
+    env = {name: os.environ[name] for name in INHERITED if name in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(values)
+    return env
+
+
+def _user_name(uid: int) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
 
 
 @dataclass
@@ -137,8 +161,8 @@ class ElasticsearchNode:
         config = self.run_dir / "config"
         shutil.copytree(home / "config", config)
         for sub in ("logs", "tmp"):
-            (self.run_dir / sub).mkdir()
-        self.data.mkdir(parents=True, exist_ok=True)
+            (self.run_dir / sub).mkdir(mode=0o700)
+        self._prepare_data(owner)
         settings: dict[str, Any] = {
             "cluster.name": "newsfold-local",
             "node.name": self.name,
@@ -165,12 +189,9 @@ class ElasticsearchNode:
         (config / "jvm.options.d" / "heap.options").write_text(f"-Xms{self.heap}\n-Xmx{self.heap}\n")
         if self.roles:
             (config / "roles.yml").write_text(json.dumps(self.roles) + "\n")  # JSON is YAML
+        os.chmod(self.run_dir, 0o700)
         if owner is not None:
-            os.chmod(self.run_dir, 0o700)
-            paths = [self.run_dir, *self.run_dir.rglob("*")]
-            if self.keep_data:
-                paths += [self.data, *self.data.rglob("*")]
-            for path in paths:
+            for path in [self.run_dir, *self.run_dir.rglob("*")]:  # our own temporary folder, made just now
                 os.chown(path, *owner, follow_symlinks=False)
             probe = subprocess.run(
                 ["test", "-w", str(self.data)], user=owner[0], group=owner[1], extra_groups=[], check=False
@@ -180,6 +201,34 @@ class ElasticsearchNode:
                     f"the node runs as the user {SERVICE_USER}, which cannot write {self.data}: "
                     "choose a --data folder it can reach (every parent folder must be enterable by others)"
                 )
+
+    def _prepare_data(self, owner: tuple[int, int] | None) -> None:
+        """The data folder, private to the node's user (mode 0700); never a take-over of existing files.
+
+        As root the node runs as :data:`SERVICE_USER`: a ``--data`` folder that does not exist is made for
+        it; one that exists must be that user's already (a folder it made earlier). Nothing under it is
+        ever chowned: a folder of someone else's files is refused, not handed over.
+        """
+        if not self.keep_data:
+            self.data.mkdir(mode=0o700)  # inside the temporary run folder
+            return
+        if not self.data.exists():
+            self.data.parent.mkdir(parents=True, exist_ok=True)
+            self.data.mkdir(mode=0o700)
+            if owner is not None:
+                os.chown(self.data, *owner)
+            return
+        if not self.data.is_dir():
+            raise NodeError(f"--data {self.data} is not a folder")
+        uid = self.data.stat().st_uid
+        if owner is not None and uid != owner[0]:
+            raise NodeError(
+                f"--data {self.data} belongs to {_user_name(uid)}, not to {SERVICE_USER}, the user the node runs "
+                f"as; its files are never handed over: give a folder that does not exist yet (it is made for the "
+                f"node) or one {SERVICE_USER} owns"
+            )
+        if uid == os.geteuid() or owner is not None:
+            os.chmod(self.data, 0o700)
 
     def start(self, timeout: float = 180.0) -> ElasticsearchNode:
         """Fetch what is missing, start the node and wait until it answers (raises :class:`NodeError`)."""
@@ -193,8 +242,7 @@ class ElasticsearchNode:
         owner = service_user()
         if self.process is None and not (self.run_dir / "config").exists():
             self._configure(home, owner)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("ES_", "JAVA_", "_JAVA", "JDK_"))}
-        env.update(
+        env = node_environment(
             ES_JAVA_HOME=str(java),
             ES_PATH_CONF=str(self.run_dir / "config"),
             ES_TMPDIR=str(self.run_dir / "tmp"),
@@ -206,6 +254,7 @@ class ElasticsearchNode:
         pidfile.unlink(missing_ok=True)
         out = None if self.foreground else open(self.log, "ab")  # noqa: SIM115 (closed after the launch)
         extra: dict[str, Any] = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
+        extra["umask"] = 0o077  # the node's files (indices, logs, keystore) are its user's alone
         try:
             self.process = subprocess.Popen(
                 [str(home / "bin" / "elasticsearch"), "-p", str(pidfile)],
@@ -248,6 +297,7 @@ class ElasticsearchNode:
     def _set_bootstrap_password(self, home: Path, env: dict, owner: tuple[int, int] | None) -> None:
         """The ``elastic`` user's first password, through the node's keystore (never on a command line)."""
         extra: dict[str, Any] = {"user": owner[0], "group": owner[1], "extra_groups": []} if owner else {}
+        extra["umask"] = 0o077
         keystore, users = str(home / "bin" / "elasticsearch-keystore"), str(home / "bin" / "elasticsearch-users")
         steps = [([keystore, "create"], None), ([keystore, "add", "--stdin", "bootstrap.password"], self.password)]
         for name, (password, roles) in self.users.items():  # passwords on stdin, never on a command line

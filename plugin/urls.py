@@ -1,4 +1,4 @@
-"""Lossy URL normalisation: one key for the forms a publisher serves a page under."""
+"""Lossy URL normalisation (one key for the forms a publisher serves a page under), and which hosts are public."""
 
 from __future__ import annotations
 
@@ -109,3 +109,62 @@ def normalize_title(title: str | None, site: str | None = None) -> str | None:
     if len(words) < 4 and not (len(words) >= 1 and len(key) >= 8 and not key.isascii()):
         return None
     return key
+
+
+#: name endings that never name a public web host (loopback, link-local, private networks, cloud metadata)
+LOCAL_SUFFIXES = ("localhost", "local", "localdomain", "internal", "intranet", "private", "corp", "home", "lan",
+                  "arpa", "invalid")  # fmt: skip
+_HOST_CHARS = re.compile(r"^[a-z0-9_-]+(\.[a-z0-9_-]+)+$")
+_NUMBER = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
+
+
+def public_host(host: str | None) -> bool:
+    """Whether a URL's host names a public web server a reader's browser may be sent to.
+
+    A literal IP must be global (no loopback, private, link-local, shared, reserved or metadata
+    address, in any form a browser reads as IPv4: ``2130706433``, ``0x7f.1``, ``0177.0.0.1``);
+    a name needs a dot, plain letters, digits and hyphens after IDNA (so ``１２７.０.０.１`` is
+    read as browsers read it) and no ending of :data:`LOCAL_SUFFIXES` (``localhost``, ``*.local``,
+    ``*.internal``, ``metadata.google.internal``, ...).
+    """
+    if not host:
+        return False
+    host = host.strip().rstrip(".").casefold()
+    try:
+        return _global_ip(ipaddress.ip_address(host))
+    except ValueError:
+        pass
+    try:
+        host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return False
+    if not _HOST_CHARS.match(host):
+        return False
+    labels = host.split(".")
+    if _NUMBER.match(labels[-1]):  # a browser reads the host as an IPv4 address
+        address = _browser_ipv4(labels)
+        return address is not None and _global_ip(address)
+    return not any(host == end or host.endswith("." + end) for end in LOCAL_SUFFIXES)
+
+
+def _global_ip(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_global and not address.is_multicast
+
+
+def _browser_ipv4(labels: list[str]) -> ipaddress.IPv4Address | None:
+    """The IPv4 address the WHATWG URL parser reads from these labels (hex, octal, fewer than four parts)."""
+    numbers = []
+    for label in labels:
+        if not _NUMBER.match(label):
+            return None
+        base = 16 if label.startswith("0x") else 8 if len(label) > 1 and label.startswith("0") else 10
+        digits = label[2:] if base == 16 else label
+        numbers.append(int(digits or "0", base))
+    if len(numbers) > 4 or any(n > 255 for n in numbers[:-1]) or numbers[-1] >= 256 ** (5 - len(numbers)):
+        return None
+    value = numbers[-1]
+    for i, n in enumerate(numbers[:-1]):
+        value += n << (8 * (3 - i))
+    return ipaddress.IPv4Address(value)

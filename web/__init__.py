@@ -14,14 +14,14 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from flask import Flask
+from flask import Flask, jsonify, request
 
 from newsfold.plugin.admin.admin_queries import MAX_LIST_CLUSTERS
 from newsfold.plugin.admin.text_compare import MAX_TEXT_WORDS
 from newsfold.plugin.edit.correction_log import MAX_ID_CHARS, MAX_NOTE_CHARS
 from newsfold.plugin.search.public_query import MAX_QUERY_CHARS
 from newsfold.plugin.settings import Settings
-from newsfold.web import auth, display, errors, formatting, resources
+from newsfold.web import auth, display, errors, formatting, resources, validation
 from newsfold.web.admin import views as admin_views
 from newsfold.web.api import correction_views
 from newsfold.web.api import views as api_views
@@ -49,13 +49,25 @@ def create_app(
     settings = settings if settings is not None else Settings.from_env()
     web = web if web is not None else WebSettings.from_env()
     app = Flask(__name__)
+    # ids may hold "//" (URLs as ids): a path must reach its route as it is, not be redirected to another id
+    app.url_map.merge_slashes = False
     _configure(app, web, test_config)
     _set_up_templates(app)
     resources.init_app(app, settings, web)
     errors.register(app)
     auth.init_app(app, web)
     _register_blueprints(app)
+    app.before_request(_strict_api_arguments)
     return app
+
+
+def _strict_api_arguments():
+    """A JSON API read with a single-valued parameter given empty or twice is a 400 naming it."""
+    if request.path.startswith("/api/") and request.method in ("GET", "HEAD"):
+        problem = validation.api_argument_problem(request.args)
+        if problem is not None:
+            return jsonify(error=problem), 400
+    return None
 
 
 def _configure(app: Flask, web: WebSettings, test_config: Mapping | None) -> None:

@@ -38,6 +38,7 @@ from flask import (
     url_for,
 )
 from flask_wtf.csrf import CSRFProtect
+from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.security import check_password_hash
 
 from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
@@ -252,17 +253,26 @@ def deny_api(method: str | None = None):
 
 
 PRIVATE_API_READS = ("/api/jobs", "/api/corrections")
+#: the figures of ``/admin/stats``: as private as that page unless ``NEWSFOLD_PUBLIC_SYNDICATION=1``
+STATS_API_READS = ("/api/syndication",)
+
+
+def _private_read(path: str) -> bool:
+    private = PRIVATE_API_READS if get_web_settings().public_syndication else PRIVATE_API_READS + STATS_API_READS
+    return any(_under(path, prefix) for prefix in private)
 
 
 def _guard():
     """Before every request: admin pages and API writes need a user; cookie-borne writes need a CSRF token."""
+    if isinstance(request.routing_exception, MethodNotAllowed):
+        return None  # no route takes this method (TRACE, a POST to a page): a 405 naming those that do, for anyone
     path = request.path
     is_api = request.blueprint == "api" or _under(path, "/api")
     needs_user = (
         request.blueprint == "admin"
         or _under(path, "/admin")
         or (is_api and request.method not in SAFE_METHODS)
-        or any(_under(path, prefix) for prefix in PRIVATE_API_READS)
+        or _private_read(path)
     )
     if needs_user and current_user() is None:
         if is_api:

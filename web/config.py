@@ -11,6 +11,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from newsfold.plugin.settings import read_env
 
@@ -35,6 +36,11 @@ class WebSettings:
     login_max_failures: int = 5
     login_lockout_seconds: int = 900
     images: bool = True  # thumbnails of the pages' pictures (loaded by the reader's browser from the news sites)
+    #: the public address of the site (``https://news.example.org``, maybe with a path), which absolute links
+    #: (the feeds') are built from; never the request's ``Host`` header. None: the feeds' links are relative
+    base_url: str | None = None
+    #: ``GET /api/syndication`` without a login or token (the same figures as ``/admin/stats``, which needs a login)
+    public_syndication: bool = False
 
     def __post_init__(self) -> None:
         if not self.admin_user or len(self.admin_user) > 100 or not self.admin_user.isprintable():
@@ -45,6 +51,8 @@ class WebSettings:
                 "make one with `newsfold hash-password`"
             )
         api_token_digests(self.api_token_hashes)
+        if self.base_url is not None:
+            object.__setattr__(self, "base_url", checked_base_url(self.base_url))
         for name in ("page_size", "session_hours", "login_max_failures", "login_lockout_seconds"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -61,6 +69,25 @@ class WebSettings:
     def replace(self, **changes) -> WebSettings:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
+
+
+def checked_base_url(value: str) -> str | None:
+    """``NEWSFOLD_BASE_URL`` without its trailing ``/`` (None when empty).
+
+    Raises:
+        ValueError: not an ``http``/``https`` address with a host and nothing but a path after it.
+    """
+    value = value.strip().rstrip("/")
+    if not value:
+        return None
+    parts = urlsplit(value)
+    if (parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password
+            or parts.query or parts.fragment or "\\" in value or not value.isprintable() or " " in value):  # fmt: skip
+        raise ValueError(
+            "base_url (NEWSFOLD_BASE_URL) must be the site's public address like https://news.example.org "
+            f"(http or https, a host, maybe a path; no user, query or fragment), got {value[:100]!r}"
+        )
+    return value
 
 
 ENV_NAMES = {f.name: "NEWSFOLD_" + f.name.upper() for f in dataclasses.fields(WebSettings)}

@@ -13,6 +13,7 @@ import html
 import logging
 import re
 from collections.abc import Iterable, Mapping
+from urllib.parse import urlsplit
 
 from elasticsearch import Elasticsearch
 from flask import has_app_context
@@ -20,6 +21,7 @@ from flask import has_app_context
 from newsfold.plugin.extract.headlines import clean_headline, site_name, snippet, story_headline
 from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.urls import public_host
 from newsfold.web.affixes import learn_uncached
 from newsfold.web.resources import get_resources
 
@@ -127,6 +129,13 @@ def headline_highlight(headline: str | None, title_highlight: str | None) -> str
 
 
 def image_of(source: Mapping | None) -> str | None:
-    """A stored picture address, only when it is an absolute http(s) URL."""
+    """A stored picture address, only when it is an absolute http(s) URL on a public host (an index written before
+    extraction checked hosts may hold others: the reader's browser must not be sent to them)."""
     value = (source or {}).get("image")
-    return value if isinstance(value, str) and value.startswith(("https://", "http://")) else None
+    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+        return None
+    try:
+        host = urlsplit(value).hostname
+    except ValueError:
+        return None
+    return value if public_host(host) else None

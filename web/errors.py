@@ -98,9 +98,11 @@ def _http_error(exc: HTTPException):
         message = "Something went wrong on our side. Please try again later."
     else:
         message = exc.description or exc.name
+    # a 405 names the methods the address takes (the Allow header), whatever the body
+    headers = {k: v for k, v in exc.get_headers() if k.lower() == "allow"}
     if wants_json():
-        return jsonify(error=message), code
-    return render_template("error.html", code=code, title=exc.name, message=message), code
+        return jsonify(error=message), code, headers
+    return render_template("error.html", code=code, title=exc.name, message=message), code, headers
 
 
 def _csrf_error(exc: CSRFError):

@@ -6,6 +6,7 @@ import json
 
 from flask import request
 
+from newsfold.plugin.ids import id_problem, shown
 from newsfold.plugin.search.public_query import checked_query
 
 MAX_OFFSET = 10_000_000
@@ -76,6 +77,22 @@ def lone_surrogate_field(value) -> str | None:
     return None
 
 
+#: query parameters of the JSON API that hold one value each: given empty or more than once, a 400 (on the HTML
+#: pages an empty form field means the default; a script that sends ``window=`` has made a mistake)
+STRICT_API_ARGS = ("window", "sort", "from", "to", "page", "limit", "offset", "failures_offset", "failures_limit")
+
+
+def api_argument_problem(args) -> str | None:
+    """What is wrong with an API request's single-valued query parameters (:data:`STRICT_API_ARGS`), or None."""
+    for name in STRICT_API_ARGS:
+        values = args.getlist(name)
+        if len(values) > 1:
+            return f"{name} is given {len(values)} times; give it once"
+        if values and not values[0].strip():
+            return f"{name} is empty: leave it out for its default, or give a value"
+    return None
+
+
 def whole_number(value: str | None, name: str, *, default: int, low: int, high: int) -> int:
     """A query parameter as an int in ``[low, high]``.
 
@@ -118,8 +135,9 @@ def parse_pages(payload, *, max_pages: int) -> list[dict]:
     """The pages of a ``{"pages": [...]}`` body as the ingest task's page dicts.
 
     Each page needs a string ``html``; ``url``, ``id``, ``site``, ``lang`` and
-    ``published`` are optional strings (or null); other keys are refused so a
-    misspelt field is not silently dropped.
+    ``published`` are optional strings (or null), an ``id`` within the id
+    grammar (``plugin.ids``); other keys are refused so a misspelt field is
+    not silently dropped.
 
     Raises:
         InvalidPages: with a message naming the first problem.
@@ -146,6 +164,8 @@ def parse_pages(payload, *, max_pages: int) -> list[dict]:
             value = page.get(name)
             if value is not None and not isinstance(value, str):
                 problems.append(f"pages[{i}].{name} must be a string or null, got {_kind(value)}")
+        if page.get("id") and isinstance(page["id"], str) and (problem := id_problem(page["id"])) is not None:
+            problems.append(f"pages[{i}].id {problem}: {shown(page['id'])}")
         unknown = sorted(set(page) - set(PAGE_FIELDS))
         if unknown:
             problems.append(f"pages[{i}] has unknown field(s) {', '.join(unknown)}; known: {', '.join(PAGE_FIELDS)}")

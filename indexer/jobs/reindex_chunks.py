@@ -25,6 +25,7 @@ from newsfold.plugin.fold.document import path as field_path
 from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.rejections import record_rejections, rejections_index
 from newsfold.plugin.fold.store import bulk_failures
+from newsfold.plugin.ids import BAD_ID, id_problem, is_page_id, shown
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signed_page import SignedPage
 from newsfold.plugin.sign.signing import sign_article
@@ -230,13 +231,20 @@ class ChunkBuilder:
         return outcomes, {}, added
 
     def ingest_stored(self, hits: list[dict]) -> list[dict]:
-        """Re-sign stored pages and ingest them into the new index."""
+        """Re-sign stored pages and ingest them into the new index; a page whose id the grammar of ``plugin.ids``
+        refuses (written before it existed) is a ``bad_id`` rejection, recorded, not a failed chunk."""
+        rejected = [
+            Outcome(h["_id"], "rejected", reason=BAD_ID, detail=f"the id {why}: {shown(h['_id'])}")
+            for h in hits
+            if (why := id_problem(h["_id"]))
+        ]
         signed = [
             sign_stored(h["_id"], h["_source"], self.settings, repeated=self.ctx.repeated, stats=self.ctx.stats)
             for h in hits
+            if is_page_id(h["_id"])
         ]
         ingested = {h["_id"]: h["_source"].get("ingested") for h in hits}
-        return self._ingest_new(signed, [], ingested)
+        return self._ingest_new(signed, rejected, ingested)
 
     def _absent(self, ids: list[str]) -> list[str]:
         there = self.client.mget(index=self.target, ids=ids, source=False)["docs"]

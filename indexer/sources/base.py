@@ -43,7 +43,8 @@ class Source(Protocol):
       ``id`` when known), and the iteration goes on.
     - **Sizes are checked at the source**: a page over ``max_bytes``, or gzip
       bytes inflating past it, is a ``too_large`` error record
-      (``records.checked_size``), so no page over the limit reaches a worker.
+      (``records.checked_at_source``), so no page over the limit reaches a worker;
+      so are ids: one outside the grammar of ``plugin.ids`` is a ``bad_id`` error record.
     """
 
     #: how an unsupported input's message names this kind ("a directory")
@@ -84,7 +85,8 @@ def iter_source(
 
     Sizes are checked here, at the source: a page over ``max_bytes``, or
     gzip bytes inflating past it, is a ``too_large`` error record, so no page
-    over the limit ever reaches a worker. ``roots`` are the folders besides a
+    over the limit ever reaches a worker; a page whose id is outside the
+    grammar of ``plugin.ids`` is a ``bad_id`` error record. ``roots`` are the folders besides a
     directory input that its links may lead into (``NEWSFOLD_READ_ROOTS``).
     A missing or unsupported input yields a single error record naming it.
     Reading the same path again gives the same records in the same order

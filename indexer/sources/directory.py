@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from newsfold.indexer.records import (
     PageRecord,
     SourceStats,
-    checked_size,
+    checked_at_source,
     counted,
     error_record,
     record_from_file,
@@ -155,7 +155,7 @@ def iter_directory(
     ``roots`` (``NEWSFOLD_READ_ROOTS``): a link leading elsewhere is an
     ``outside_roots`` error, a link loop an ``unreadable`` one.
     """
-    return counted(checked_size(_directory(Path(root), max_bytes, roots), max_bytes), stats)
+    return counted(checked_at_source(_directory(Path(root), max_bytes, roots), max_bytes), stats)
 
 
 def _directory(root: Path, max_bytes: int, roots: list[str] | None = None) -> Iterator[PageRecord]:

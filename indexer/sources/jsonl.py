@@ -13,7 +13,7 @@ from pathlib import Path
 from newsfold.indexer.records import (
     PageRecord,
     SourceStats,
-    checked_size,
+    checked_at_source,
     counted,
     error_record,
     record_from_fields,
@@ -70,7 +70,7 @@ def iter_jsonl(
     longer than ``max_bytes`` plus :data:`LINE_METADATA_BYTES` is a
     ``too_large`` error, read no further than that.
     """
-    return counted(checked_size(_jsonl(Path(path), max_bytes, read_html, allow_outside), max_bytes), stats)
+    return counted(checked_at_source(_jsonl(Path(path), max_bytes, read_html, allow_outside), max_bytes), stats)
 
 
 def _lines(fh, limit: int) -> Iterator[tuple[int, bytes | None]]:

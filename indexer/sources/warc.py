@@ -19,7 +19,7 @@ from pathlib import Path
 
 from warcio.warcwriter import WARCWriter
 
-from newsfold.indexer.records import PageRecord, SourceStats, checked_size, counted, error_record
+from newsfold.indexer.records import PageRecord, SourceStats, checked_at_source, counted, error_record
 from newsfold.indexer.sources.warc_read import GZIP_MAGIC
 from newsfold.indexer.sources.warc_scan import WarcItem, scan_warc
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES
@@ -169,7 +169,7 @@ def iter_warc(path: Path | str, *, stats: SourceStats | None = None, max_bytes: 
     body is inflated with a hard cap (``warc_scan.read_payload``): a page
     over ``max_bytes``, or inflating past it, is a ``too_large`` error record.
     """
-    return counted(checked_size(_warc(Path(path), stats, max_bytes), max_bytes), stats)
+    return counted(checked_at_source(_warc(Path(path), stats, max_bytes), max_bytes), stats)
 
 
 def _warc(path: Path, stats: SourceStats | None, max_bytes: int) -> Iterator[PageRecord]:

@@ -24,12 +24,14 @@ from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.cluster import pair
 from newsfold.plugin.fold.constraints import decisions, fetch_corrections
 from newsfold.plugin.fold.index import corrections_index, corrections_index_body, create_index, wait_until_active
+from newsfold.plugin.ids import MAX_NAME_BYTES, id_problem, shown
 from newsfold.plugin.settings import Settings
 
 log = logging.getLogger(__name__)
 
 KINDS = ("split", "merge", "not_duplicates", "representative")
-MAX_ID_CHARS = 512
+#: the longest page id or story name a correction may name (``plugin.ids``)
+MAX_ID_CHARS = MAX_NAME_BYTES
 MAX_USER_CHARS = 200
 MAX_NOTE_CHARS = 2000
 MAX_LOG_SIZE = 1000
@@ -131,11 +133,16 @@ def ensure_corrections_index(client: Elasticsearch, settings: Settings) -> None:
 
 
 def check_page_id(value: object, name: str = "page") -> str:
-    if not isinstance(value, str) or not value.strip():
+    """A page id or story name of a correction, checked against the id grammar (``plugin.ids``).
+
+    Raises:
+        CorrectionError: not text, or outside the grammar (the message names ``name`` and says why).
+    """
+    if not isinstance(value, str):
         raise CorrectionError(f"{name} must be a non-empty page id")
-    value = value.strip()
-    if len(value) > MAX_ID_CHARS:
-        raise CorrectionError(f"{name} is {len(value)} characters long; ids have at most {MAX_ID_CHARS}")
+    problem = id_problem(value, max_bytes=MAX_NAME_BYTES)
+    if problem is not None:
+        raise CorrectionError(f"{name} {problem}: {shown(value)}")
     return value
 
 

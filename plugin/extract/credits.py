@@ -33,6 +33,8 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree
 
+from newsfold.plugin.urls import public_host
+
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
 
@@ -220,8 +222,8 @@ def absolute_image(src: str | None, base: str | None) -> str | None:
         parts = urlsplit(url)
     except ValueError:
         return None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return None
+    if parts.scheme not in ("http", "https") or not public_host(parts.hostname):
+        return None  # the reader's browser loads it: never a loopback, private or metadata address
     return url if len(url) <= _MAX_URL_CHARS else None
 
 

@@ -47,6 +47,7 @@ from newsfold.plugin.fold.provenance import refresh_origins
 from newsfold.plugin.fold.regroup import enforce_constraints, relabel
 from newsfold.plugin.fold.rollover import lookup_indices, reconcile_indices
 from newsfold.plugin.fold.store import bulk_failures, current_labels
+from newsfold.plugin.ids import check_page_id
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import StoryStatistics, uses_stats
 from newsfold.plugin.sign.signed_page import SignedPage
@@ -125,20 +126,11 @@ def name_new_stories(state: BatchState, *, client: Elasticsearch, settings: Sett
     if decision is None or not decision.founders:
         return
     pages = {p.page_id: p for p in state.pages}
-    batch_ids = list(pages)
-    proposals = {
-        name: [name] + [founding.renamed(pid, pages[pid].content_hash, n) for n in range(2)]
-        for name, pid in decision.founders.items()
-    }
-    taken = founding.names_in_use(
-        [n for names in proposals.values() for n in names], besides=batch_ids, client=client, settings=settings
-    )
-    for name, names in sorted(proposals.items()):
-        free = next((n for n in names if n not in taken), None)
-        if free is None:  # both taken: practically never (the page would have matched the story of its own text)
-            free = founding.renamed(decision.founders[name], pages[decision.founders[name]].content_hash, 2)
-        if free != name:
-            decision.rename(name, free)
+    founders = {name: (pid, pages[pid].content_hash) for name, pid in decision.founders.items()}
+    free = founding.free_names(founders, besides=list(pages), client=client, settings=settings)
+    for name, new_name in sorted(free.items()):
+        if new_name != name:
+            decision.rename(name, new_name)
         elif state.previous.get(decision.founders[name]) == name:
             del decision.founders[name]  # a changed page keeps its own story: not a new one
 
@@ -293,7 +285,8 @@ def check_pages(pages: object, *, settings: Settings) -> list[SignedPage]:
             from ``sign_page``/``sign_text`` is named with its reason), or
             ``settings`` is not ``Settings``.
         InputError: a signature has another number of permutations than the
-            settings (it was signed with other settings and cannot fold here).
+            settings (it was signed with other settings and cannot fold here),
+            or a page id is outside the id grammar (``plugin.ids``).
     """
     check_type(settings, Settings, "settings")
     if isinstance(pages, str | bytes | dict) or not isinstance(pages, list | tuple):
@@ -305,6 +298,7 @@ def check_pages(pages: object, *, settings: Settings) -> list[SignedPage]:
                 "of ingest (record their reason instead)"
             )
         check_type(p, SignedPage, f"pages[{n}]")
+        check_page_id(p.page_id, f"pages[{n}].page_id")
         perms = len(p.signature.hashvalues)
         if perms != settings.num_perm:
             raise InputError(

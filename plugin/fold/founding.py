@@ -3,7 +3,9 @@
 A cluster id is a *name*. A new story is named after the page that founds it
 (its page id), unless another story already carries that name (the page was
 rewritten with unrelated text, or deleted while its copies stayed): then the
-name gets the new text's hash, ``<page id>~<8 hex>``. Names never follow their
+name gets the new text's hash, ``<page id>~<8 hex>`` (then ``~<8 hex>1``, ... and at last a random
+suffix): every name is checked free before it is used (:func:`free_names`), since page ids can
+look like story names and squat them. Names never follow their
 founder afterwards: the founder may be rewritten or deleted and the story keeps
 its name as long as any page carries it.
 
@@ -31,10 +33,12 @@ Pure except the functions that take a client.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import FOUNDING_SOURCE, fold_of, fold_update
@@ -72,6 +76,54 @@ def names_in_use(
     body = lookups.names_in_use(names, exclude_ids=sorted(set(besides)))
     res = client.search(index=settings.index, **body)
     return {b["key"] for b in res["aggregations"]["names"]["buckets"]}
+
+
+def free_names(
+    founders: dict[str, tuple[str, str]], *, besides: Iterable[str], client: Elasticsearch, settings: Settings
+) -> dict[str, str]:
+    """A free name for each new story: its founder's id, else ``renamed(id, hash, n)`` for n = 0, 1, ...
+
+    ``founders`` maps each new story's proposed name to its founder's page id and content hash. A name
+    is free when no page besides ``besides`` carries it and no other story of the call took it. Every
+    name is checked before it is used: page ids may look like story names (``victim~1a2b3c4d``), so
+    anyone may squat the first names a rewritten page would try, and a story named without a check
+    would take the rewritten page into the squatter's story while reporting it ``new``. After
+    :data:`NAME_ROUNDS` rounds of taken names the suffix is random (still checked).
+
+    Raises:
+        ServerError: no free name after the random rounds too (practically never).
+    """
+    besides = sorted(set(besides))
+    chosen: dict[str, str] = {}
+    todo = dict(sorted(founders.items()))
+    for attempt in range(NAME_ROUNDS + RANDOM_ROUNDS):
+        proposals = {name: _proposals(name, pid, digest, attempt) for name, (pid, digest) in todo.items()}
+        taken = names_in_use({n for names in proposals.values() for n in names}, besides=besides,
+                             client=client, settings=settings)  # fmt: skip
+        if attempt == 0:  # first, every story whose own name is free keeps it: no rename lands on a kept name
+            chosen.update({name: name for name in proposals if name not in taken})
+        for name, names in proposals.items():
+            free = next((n for n in names if n not in taken and n not in chosen.values()), None)
+            if name not in chosen and free is not None:
+                chosen[name] = free
+        todo = {name: todo[name] for name in todo if name not in chosen}
+        if not todo:
+            return chosen
+    raise ServerError(f"no free story name for the page {sorted(todo.values())[0][0]!r}: every one tried is taken")
+
+
+#: rounds of names derived from the founder's text before the suffix is random; names tried in a round
+NAME_ROUNDS = 3
+NAMES_PER_ROUND = 4
+RANDOM_ROUNDS = 5
+
+
+def _proposals(name: str, page_id: str, content_hash: str, attempt: int) -> list[str]:
+    if attempt >= NAME_ROUNDS:
+        return [renamed(page_id, secrets.token_hex(8)) for _ in range(NAMES_PER_ROUND)]
+    start = attempt * NAMES_PER_ROUND
+    names = [renamed(page_id, content_hash, n) for n in range(start, start + NAMES_PER_ROUND)]
+    return [name, *names] if attempt == 0 else names
 
 
 @dataclass(frozen=True)

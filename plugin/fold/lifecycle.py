@@ -21,6 +21,7 @@ from newsfold.plugin.fold.document import CLUSTER_ID, Outcome
 from newsfold.plugin.fold.provenance import refresh_origins
 from newsfold.plugin.fold.regroup import recluster
 from newsfold.plugin.fold.store import MAX_TERMS, bulk_failures, current_labels
+from newsfold.plugin.ids import MAX_ID_BYTES, MAX_NAME_BYTES
 from newsfold.plugin.settings import Settings
 
 if TYPE_CHECKING:
@@ -29,14 +30,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _ids(values: object, name: str) -> list[str]:
+def _ids(values: object, name: str, max_bytes: int) -> list[str]:
+    """Ids of documents or stories that may exist: any text Elasticsearch can hold, not only what the grammar of
+    ``plugin.ids`` admits today, so that a page written before it (a blank id, say) can still be deleted."""
     if isinstance(values, str | bytes) or not isinstance(values, Iterable):
         raise InputTypeError(f"{name} must be a list of strings, not {type(values).__name__}")
     out = list(values)
     for n, v in enumerate(out):
         check_type(v, str, f"{name}[{n}]")
-        if not v.strip():
+        if not v:
             raise InputError(f"{name}[{n}] is empty")
+        if len(v.encode("utf-8", "surrogatepass")) > max_bytes:
+            raise InputError(f"{name}[{n}] has more than {max_bytes} bytes: no document has such an id")
     if len(out) > MAX_TERMS:
         raise InputError(f"{name} holds {len(out):,} ids; at most {MAX_TERMS:,} per call")
     return out
@@ -65,12 +70,13 @@ def delete_pages(
         it left, or ``missing`` when there was no such document.
 
     Raises:
-        InputTypeError, InputError: ``page_ids`` is not a list of non-empty strings (at most 10,000).
+        InputTypeError, InputError: ``page_ids`` is not a list of non-empty strings of at most 512 bytes
+            (at most 10,000 of them).
         ServerError: Elasticsearch refused a delete.
     """
     check_type(settings, Settings, "settings")
     check_type(index, str, "index", optional=True)
-    ids = list(dict.fromkeys(_ids(page_ids, "page_ids")))
+    ids = list(dict.fromkeys(_ids(page_ids, "page_ids", MAX_ID_BYTES)))
     if index is not None and index != settings.index:
         settings = settings.replace(index=index)
     labels = current_labels(ids, client=client, settings=settings)
@@ -113,7 +119,7 @@ def regroup_clusters(
     """
     check_type(settings, Settings, "settings")
     check_type(index, str, "index", optional=True)
-    clusters = sorted(set(_ids(cluster_ids, "cluster_ids")))
+    clusters = sorted(set(_ids(cluster_ids, "cluster_ids", MAX_NAME_BYTES)))
     if index is not None and index != settings.index:
         settings = settings.replace(index=index)
     moved: dict[str, str] = {}

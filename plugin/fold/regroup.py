@@ -133,10 +133,10 @@ def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> 
     labels = recluster_labels(cluster_id, [m.page_id for m in members], edges, rules)
     moved = {pid: label for pid, label in labels.items() if label != cluster_id}
     # a group named after its smallest page must not take a name another story carries (plugin.fold.founding)
-    taken = founding.names_in_use(set(moved.values()), besides=labels, client=client, settings=settings)
-    if taken:
-        tag = hashlib.sha1(cluster_id.encode("utf-8", "surrogatepass")).hexdigest()
-        moved = {pid: founding.renamed(label, tag) if label in taken else label for pid, label in moved.items()}
+    tag = hashlib.sha1(cluster_id.encode("utf-8", "surrogatepass")).hexdigest()
+    groups = {label: (label, tag) for label in set(moved.values())}
+    free = founding.free_names(groups, besides=labels, client=client, settings=settings)
+    moved = {pid: free[label] for pid, label in moved.items()}
     actions = [
         {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(cluster_id=label)}
         for pid, label in sorted(moved.items())

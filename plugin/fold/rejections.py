@@ -1,7 +1,8 @@
 """Rejected pages, recorded durably with their reason in a side index.
 
 ``<alias>-rejected`` holds one document per rejected page (``_id`` = page
-id): ``page_id, url, site, reason, detail, at, job_id``. It is a side index:
+id, or a digest of an id too long to be one: :func:`record_id`):
+``page_id, url, site, reason, detail, at, job_id``. It is a side index:
 never behind the articles alias and never matched by a wildcard. A page that
 is indexed later (a retry, or a reindex whose new extraction accepts it)
 loses its record in the same bulk request, so the index lists the pages that
@@ -12,14 +13,17 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
 from elasticsearch import BadRequestError, Elasticsearch
 
+from newsfold.plugin.errors import clean_text
 from newsfold.plugin.fold.document import Outcome
 from newsfold.plugin.fold.index import mapping_file
 from newsfold.plugin.fold.store import bulk_write
+from newsfold.plugin.ids import MAX_ID_BYTES
 from newsfold.plugin.settings import Settings
 
 #: outcomes of a page written now: an earlier rejection record of it is stale
@@ -46,6 +50,17 @@ def ensure_rejections_index(client: Elasticsearch, settings: Settings) -> str:
     return name
 
 
+def record_id(page_id: str) -> str:
+    """The ``_id`` of a page's rejection record: its page id, or for an id Elasticsearch cannot take as one
+    (over 512 bytes, a lone surrogate: a ``bad_id`` rejection) a digest of it, so the record is still written."""
+    try:
+        if len(page_id.encode("utf-8")) <= MAX_ID_BYTES:
+            return page_id
+    except UnicodeEncodeError:
+        pass
+    return "sha256:" + hashlib.sha256(page_id.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def rejection_actions(
     outcomes: Iterable[Outcome | dict[str, Any]], *, index: str, job_id: str | None = None, at: str | None = None
 ) -> list[dict[str, Any]]:
@@ -61,8 +76,10 @@ def rejection_actions(
         if not page_id:
             continue
         if o.get("status") == "rejected":
+            doc_id = record_id(str(page_id))
+            shown_id = str(page_id) if doc_id == str(page_id) else clean_text(str(page_id)[:MAX_ID_BYTES]) + "..."
             source = {
-                "page_id": str(page_id),
+                "page_id": shown_id,
                 "url": o.get("url"),
                 "site": o.get("site"),
                 "reason": o.get("reason") or "unknown",
@@ -70,9 +87,9 @@ def rejection_actions(
                 "at": at,
                 "job_id": job_id,
             }
-            actions.append({"_op_type": "index", "_index": index, "_id": str(page_id), "_source": source})
+            actions.append({"_op_type": "index", "_index": index, "_id": doc_id, "_source": source})
         elif o.get("status") in WRITTEN:
-            actions.append({"_op_type": "delete", "_index": index, "_id": str(page_id)})
+            actions.append({"_op_type": "delete", "_index": index, "_id": record_id(str(page_id))})
     return actions
 
 

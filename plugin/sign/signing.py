@@ -13,6 +13,7 @@ from typing import Protocol
 from newsfold.plugin.errors import InputTypeError, check_type, clean_text
 from newsfold.plugin.extract.article import Article, Rejection, extract_article
 from newsfold.plugin.extract.credits import wire_credit
+from newsfold.plugin.ids import check_page_id
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.passages import kept_paragraphs, layout_of, split_text, stored_keys
 from newsfold.plugin.sign.signature import StoryStatistics, band_keys, content_hash, signed_features
@@ -62,12 +63,15 @@ def sign_page(
     Raises:
         InputTypeError: ``page`` is not a ``Page`` or ``settings`` not ``Settings``
             (bad page contents are a ``Rejection``, never an error).
+        InputError: ``page.id`` is outside the id grammar (``plugin.ids``).
     """
     check_type(page, Page, "page")
     check_type(settings, Settings, "settings")
     check_type(page.html, (bytes, str), "page.html")
     for name in ("url", "id", "site", "lang", "published"):
         check_type(getattr(page, name), str, f"page.{name}", optional=True)
+    if page.id:  # an empty id is none (page_id_for)
+        check_page_id(page.id, "page.id")
     html = clean_text(page.html) if isinstance(page.html, str) else page.html
     article = extract_article(
         html,
@@ -126,6 +130,7 @@ def sign_text(
 
     Raises:
         InputTypeError: an argument of the wrong type (``text`` as bytes: decode it first).
+        InputError: ``page_id`` is outside the id grammar (``plugin.ids``).
     """
     if isinstance(text, bytes | bytearray):
         raise InputTypeError("text must be str, not bytes: decode it first, or pass the HTML to sign_page")
@@ -134,6 +139,8 @@ def sign_text(
     for name, value in (("title", title), ("url", url), ("lang", lang), ("page_id", page_id), ("site", site),
                         ("published", published)):  # fmt: skip
         check_type(value, str, name, optional=True)
+    if page_id:
+        check_page_id(page_id, "page_id")
     article = _text_article(text, title=title, lang=lang, published=published, min_tokens=settings.min_tokens)
     if isinstance(article, Rejection):
         return article

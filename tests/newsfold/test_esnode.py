@@ -137,3 +137,55 @@ def test_a_damaged_download_is_a_clear_error(tmp_path, monkeypatch):
     with pytest.raises(NodeError, match="cannot unpack .*delete it and run the command again"):
         esinstall.fetch_distribution(announce=lambda m: None)
     assert not (tmp_path / "cache" / f"elasticsearch-{ES_VERSION}").exists()
+
+
+# ---------------------------------------------------------------- issue 32, items 15 and 16: a node of its own
+def _as_root():
+    if os.geteuid() != 0:
+        pytest.skip("only a launcher running as root hands the node to another user")
+
+
+def test_a_data_folder_of_someone_elses_files_is_refused_never_taken_over(tmp_path):
+    _as_root()
+    from newsfold.esnode import ElasticsearchNode
+
+    theirs = tmp_path / "theirs"
+    (theirs / "inner").mkdir(parents=True)
+    (theirs / "inner" / "secret.txt").write_text("root's own file")
+    node = ElasticsearchNode(data=theirs, heap="256m", announce=lambda *a: None)
+    try:
+        with pytest.raises(NodeError, match=r"belongs to root, not to newsfold-es.*never handed over"):
+            node.start()
+    finally:
+        node.close()
+    owners = {p.stat().st_uid for p in [theirs, *theirs.rglob("*")]}
+    assert owners == {0}  # nothing under it changed hands
+
+
+@pytest.mark.slow
+def test_the_node_keeps_its_files_private_and_inherits_no_secrets(tmp_path, monkeypatch):
+    from newsfold.esinstall import service_user
+    from newsfold.esnode import ElasticsearchNode
+
+    monkeypatch.setenv("NEWSFOLD_SECRET_KEY", "launcher-secret-0123")
+    monkeypatch.setenv("REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")
+    monkeypatch.setenv("ELASTICSEARCH_PASSWORD", "es-secret-4567")
+    reachable = Path(tempfile.mkdtemp(prefix="newsfold-data-"))  # as root, the node's user must reach it
+    reachable.chmod(0o755)
+    data = reachable / "fresh"
+    node = ElasticsearchNode(data=data, heap="512m", announce=lambda *a: None)
+    try:
+        node.start()
+        environ = Path(f"/proc/{node.pid}/environ").read_bytes().split(b"\0")
+        names = {item.split(b"=", 1)[0].decode() for item in environ if item}
+        assert not names & {"NEWSFOLD_SECRET_KEY", "REDIS_URL", "ELASTICSEARCH_PASSWORD"}, names
+        assert b"hunter2" not in b"\0".join(environ) and "ES_PATH_CONF" in names and "PATH" in names
+        owner = service_user()
+        assert data.stat().st_mode & 0o777 == 0o700
+        if owner is not None:
+            assert data.stat().st_uid == owner[0]
+        exposed = [p for p in data.rglob("*") if p.stat().st_mode & 0o077]
+        assert not exposed, exposed[:5]
+    finally:
+        node.close()
+        shutil.rmtree(reachable, ignore_errors=True)

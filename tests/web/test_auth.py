@@ -123,6 +123,35 @@ def test_anonymous_reads_stay_public(app):
     assert client.get("/login").status_code == 200
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [("TRACE", "/api/search", "GET"), ("POST", "/api/search", "GET"), ("TRACE", "/", "GET"),
+     ("PUT", "/stories/x", "GET"), ("DELETE", "/api/stories", "GET"), ("GET", "/api/pages", "POST"),
+     ("TRACE", "/admin/jobs", "GET")],
+)  # fmt: skip
+def test_a_method_no_route_takes_is_a_405_naming_those_it_does_for_anyone(app, method, path, allow):
+    """Issue 32, item 13: not a 401 (anonymous TRACE), a 400 (a CSRF check) or a 405 without ``Allow``."""
+    res = app.test_client().open(path, method=method)
+    assert res.status_code == 405, (res.status_code, _text(res)[:200])
+    assert allow in res.headers["Allow"].split(", ")
+
+
+def test_syndication_figures_need_what_the_stats_page_needs(make_app, es):
+    """Issue 32, item 12: ``/admin/stats`` needs a login, so its figures through the API need a login or a token,
+    unless ``NEWSFOLD_PUBLIC_SYNDICATION=1`` opens them on purpose."""
+    app = make_app()
+    anonymous = app.test_client().get("/api/syndication?window=all")
+    assert anonymous.status_code == 401 and "authentication required" in anonymous.get_json()["error"]
+    assert app.test_client().get("/admin/stats").status_code == 303
+    with_token = app.test_client().get("/api/syndication", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert with_token.status_code == 200 and "sites" in with_token.get_json()
+    client = app.test_client()
+    _login(client)
+    assert client.get("/api/syndication?window=7d").status_code == 200
+    assert make_app(public_syndication=True).test_client().get("/api/syndication").status_code == 200
+    assert WebSettings.from_env({"NEWSFOLD_PUBLIC_SYNDICATION": "1"}).public_syndication
+
+
 # ---------------------------------------------------------------- login and logout
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import feedparser
 import pytest
 
 from newsfold.plugin import ingest
@@ -32,7 +33,7 @@ def test_feed_arguments_it_does_not_know_are_dropped(app, args):
     assert res.status_code == 200, res.get_data(as_text=True)[:300]
     alternate = re.search(r'<link[^>]*rel="alternate"[^>]*href="([^"]+)"', res.get_data(as_text=True))
     link = alternate.group(1) if alternate else ""
-    assert link.startswith("http://localhost/") and "#" not in link  # no scheme or anchor steered in
+    assert link.startswith("/") and not link.startswith("//") and "#" not in link  # no scheme, host or anchor
     assert not re.search(r"[?&](_external|endpoint|_method|_scheme|_anchor|values)=", link)
 
 
@@ -108,3 +109,52 @@ def test_a_page_dated_in_the_far_future_does_not_empty_the_top_story_windows(app
     body = app.test_client().get("/api/stories?window=24h").get_json()
     assert body["newest"] == "2015-03-10T12:00:00Z"  # the window counts back from the newest believable date
     assert [s["id"] for s in body["results"]][:3] == ["museum-a", "ferry-a", "single"]
+
+
+def _feed_links(res) -> list[str]:
+    feed = feedparser.parse(res.get_data())
+    assert not feed.bozo, feed.get("bozo_exception")
+    return [link.href for link in feed.feed.links] + [e.link for e in feed.entries] + [feed.feed.id]
+
+
+@pytest.mark.parametrize("host", ["evil.test", "evil.test:8443", "localhost@evil.test"])
+def test_feed_links_never_follow_the_host_header(app, es, settings, host):
+    """Issue 32, item 10: a cache or feed reader handed ``Host: evil.test`` must not get links to evil.test."""
+    text = "\n".join(story(331, 16))
+    ingest([sign_text(text, title="Feed story", url="https://a.test/x", page_id="fs", site="a.test",
+                      published="2024-03-05T10:00:00Z", settings=settings)], client=es, settings=settings)  # fmt: skip
+    es.indices.refresh(index=settings.index)
+    res = app.test_client().get("/feed?window=all", headers={"Host": host})
+    links = _feed_links(res)
+    assert "/stories/fs" in " ".join(links) and not any("evil" in link for link in links)
+    assert all(link.startswith(("/", "urn:newsfold:")) for link in links), links  # relative: resolved by the reader
+    based = create_app({"TESTING": True}, settings=settings, web=WebSettings(base_url="https://news.example.org/"))
+    try:
+        links = _feed_links(based.test_client().get("/feed?window=all", headers={"Host": host}))
+    finally:
+        get_resources(based).close()
+    assert "https://news.example.org/stories/fs" in links
+    assert all(link.startswith(("https://news.example.org/", "urn:newsfold:")) for link in links), links
+
+
+@pytest.mark.parametrize("value", ["news.example.org", "javascript:alert(1)", "https://u:p@x.test", "https://x.test/?a=1",
+                                   "https://x.test/#f", "ftp://x.test", "https:///path"])  # fmt: skip
+def test_a_base_url_that_is_not_a_site_address_stops_the_start(value):
+    with pytest.raises(ValueError, match="NEWSFOLD_BASE_URL"):
+        WebSettings.from_env({"NEWSFOLD_BASE_URL": value})
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [("/api/stories?window=", "window is empty"), ("/api/stories?sort=", "sort is empty"),
+     ("/api/stories?page=", "page is empty"), ("/api/search?to=", "to is empty"),
+     ("/api/search?page=%20", "page is empty"),
+     ("/api/stories?window=7d&window=all", "window is given 2 times"), ("/api/jobs?limit=", "limit is empty"),
+     ("/api/search?sort=date&sort=relevance", "sort is given 2 times")],
+)  # fmt: skip
+def test_an_api_parameter_given_empty_or_twice_is_a_400_naming_it(app, query, named):
+    """Issue 32, item 13: not a 200 that quietly used the default."""
+    res = app.test_client().get(query, headers=app.config["TEST_AUTH"])
+    assert res.status_code == 400, (res.status_code, res.get_data(as_text=True)[:200])
+    assert res.get_json()["error"].startswith(named)
+    assert app.test_client().get("/?window=&sort=&q=").status_code == 200  # a form's empty fields: the defaults

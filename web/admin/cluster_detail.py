@@ -22,6 +22,7 @@ from newsfold.plugin.admin.evidence import (
 )
 from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import cluster_of, flat
+from newsfold.plugin.ids import id_problem
 from newsfold.plugin.settings import Settings
 from newsfold.web.search.results import decode_signature
 
@@ -162,8 +163,9 @@ def load_comparison(
         raise ValueError("give two pages to compare: ?a=<page id>&b=<page id>")
     if a_id == b_id:
         raise ValueError("choose two different pages to compare")
-    if len(a_id) > 512 or len(b_id) > 512:
-        raise ValueError("page ids are at most 512 characters")
+    for name, value in (("a", a_id), ("b", b_id)):
+        if (problem := id_problem(value)) is not None:
+            raise ValueError(f"{name} is not a page id: the id {problem}")
     a = detail.member(a_id) or _fetch_member(es, settings, detail.cluster_id, a_id)
     b = detail.member(b_id) or _fetch_member(es, settings, detail.cluster_id, b_id)
     left, right, unchanged = word_diff(a.get("body") or "", b.get("body") or "", max_words=max_words)

@@ -67,8 +67,9 @@ def atom_feed(*, title: str, self_url: str, page_url: str, entries: list[FeedEnt
 
     Args:
         title: the feed's title.
-        self_url: the feed's own absolute URL (also its id: one query, one feed).
-        page_url: the HTML page the feed mirrors.
+        self_url: the feed's own URL (also its id, one query one feed: a relative one becomes a
+            ``urn:newsfold:feed:`` id, since an Atom id is absolute).
+        page_url: the HTML page the feed mirrors (absolute, or relative to the feed).
         entries: the stories, in the page's order.
         subtitle: a line saying what the list is.
         updated_fallback: the feed's ``updated`` when no entry has a time (else the newest entry's).
@@ -85,7 +86,7 @@ def atom_feed(*, title: str, self_url: str, page_url: str, entries: list[FeedEnt
         return element
 
     feed = ET.Element(f"{{{ATOM}}}feed")
-    sub(feed, "id", self_url)
+    sub(feed, "id", self_url if "://" in self_url else "urn:newsfold:feed:" + quote(self_url, safe=""))
     sub(feed, "title", title)
     if subtitle:
         sub(feed, "subtitle", subtitle)

@@ -6,7 +6,6 @@ path and are checked here before anything is sent.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +14,7 @@ from elasticsearch import Elasticsearch
 from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.hits import public_fields
+from newsfold.plugin.ids import MAX_ID_BYTES, MAX_NAME_BYTES, id_problem
 from newsfold.plugin.search.story_versions import STORY_SOURCE, read_story, story_times
 from newsfold.plugin.search.story_versions import story as story_request
 from newsfold.plugin.search.version_relations import read_references, references, relation_of
@@ -22,18 +22,16 @@ from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.novelty import Passage, marked_passages
 from newsfold.web.display import dress_story, headline, image_of, learn_affixes
 
-#: cluster and page ids are the ids newsfold or a host gave; anything longer or with control characters is refused
-_ID = re.compile(r"^[^\x00-\x1f\x7f]{1,512}$")
-
 
 def checked_id(value: str, what: str = "story") -> str:
-    """A cluster or page id from a URL path.
+    """A story name or page id from a URL path, within the id grammar (``plugin.ids``).
 
     Raises:
-        ValueError: empty, over 512 characters or with control characters.
+        ValueError: outside the grammar (empty, too long, control characters, ...).
     """
-    if not _ID.match(value or ""):
-        raise ValueError(f"that is not a {what} id")
+    problem = id_problem(value, max_bytes=MAX_NAME_BYTES if what == "story" else MAX_ID_BYTES)
+    if problem is not None:
+        raise ValueError(f"that is not a {what} id: the id {problem}")
     return value
 
 

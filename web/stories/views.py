@@ -151,7 +151,8 @@ def feed():
     """``/feed?<the arguments of />``: the same list as the page, as an Atom 1.0 feed (one entry per story)."""
     settings, page_size = get_settings(), get_web_settings().page_size
     es = get_es()
-    page_url = url_for("search.index", _external=True, **{k: v for k, v in request.args.items() if k in LIST_ARGS})
+    list_args: dict[str, Any] = {k: v for k, v in request.args.items() if k in LIST_ARGS}
+    page_url = _absolute(url_for("search.index", **list_args))
     params: TopParams | SearchParams
     result: TopResult | SearchResult
     try:
@@ -174,7 +175,7 @@ def feed():
         FeedEntry(
             id=story_id(s["cluster_id"]),
             title=s.get("headline") or s.get("title") or "(untitled)",
-            link=url_for("stories.story", cluster_id=s["cluster_id"], _external=True),
+            link=_absolute(url_for("stories.story", cluster_id=s["cluster_id"])),
             updated=s.get("latest") or s.get("published"),
             published=s.get("published"),
             summary=_summary(s),
@@ -182,8 +183,16 @@ def feed():
         )
         for s in stories
     ]
-    document = atom_feed(title=f"newsfold: {title}", self_url=request.url, page_url=page_url, entries=entries)
+    self_url = _absolute(request.full_path.rstrip("?"))
+    document = atom_feed(title=f"newsfold: {title}", self_url=self_url, page_url=page_url, entries=entries)
     return Response(document, mimetype=MIMETYPE)
+
+
+def _absolute(path: str) -> str:
+    """A link of this site: under ``NEWSFOLD_BASE_URL``, else relative (resolved against the feed's own
+    address). Never built from the request's ``Host``, which a client or a cache in between may set to any host."""
+    base = get_web_settings().base_url
+    return f"{base}{path}" if base else path
 
 
 def _summary(story: dict) -> str:

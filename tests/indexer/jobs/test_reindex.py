@@ -430,3 +430,22 @@ def test_retry_failures_ingests_the_failed_pages_again(es, live, store, pool):
     assert (got.done, got.counts["new"], got.counts["duplicate"], got.counts["rejected"]) == (2, 1, 1, 0)
     assert store.failures(job.id) == (0, [])
     assert es.count(index=live.index)["count"] == 2
+
+
+def test_a_page_whose_id_predates_the_id_grammar_is_a_bad_id_rejection_not_a_failed_chunk(es, live, store, pool):
+    """Issue 32, item 8: an id written before ``plugin.ids`` existed (a newline in it) cannot be ingested any more;
+    a reindex from text rejects that page with its reason and carries every other page."""
+    from newsfold.plugin.fold.document import own_document
+
+    payloads = _pages("g", range(2))
+    _load(es, live, payloads)
+    legacy = sign_page(Page(html=page("Legacy id", story(1090)), id="placeholder", url="https://old.test/x"), live)
+    legacy.page_id = "legacy\nid"
+    doc = own_document(legacy, cluster_id="legacy\nid", match=None, ingested="2024-01-01T00:00:00Z")
+    es.index(index=live.index, id="legacy\nid", document=doc, refresh=True)
+    job = _reindex(_new_job(store, live).id, pool, store, live, chunk_pages=5, grace=0.5)
+    assert job.status == "done" and job.rejected == {"bad_id": 1}, (job.status, job.rejected, job.message)
+    assert es.count(index=live.index)["count"] == len(payloads)
+    es.indices.refresh(index=rejections_index(live))
+    (record,) = es.search(index=rejections_index(live), query={"term": {"reason": "bad_id"}})["hits"]["hits"]
+    assert record["_id"] == "legacy\nid" and "U+000A" in record["_source"]["detail"]

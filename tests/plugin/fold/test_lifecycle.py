@@ -104,7 +104,7 @@ def test_regroup_clusters_checks_its_arguments(es, settings):
     with pytest.raises(TypeError, match="cluster_ids"):
         regroup_clusters("abc", client=es, settings=settings)
     with pytest.raises(ValueError, match=r"page_ids\[1\]"):
-        delete_pages(["ok", " "], client=es, settings=settings)
+        delete_pages(["ok", ""], client=es, settings=settings)
     assert regroup_clusters([], client=es, settings=settings) == {}
 
 

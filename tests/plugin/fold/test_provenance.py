@@ -303,7 +303,8 @@ def test_feed_entries_have_headline_and_snippet(client, corpus):
     assert all(e.summary.endswith("from a.test)") and len(e.summary) > 60 for e in feed.entries)
 
 
-def test_syndication_figures_per_site(client, corpus):
+def test_syndication_figures_per_site(web_app, settings, corpus):
+    client = web_app(settings, web=WebSettings(public_syndication=True)).test_client()  # open to all: a setting
     body = client.get("/api/syndication?window=all").get_json()
     rows = {r["site"]: r for r in body["sites"]}
     a, b = rows["a.test"], rows["b.test"]

@@ -75,3 +75,32 @@ def test_writes_declare_their_credentials_and_reads_of_search_are_public(documen
     assert document["paths"]["/api/search"]["get"]["security"] == []
     schemes = document["components"]["securitySchemes"]
     assert schemes["bearerAuth"] == {**schemes["bearerAuth"], "type": "http", "scheme": "bearer"}
+
+
+def test_every_read_that_answers_401_declares_it(app, document):
+    """Issue 32, item 13: a read the server keeps private says so (its credentials and its 401), and a public one
+    does not claim credentials."""
+    client = app.test_client()
+    for path, operations in document["paths"].items():
+        if "get" not in operations:
+            continue
+        operation = operations["get"]
+        url = re.sub(r"\{[^}]+\}", "x", path)
+        if "{job_id}" in path:
+            url = path.replace("{job_id}", "ingest-20240101-000000-abcdef")
+        private = client.get(url).status_code == 401
+        assert ("401" in operation["responses"]) == private, (path, private)
+        assert bool(operation.get("security")) == private, (path, private)
+
+
+def test_ids_pages_and_offsets_have_their_limits_in_the_schema(document):
+    for path, operations in document["paths"].items():
+        for operation in operations.values():
+            for param in operation.get("parameters", []):
+                schema, name = param["schema"], param["name"]
+                if name in ("cluster_id", "page_id") and param["in"] == "path":
+                    assert schema.get("minLength") == 1 and schema.get("maxLength") and schema.get("pattern"), path
+                    assert not re.match(schema["pattern"], "a\nb") and not re.match(schema["pattern"], " a"), path
+                    assert re.match(schema["pattern"], "news/2024/a b.html"), path
+                if name in ("page", "offset", "failures_offset", "limit", "failures_limit"):
+                    assert schema.get("maximum") and schema.get("minimum") is not None, (path, name)
