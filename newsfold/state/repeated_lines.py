@@ -15,14 +15,18 @@ fingerprint of the first page that carried it, and one bit set once a page
 with another fingerprint carried it. A page re-ingested (same id, so the same
 fingerprint) finds its own fingerprint and counts as no other page, so no set
 of page ids is needed. A site-week starts as an exact Redis hash (line ->
-state, Redis' compact listpack encoding) and becomes a fixed sketch of
-``DEPTH`` rows of ``WIDTH`` 12-bit cells (30,720 bytes, one Redis string) once
-it holds more than ``EXACT_LINES`` lines. Two lines sharing a cell merge their
-states, which can only make a line look repeated, never the reverse: a line
-counts as carried by another page when every one of its ``DEPTH`` cells says
-so (a count-min rule), so a false positive needs ``DEPTH`` collisions
-(see docs/scaling.md, "Redis sizing", for the rate against the lines a week).
-Every update is one Lua script, atomic under concurrent workers.
+state, Redis' compact listpack encoding) and becomes a fixed table once it
+holds more than ``EXACT_LINES`` lines: ``BUCKETS`` buckets of ``SLOTS`` 24-bit
+slots (a 12-bit tag of the line and its state; 30,720 bytes, one Redis string).
+A line lives in the first free slot of one of its two buckets (as in a cuckoo
+filter, without moves). When both are full, it takes the place of a line only
+one page has carried so far; lines several pages carried (the site's furniture,
+a story's copies) stay. So a line another page carried is missed only when its
+first sighting was pushed out before the second came (at 28 lines a page, a
+table holds the lines of about 350 pages), and a new line is taken for another
+(a false positive) only when its tag matches one of the 8 slots it looks at:
+at most 8 / 4095 (0.2%) whatever the volume. Every update is one Lua script,
+atomic under concurrent workers.
 """
 
 from __future__ import annotations
@@ -37,23 +41,23 @@ from newsfold.plugin.text import tokenize
 MIN_LINE_CHARS = 20  # shorter lines ("Reply", "Share") carry little weight either way
 KEEP_AT_LEAST = 0.5  # never strip more than half a text: that is a same-site copy, not boilerplate
 TTL_SECONDS = 21 * 24 * 3600
-DEPTH = 5  # cells per line; 5 x 12 bits of the line's 64-bit hash pick them
-WIDTH = 4096  # cells per row (12 bits): 5 x 4096 x 12 bits = 30,720 bytes per site-week
-EXACT_LINES = 100  # lines a site-week keeps exactly (a listpack hash, ~2 KB) before it becomes the sketch
-KIND = f"lines{DEPTH}x{WIDTH}"  # in the key: a sketch of another shape is never misread
-OLD_KINDS = ("pages", "lines", "first")  # keys of the unbounded format before the sketch, dropped when seen
+BUCKETS = 2560  # x SLOTS slots of 24 bits: 30,720 bytes per site-week, 10,240 lines
+SLOTS = 4  # as the script's `slots`
+EXACT_LINES = 100  # lines a site-week keeps exactly (a listpack hash, ~2 KB) before it becomes the table
+KIND = f"lines{BUCKETS}x{SLOTS}"  # in the key: a table of another shape is never misread
+OLD_KINDS = ("pages", "lines", "first")  # keys of the unbounded format before the table, dropped when seen
 _FINGERPRINTS = 2047  # 11 bits, never 0 (an empty cell)
 
 # KEYS: this week, last week, then this week's keys of the old format (deleted when this week starts).
-# ARGV: the page's fingerprint, TTL, EXACT_LINES, WIDTH, DEPTH, then the line keys (16 hex digits each).
-# Returns each line's DEPTH cell states this week and last week (as they were before this page), flat.
+# ARGV: the page's fingerprint, TTL, EXACT_LINES, BUCKETS, then the line keys (16 hex digits each).
+# Returns each line's state this week and last week, as they were before this page (0: not known).
+# A slot is tag * 4096 + state; a line's key gives its two buckets (20 bits each), its tag and where eviction starts.
 _RECORD_SCRIPT = """
-local me, ttl, limit, width, depth = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
-local lines = #ARGV - 5
-local function cells(line)
-  local h, out = ARGV[5 + line], {}
-  for r = 0, depth - 1 do out[r + 1] = r * width + tonumber(string.sub(h, 1 + 3 * r, 3 + 3 * r), 16) % width end
-  return out
+local me, ttl, limit, buckets = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local lines, slots = #ARGV - 4, 4
+local function parse(h)
+  return tonumber(string.sub(h, 1, 5), 16) % buckets, tonumber(string.sub(h, 6, 10), 16) % buckets,
+    1 + tonumber(string.sub(h, 11, 13), 16) % 4095, tonumber(string.sub(h, 14, 16), 16)
 end
 local function merge(v, w)
   if v == 0 then return w end
@@ -61,71 +65,82 @@ local function merge(v, w)
   if math.floor(v / 2) ~= math.floor(w / 2) or w % 2 == 1 then return v + 1 end
   return v
 end
-local function bitfield(key, op, nums, vals)
-  local got = {}
-  for s = 1, #nums, 400 do
-    local args = {}
-    for i = s, math.min(#nums, s + 399) do
-      args[#args + 1] = op; args[#args + 1] = 'u12'; args[#args + 1] = '#' .. nums[i]
-      if op == 'SET' then args[#args + 1] = vals[i] end
+local function slot(blob, i)
+  local a, b, c = string.byte(blob, 3 * i + 1, 3 * i + 3)
+  return (a * 256 + b) * 256 + c
+end
+local function find(blob, h)
+  local b1, b2, tag = parse(h)
+  for _, b in ipairs({b1, b2}) do
+    for s = 0, slots - 1 do
+      local v = slot(blob, b * slots + s)
+      if math.floor(v / 4096) == tag then return v % 4096 end
     end
-    for _, v in ipairs(redis.call('BITFIELD', key, unpack(args))) do got[#got + 1] = v end
   end
-  return got
+  return 0
 end
-local function all_cells()
-  local nums = {}
-  for i = 1, lines do for _, c in ipairs(cells(i)) do nums[#nums + 1] = c end end
-  return nums
+local function put(blob, cur, h, w)
+  local b1, b2, tag, start = parse(h)
+  local free, once = nil, {}
+  for _, b in ipairs({b1, b2}) do
+    for s = 0, slots - 1 do
+      local i = b * slots + s
+      local v = cur[i] or slot(blob, i)
+      if math.floor(v / 4096) == tag then
+        cur[i] = tag * 4096 + merge(v % 4096, w)
+        return
+      end
+      if v == 0 then free = free or i elseif v % 2 == 0 then once[#once + 1] = i end
+    end
+  end
+  if free then cur[free] = tag * 4096 + w elseif #once > 0 then cur[once[start % #once + 1]] = tag * 4096 + w end
 end
-local function read(key, kind)
-  if kind == 'string' then return bitfield(key, 'GET', all_cells()) end
-  local out = {}
+local function write(key, cur)
+  local args = {}
+  for i, v in pairs(cur) do
+    args[#args + 1] = 'SET'; args[#args + 1] = 'u24'; args[#args + 1] = '#' .. i; args[#args + 1] = v
+    if #args >= 400 then redis.call('BITFIELD', key, unpack(args)); args = {} end
+  end
+  if #args > 0 then redis.call('BITFIELD', key, unpack(args)) end
+end
+local function read(key)
+  local kind, out = redis.call('TYPE', key)['ok'], {}
+  local blob = kind == 'string' and redis.call('GET', key)
   for i = 1, lines do
-    local v = 0
-    if kind == 'hash' then v = tonumber(redis.call('HGET', key, ARGV[5 + i]) or '0') end
-    for r = 1, depth do out[#out + 1] = v end
+    local h = ARGV[4 + i]
+    if blob then out[i] = find(blob, h)
+    elseif kind == 'hash' then out[i] = tonumber(redis.call('HGET', key, h) or '0')
+    else out[i] = 0 end
   end
-  return out
+  return out, kind, blob
 end
-local function to_sketch(key)
-  local flat, merged, nums, vals = redis.call('HGETALL', key), {}, {}, {}
-  for i = 1, #flat, 2 do
-    local h, v = flat[i], tonumber(flat[i + 1])
-    for r = 0, depth - 1 do
-      local c = r * width + tonumber(string.sub(h, 1 + 3 * r, 3 + 3 * r), 16) % width
-      merged[c] = merge(merged[c] or 0, v)
-    end
-  end
-  for c, v in pairs(merged) do nums[#nums + 1] = c; vals[#vals + 1] = v end
-  redis.call('DEL', key)
-  redis.call('SETRANGE', key, depth * width * 3 / 2 - 1, '\\0')
-  bitfield(key, 'SET', nums, vals)
-end
-local kind = redis.call('TYPE', KEYS[1])['ok']
-local now, last = read(KEYS[1], kind), read(KEYS[2], redis.call('TYPE', KEYS[2])['ok'])
+local now, kind, blob = read(KEYS[1])
+local last = read(KEYS[2])
 if kind == 'string' then
-  local nums, vals, all = {}, {}, all_cells()
-  for i, v in ipairs(now) do
-    local w = merge(v, me * 2)
-    if w ~= v then nums[#nums + 1] = all[i]; vals[#vals + 1] = w end
-  end
-  bitfield(KEYS[1], 'SET', nums, vals)
+  local cur = {}
+  for i = 1, lines do put(blob, cur, ARGV[4 + i], me * 2) end
+  write(KEYS[1], cur)
 else
   if kind == 'none' then redis.call('UNLINK', KEYS[3], KEYS[4], KEYS[5]) end
   for i = 1, lines do
-    local v = now[(i - 1) * depth + 1]
-    local w = merge(v, me * 2)
-    if w ~= v then redis.call('HSET', KEYS[1], ARGV[5 + i], w) end
+    local w = merge(now[i], me * 2)
+    if w ~= now[i] then redis.call('HSET', KEYS[1], ARGV[4 + i], w) end
   end
-  if redis.call('HLEN', KEYS[1]) > limit then to_sketch(KEYS[1]) end
+  if redis.call('HLEN', KEYS[1]) > limit then
+    local flat, cur, empty = redis.call('HGETALL', KEYS[1]), {}, string.rep('\\0', buckets * slots * 3)
+    for i = 1, #flat, 2 do put(empty, cur, flat[i], tonumber(flat[i + 1])) end
+    redis.call('DEL', KEYS[1])
+    redis.call('SETRANGE', KEYS[1], buckets * slots * 3 - 1, '\\0')
+    write(KEYS[1], cur)
+  end
 end
 redis.call('EXPIRE', KEYS[1], ttl)
 return {now, last}
 """
 
 
-def _week(date: str | None) -> tuple[str, str]:
+def iso_weeks(date: str | None) -> tuple[str, str]:
+    """The ISO week of a date (today when it has none) and the week before, as ``2025-10``."""
     try:
         day = dt.date.fromisoformat((date or "")[:10])
     except ValueError:
@@ -154,15 +169,14 @@ def fingerprint(page_id: str) -> int:
     return 1 + int.from_bytes(digest, "big") % _FINGERPRINTS
 
 
-def _carried_by_others(states: list[int], me: int) -> bool:
-    """Every cell of the line says another page carried it (its first carrier is not me, or a second one came)."""
-    return all(v and ((v >> 1) != me or v & 1) for v in states)
+def _carried_by_others(state: int, me: int) -> bool:
+    """The line's first carrier is another page, or a second page carried it."""
+    return bool(state) and ((state >> 1) != me or bool(state & 1))
 
 
-def _first_carriers(states: list[int], me: int) -> set[int]:
-    """Fingerprints of the line's first carrier other than me: those found in two cells or more."""
-    votes = Counter(v >> 1 for v in states if v)
-    return {h for h, n in votes.items() if n >= 2 and h != me}
+def _first_carrier(state: int, me: int) -> set[int]:
+    """The fingerprint of the line's first carrier when that is another page."""
+    return {state >> 1} if state and state >> 1 != me else set()
 
 
 class RepeatedLines:
@@ -176,17 +190,25 @@ class RepeatedLines:
     def _key(self, site: str, week: str, kind: str = KIND) -> str:
         return f"newsfold:{self.namespace}:{kind}:{site}:{week}"
 
-    def record(self, site: str, page_id: str, date: str | None, wanted: list[str]) -> tuple[list[bool], list[set]]:
-        """Record the page's lines; for each, whether other pages carried it and its first carriers' fingerprints."""
-        this, last = _week(date)
+    def _call(self, site: str, page_id: str, date: str | None, wanted: list[str], client=None):
+        this, last = iso_weeks(date)
         keys = [self._key(site, this), self._key(site, last), *(self._key(site, this, k) for k in OLD_KINDS)]
+        args = [fingerprint(page_id), TTL_SECONDS, EXACT_LINES, BUCKETS, *wanted]
+        return self._record(keys=keys, args=args, client=client)
+
+    def send(self, pipeline, site: str, page_id: str, date: str | None, wanted: list[str]) -> None:
+        """Record a page's line keys through a pipeline, answer unread (bulk loads, benchmarks/redis_bench.py)."""
+        self._call(site, page_id, date, wanted, client=pipeline)
+
+    def record(self, site: str, page_id: str, date: str | None, wanted: list[str]) -> tuple[list[bool], list[set]]:
+        """Record the page's lines; for each, whether other pages carried it and its first carriers' fingerprints.
+
+        ``wanted``: the page's distinct line keys (:func:`line_keys`).
+        """
         me = fingerprint(page_id)
-        now, before = self._record(keys=keys, args=[me, TTL_SECONDS, EXACT_LINES, WIDTH, DEPTH, *wanted])
-        repeated, firsts = [], []
-        for i in range(len(wanted)):
-            a, b = now[i * DEPTH : (i + 1) * DEPTH], before[i * DEPTH : (i + 1) * DEPTH]
-            repeated.append(_carried_by_others(a, me) or _carried_by_others(b, me))
-            firsts.append(_first_carriers(a, me) | _first_carriers(b, me))
+        now, before = self._call(site, page_id, date, wanted)
+        repeated = [_carried_by_others(a, me) or _carried_by_others(b, me) for a, b in zip(now, before, strict=True)]
+        firsts = [_first_carrier(a, me) | _first_carrier(b, me) for a, b in zip(now, before, strict=True)]
         return repeated, firsts
 
     def strip(

@@ -89,13 +89,16 @@ def test_memory_of_a_site_week_stays_bounded_whatever_its_pages(redis_url):
     for n in range(1500):  # 1,500 pages of 21 lines each: about 30,000 distinct lines in one site and week
         lines = [f"Page {n} paragraph {i} tells what happened in the town hall today" for i in range(20)]
         store.strip("\n".join([*lines, PITCH]), site="a.test", page_id=f"p{n}", date="2025-03-04")
-    assert _memory(store) < 32 * 1024  # the sketch (30,720 bytes) and Redis' own bookkeeping (before: ~6 MB)
+    assert _memory(store) < 32 * 1024  # the table (30,720 bytes) and Redis' own bookkeeping (before: 3.1 MB)
     assert len(_keys(store)) == 1
+    # three times the lines the table holds: the site's line is still known, a new page's own lines are not
+    fresh = "\n".join([*story(600), PITCH])
+    assert store.strip(fresh, site="a.test", page_id="new", date="2025-03-05") == "\n".join(story(600))
 
 
 def test_a_site_week_past_the_exact_stage_still_strips_the_sites_lines(redis_url):
     store = _store(redis_url)
-    texts = {n: "\n".join([*story(100 + n), PITCH]) for n in range(60)}  # 421 lines: a sketch from page 15 on
+    texts = {n: "\n".join([*story(100 + n), PITCH]) for n in range(60)}  # 421 lines: a table from page 15 on
     for n, text in texts.items():
         store.strip(text, site="a.test", page_id=f"p{n}", date="2025-03-04")
     [key] = _keys(store)
@@ -108,7 +111,7 @@ def test_a_site_week_past_the_exact_stage_still_strips_the_sites_lines(redis_url
     assert store.strip(fresh, site="a.test", page_id="next", date="2025-03-11") == "\n".join(story(500))
 
 
-def test_a_republished_story_is_signed_like_the_first_in_the_sketch_too(redis_url):
+def test_a_republished_story_is_signed_like_the_first_in_the_table_too(redis_url):
     store = _store(redis_url)
     for n in range(30):
         store.strip("\n".join([*story(200 + n), PITCH]), site="a.test", page_id=f"p{n}", date="2025-03-04")
