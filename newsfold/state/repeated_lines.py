@@ -14,10 +14,11 @@ Memory is bounded per site and week. Each line has a 12-bit state: an 11-bit
 fingerprint of the first page that carried it, and one bit set once a page
 with another fingerprint carried it. A page re-ingested (same id, so the same
 fingerprint) finds its own fingerprint and counts as no other page, so no set
-of page ids is needed. A site-week starts as an exact Redis hash (line ->
-state, Redis' compact listpack encoding) and becomes a fixed table once it
-holds more than ``EXACT_LINES`` lines: ``BUCKETS`` buckets of ``SLOTS`` 24-bit
-slots (a 12-bit tag of the line and its state; 30,720 bytes, one Redis string).
+of page ids is needed. A site-week is one Redis string. It starts exact: 10
+bytes a line (its 8-byte key and its state), so a small site costs what it
+carries. Past ``EXACT_LINES`` lines (30,000 bytes) it becomes a fixed table of
+``BUCKETS`` buckets of ``SLOTS`` 24-bit slots (a 12-bit tag of the line and its
+state; 30,720 bytes, the one length that means a table).
 A line lives in the first free slot of one of its two buckets (as in a cuckoo
 filter, without moves). When both are full, it takes the place of a line only
 one page has carried so far; lines several pages carried (the site's furniture,
@@ -43,21 +44,24 @@ KEEP_AT_LEAST = 0.5  # never strip more than half a text: that is a same-site co
 TTL_SECONDS = 21 * 24 * 3600
 BUCKETS = 2560  # x SLOTS slots of 24 bits: 30,720 bytes per site-week, 10,240 lines
 SLOTS = 4  # as the script's `slots`
-EXACT_LINES = 100  # lines a site-week keeps exactly (a listpack hash, ~2 KB) before it becomes the table
+EXACT_LINES = 3000  # lines a site-week keeps exactly (10 bytes each) before it becomes the table
 KIND = f"lines{BUCKETS}x{SLOTS}"  # in the key: a table of another shape is never misread
 OLD_KINDS = ("pages", "lines", "first")  # keys of the unbounded format before the table, dropped when seen
 _FINGERPRINTS = 2047  # 11 bits, never 0 (an empty cell)
 
 # KEYS: this week, last week, then this week's keys of the old format (deleted when this week starts).
-# ARGV: the page's fingerprint, TTL, EXACT_LINES, BUCKETS, then the line keys (16 hex digits each).
+# ARGV: the page's fingerprint, TTL, EXACT_LINES, BUCKETS, then the line keys (8 bytes each).
 # Returns each line's state this week and last week, as they were before this page (0: not known).
-# A slot is tag * 4096 + state; a line's key gives its two buckets (20 bits each), its tag and where eviction starts.
+# Exact: entries of the 8-byte key and the state (2 bytes, big-endian). Table: slots of tag * 4096 + state, 3 bytes;
+# a line's key gives its two buckets (24 bits each), its tag (16 bits) and where eviction starts.
 _RECORD_SCRIPT = """
 local me, ttl, limit, buckets = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local lines, slots = #ARGV - 4, 4
+local table_bytes = buckets * slots * 3
 local function parse(h)
-  return tonumber(string.sub(h, 1, 5), 16) % buckets, tonumber(string.sub(h, 6, 10), 16) % buckets,
-    1 + tonumber(string.sub(h, 11, 13), 16) % 4095, tonumber(string.sub(h, 14, 16), 16)
+  local x1, x2, x3, x4, x5, x6, x7, x8 = string.byte(h, 1, 8)
+  return ((x1 * 256 + x2) * 256 + x3) % buckets, ((x4 * 256 + x5) * 256 + x6) % buckets,
+    1 + (x7 * 256 + x8) % 4095, x3
 end
 local function merge(v, w)
   if v == 0 then return w end
@@ -70,6 +74,18 @@ local function slot(blob, i)
   return (a * 256 + b) * 256 + c
 end
 local function find(blob, h)
+  if #blob ~= table_bytes then
+    local from = 1
+    while true do
+      local at = string.find(blob, h, from, true)
+      if not at then return 0 end
+      if (at - 1) % 10 == 0 then
+        local a, b = string.byte(blob, at + 8, at + 9)
+        return a * 256 + b, at
+      end
+      from = at + 1
+    end
+  end
   local b1, b2, tag = parse(h)
   for _, b in ipairs({b1, b2}) do
     for s = 0, slots - 1 do
@@ -103,36 +119,44 @@ local function write(key, cur)
   end
   if #args > 0 then redis.call('BITFIELD', key, unpack(args)) end
 end
-local function read(key)
-  local kind, out = redis.call('TYPE', key)['ok'], {}
-  local blob = kind == 'string' and redis.call('GET', key)
-  for i = 1, lines do
-    local h = ARGV[4 + i]
-    if blob then out[i] = find(blob, h)
-    elseif kind == 'hash' then out[i] = tonumber(redis.call('HGET', key, h) or '0')
-    else out[i] = 0 end
+local function to_table(key, blob)
+  local cur, empty = {}, string.rep('\\0', table_bytes)
+  for at = 1, #blob, 10 do
+    local a, b = string.byte(blob, at + 8, at + 9)
+    put(empty, cur, string.sub(blob, at, at + 7), a * 256 + b)
   end
-  return out, kind, blob
+  redis.call('DEL', key)
+  redis.call('SETRANGE', key, table_bytes - 1, '\\0')
+  write(key, cur)
 end
-local now, kind, blob = read(KEYS[1])
+local function exact(key, pos, now)
+  local added = {}
+  for i = 1, lines do
+    local h, v = ARGV[4 + i], now[i]
+    local w = merge(v, me * 2)
+    if v == 0 then added[#added + 1] = h .. string.char(math.floor(w / 256), w % 256)
+    elseif w ~= v then redis.call('SETRANGE', key, pos[i] + 7, string.char(math.floor(w / 256), w % 256)) end
+  end
+  if #added == 0 then return end
+  local all = (redis.call('GET', key) or '') .. table.concat(added)
+  if #all / 10 > limit then to_table(key, all) else redis.call('SET', key, all) end
+end
+local function read(key)
+  local blob, out, at = redis.call('GET', key), {}, {}
+  for i = 1, lines do
+    if blob then out[i], at[i] = find(blob, ARGV[4 + i]) else out[i] = 0 end
+  end
+  return out, blob, at
+end
+local now, blob, at = read(KEYS[1])
 local last = read(KEYS[2])
-if kind == 'string' then
+if not blob then redis.call('UNLINK', KEYS[3], KEYS[4], KEYS[5]) end
+if blob and #blob == table_bytes then
   local cur = {}
   for i = 1, lines do put(blob, cur, ARGV[4 + i], me * 2) end
   write(KEYS[1], cur)
 else
-  if kind == 'none' then redis.call('UNLINK', KEYS[3], KEYS[4], KEYS[5]) end
-  for i = 1, lines do
-    local w = merge(now[i], me * 2)
-    if w ~= now[i] then redis.call('HSET', KEYS[1], ARGV[4 + i], w) end
-  end
-  if redis.call('HLEN', KEYS[1]) > limit then
-    local flat, cur, empty = redis.call('HGETALL', KEYS[1]), {}, string.rep('\\0', buckets * slots * 3)
-    for i = 1, #flat, 2 do put(empty, cur, flat[i], tonumber(flat[i + 1])) end
-    redis.call('DEL', KEYS[1])
-    redis.call('SETRANGE', KEYS[1], buckets * slots * 3 - 1, '\\0')
-    write(KEYS[1], cur)
-  end
+  exact(KEYS[1], at, now)
 end
 redis.call('EXPIRE', KEYS[1], ttl)
 return {now, last}
@@ -193,7 +217,7 @@ class RepeatedLines:
     def _call(self, site: str, page_id: str, date: str | None, wanted: list[str], client=None):
         this, last = iso_weeks(date)
         keys = [self._key(site, this), self._key(site, last), *(self._key(site, this, k) for k in OLD_KINDS)]
-        args = [fingerprint(page_id), TTL_SECONDS, EXACT_LINES, BUCKETS, *wanted]
+        args = [fingerprint(page_id), TTL_SECONDS, EXACT_LINES, BUCKETS, *(bytes.fromhex(k) for k in wanted)]
         return self._record(keys=keys, args=args, client=client)
 
     def send(self, pipeline, site: str, page_id: str, date: str | None, wanted: list[str]) -> None:

@@ -96,30 +96,46 @@ def test_memory_of_a_site_week_stays_bounded_whatever_its_pages(redis_url):
     assert store.strip(fresh, site="a.test", page_id="new", date="2025-03-05") == "\n".join(story(600))
 
 
+def _fill(store, pages: int, seed: int = 1000) -> None:
+    """Pages of a.test in week 2025-10 (7 lines of their own and PITCH each)."""
+    for n in range(pages):
+        store.strip("\n".join([*story(seed + n), PITCH]), site="a.test", page_id=f"f{n}", date="2025-03-04")
+
+
 def test_a_site_week_past_the_exact_stage_still_strips_the_sites_lines(redis_url):
+    from newsfold.state.repeated_lines import BUCKETS, EXACT_LINES, SLOTS
+
     store = _store(redis_url)
-    texts = {n: "\n".join([*story(100 + n), PITCH]) for n in range(60)}  # 421 lines: a table from page 15 on
-    for n, text in texts.items():
-        store.strip(text, site="a.test", page_id=f"p{n}", date="2025-03-04")
+    early = "\n".join([*story(99), PITCH])
+    store.strip(early, site="a.test", page_id="early", date="2025-03-04")
+    _fill(store, EXACT_LINES // 7 + 10)  # a table from here on
     [key] = _keys(store)
-    assert store.redis.type(key) == b"string"
+    assert store.redis.strlen(key) == BUCKETS * SLOTS * 3
     fresh = "\n".join([*story(500), PITCH])
     assert store.strip(fresh, site="a.test", page_id="new", date="2025-03-05") == "\n".join(story(500))
     # a page counted while the week was exact, re-ingested: only the site's line goes, not its own
-    assert store.strip(texts[0], site="a.test", page_id="p0", date="2025-03-04") == "\n".join(story(100))
+    assert store.strip(early, site="a.test", page_id="early", date="2025-03-04") == "\n".join(story(99))
     # next week still sees this week's lines
     assert store.strip(fresh, site="a.test", page_id="next", date="2025-03-11") == "\n".join(story(500))
 
 
 def test_a_republished_story_is_signed_like_the_first_in_the_table_too(redis_url):
+    from newsfold.state.repeated_lines import EXACT_LINES
+
     store = _store(redis_url)
-    for n in range(30):
-        store.strip("\n".join([*story(200 + n), PITCH]), site="a.test", page_id=f"p{n}", date="2025-03-04")
+    _fill(store, EXACT_LINES // 7 + 10)
     page = "\n".join([*story(7), PITCH])
     first = store.strip(page, site="a.test", page_id="one", date="2025-03-04")
     assert first == "\n".join(story(7))
     assert store.strip(page, site="a.test", page_id="two", date="2025-03-05") == first
     assert store.strip(page, site="a.test", page_id="three", date="2025-03-05") == first
+
+
+def test_a_small_site_week_costs_what_it_carries(redis_url):
+    store = _store(redis_url)
+    _fill(store, 10)  # 71 distinct lines
+    assert store.redis.strlen(_keys(store)[0]) == 71 * 10
+    assert _memory(store) < 71 * 10 + 200  # before: 3,280 bytes in three keys
 
 
 def test_keys_of_the_unbounded_format_are_ignored_and_dropped(redis_url):
