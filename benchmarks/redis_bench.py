@@ -19,12 +19,19 @@ probe pages the filter strips as intended (more than half of the lines kept,
 so the ``KEEP_AT_LEAST`` guard does not return the whole text).
 
     nice python benchmarks/redis_bench.py --pages 1000000 --sites 500 --weeks 2 --json /tmp/redis-bench.json
+
+With ``--dev DEV_DIR``, the pages are the dev set's instead: each page extracted
+by newsfold, its line keys (``line_keys``) recorded under its site and its
+article's date, in date order (no probe).
+
+    nice python benchmarks/redis_bench.py --dev ../shared/data/dev --json /tmp/redis-bench-dev.json
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import gzip
 import json
 import random
 import secrets
@@ -40,7 +47,10 @@ from pathlib import Path
 import redis
 
 from newsfold.embedded import redis_binary
-from newsfold.state.repeated_lines import TTL_SECONDS, RepeatedLines, iso_weeks
+from newsfold.plugin.extract.article import extract_article
+from newsfold.plugin.extract.result import Rejection
+from newsfold.plugin.urls import site_of
+from newsfold.state.repeated_lines import TTL_SECONDS, RepeatedLines, iso_weeks, line_keys
 
 # The previous format's script (newsfold/state/repeated_lines.py before issue 29), kept for the comparison only.
 BEFORE_SCRIPT = """
@@ -149,12 +159,27 @@ def corpus(args: argparse.Namespace) -> Iterator[tuple[str, str, str, list[str]]
         # the probe's week is the last one: its pages are made after the load
 
 
-def load(variant, client: redis.Redis, args: argparse.Namespace) -> dict:
-    """Every page of the corpus through the variant, in pipelines of ``--batch`` pages."""
+def dev_corpus(dev: Path) -> list[tuple[str, str, str, list[str]]]:
+    """(site, page id, date, line keys) of every dev page newsfold extracts, in date order (undated last)."""
+    pages = []
+    for raw in (dev / "pages.jsonl").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(raw)
+        path = dev / rec["html"]
+        html = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+        article = extract_article(html, url=rec.get("url"), lang=rec.get("lang"))
+        keys = [] if isinstance(article, Rejection) else sorted({k for k in line_keys(article.text) if k})
+        site = rec.get("site") or site_of(rec.get("url"))
+        if keys and site:
+            pages.append((site, str(rec["id"]), article.published or "9999", keys))
+    return sorted(pages, key=lambda page: page[2])
+
+
+def load(variant, client: redis.Redis, args: argparse.Namespace, pages_in) -> dict:
+    """Every page through the variant, in pipelines of ``--batch`` pages."""
     before = int(client.info("memory")["used_memory"])
     began, pages = time.perf_counter(), 0
     pipe = client.pipeline(transaction=False)
-    for site, page_id, date, lines in corpus(args):
+    for site, page_id, date, lines in pages_in:
         variant.send(pipe, site, page_id, date, lines)
         pages += 1
         if pages % args.batch == 0:
@@ -205,11 +230,13 @@ def probe(variant, args: argparse.Namespace) -> dict:
     }
 
 
-def run(name: str, args: argparse.Namespace) -> dict:
+def run(name: str, args: argparse.Namespace, dev_pages: list | None) -> dict:
     with fresh_redis() as client:
         variant = After(client) if name == "after" else Before(client)
+        if dev_pages is not None:
+            return load(variant, client, args, dev_pages)
         print(f"{name}: loading {args.pages:,} pages", file=sys.stderr, flush=True)
-        return {**load(variant, client, args), **probe(variant, args)}
+        return {**load(variant, client, args, corpus(args)), **probe(variant, args)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,11 +250,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=200, help="pages per pipeline")
     parser.add_argument("--variants", default="before,after")
     parser.add_argument("--seed", type=int, default=29)
+    parser.add_argument("--dev", type=Path, help="the dev set's pages instead of synthetic ones")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
+    dev_pages = dev_corpus(args.dev) if args.dev else None
     result = {
-        "config": {k: v for k, v in vars(args).items() if k != "json"},
-        **{name: run(name, args) for name in args.variants.split(",")},
+        "config": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k != "json"},
+        **{name: run(name, args, dev_pages) for name in args.variants.split(",")},
     }
     text = json.dumps(result, indent=2)
     print(text)
