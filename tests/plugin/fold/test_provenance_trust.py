@@ -17,6 +17,7 @@ from newsfold.plugin.fold import batch
 from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.sign.signed_page import Page
 from newsfold.plugin.sign.signing import sign_page
+from newsfold.web.config import WebSettings
 from tests.pages import story
 from tests.plugin.fold.test_provenance import html_page
 
@@ -75,7 +76,7 @@ def forged(es, settings, request):
 @pytest.mark.parametrize("forged", list(FORGERIES), indirect=True)
 def test_one_late_copy_with_a_forged_credit_does_not_take_over_the_story(es, settings, forged, web_app):
     assert the_origin(origins(es, settings), ["orig", "copy", "forged"]) == ("a.test", None, "orig")
-    client = web_app(settings).test_client()
+    client = web_app(settings, web=WebSettings(public_syndication=True)).test_client()  # the figures, open
     originals = client.get("/api/stories?window=all&site=a.test&originals=1").get_json()
     assert [r["cluster_id"] for r in originals["results"]] == [forged]
     assert [r["cluster_id"] for r in client.get("/api/stories?window=all&nowire=1").get_json()["results"]] == [forged]
@@ -220,7 +221,7 @@ def test_subdomains_of_one_publisher_are_one_site(es, settings, web_app):
             signed(settings, "x", "x.test", _at(1), narrow), signed(settings, "y", "y.example", _at(2), narrow)],
            client=es, settings=settings)  # fmt: skip
     es.indices.refresh(index=settings.index)
-    client = web_app(settings).test_client()
+    client = web_app(settings, web=WebSettings(public_syndication=True)).test_client()  # the figures, open
     top = client.get("/api/stories?window=all").get_json()["results"]
     assert [(r["cluster_id"], r["sites"], r["pages"]) for r in top][0][1:] == (2, 2)
     assert [(r["sites"], r["pages"]) for r in top] == [(2, 2), (1, 6)]
