@@ -189,3 +189,46 @@ def test_the_node_keeps_its_files_private_and_inherits_no_secrets(tmp_path, monk
     finally:
         node.close()
         shutil.rmtree(reachable, ignore_errors=True)
+
+
+def test_secure_is_for_one_node_and_the_cluster_size_is_checked(capsys):
+    from newsfold.cli import main
+
+    with pytest.raises(SystemExit, match="--secure is for a single node"):
+        main(["elasticsearch", "--nodes", "3", "--secure"])
+    with pytest.raises(SystemExit, match="nodes must be a whole number from 1 to 5"):
+        main(["elasticsearch", "--nodes", "9"])
+
+
+@pytest.mark.realnode
+@pytest.mark.slow
+def test_a_secure_node_refuses_anonymous_requests_and_takes_the_printed_password(tmp_path):
+    import base64
+    import urllib.error
+
+    out = tmp_path / "out.log"
+    with out.open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "newsfold.cli", "elasticsearch", "--port", "0", "--heap", "512m", "--secure"],
+            stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        deadline, line = time.monotonic() + 180, ""
+        while time.monotonic() < deadline and "ELASTICSEARCH_PASSWORD=" not in line:
+            assert proc.poll() is None, out.read_text()[-3000:]
+            line = next((x for x in out.read_text().splitlines() if "ELASTICSEARCH_PASSWORD=" in x), "")
+            time.sleep(0.5)
+        fields = dict(part.split("=", 1) for part in line.split() if "=" in part)
+        url, password = fields["ELASTICSEARCH_URL"], fields["ELASTICSEARCH_PASSWORD"]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _get(url + "/_cluster/health")
+        refused.value.close()  # its socket, or a ResourceWarning
+        assert refused.value.code == 401
+        request = urllib.request.Request(url + "/_cluster/health")
+        token = base64.b64encode(f"elastic:{password}".encode()).decode()
+        request.add_header("Authorization", f"Basic {token}")
+        with urllib.request.urlopen(request, timeout=10) as res:
+            assert json.loads(res.read())["status"] in ("green", "yellow")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(90)
