@@ -1,10 +1,13 @@
-"""Which Elasticsearch the suite runs on (``./run test --backend standin|elasticsearch``).
+"""Which Elasticsearch the suite runs on (``./run test --backend standin|elasticsearch|cluster``).
 
 - ``standin`` (the default): the in-memory osmem stand-in, started once per
   session; fast, for the edit-test loop;
 - ``elasticsearch``: a real Elasticsearch node (newsfold.esnode, the pinned
   version) that the session starts and stops itself, or the cluster at
-  ``ELASTICSEARCH_URL`` when that is set.
+  ``ELASTICSEARCH_URL`` when that is set;
+- ``cluster``: a local cluster of three real nodes (newsfold.escluster) that
+  the session starts and stops; the suite's indices get 3 shards and 1
+  replica, so that copies of one story land on different shards and nodes.
 """
 
 from __future__ import annotations
@@ -14,9 +17,15 @@ import os
 BACKEND = os.environ.get("NEWSFOLD_TEST_BACKEND") or (
     "elasticsearch" if os.environ.get("ELASTICSEARCH_URL") else "standin"
 )
-if BACKEND not in ("standin", "elasticsearch"):
-    raise RuntimeError(f"NEWSFOLD_TEST_BACKEND must be standin or elasticsearch, not {BACKEND!r}")
-REAL_ES = BACKEND == "elasticsearch"
+if BACKEND not in ("standin", "elasticsearch", "cluster"):
+    raise RuntimeError(f"NEWSFOLD_TEST_BACKEND must be standin, elasticsearch or cluster, not {BACKEND!r}")
+CLUSTER = BACKEND == "cluster"
+REAL_ES = BACKEND in ("elasticsearch", "cluster")
+#: primary shards and replicas of the suite's own indices (``NEWSFOLD_SHARDS``/``NEWSFOLD_REPLICAS`` on a cluster)
+SHARDS, REPLICAS = (3, 1) if CLUSTER else (1, 0)
+if CLUSTER:  # the workers and commands the tests start read them too
+    os.environ.setdefault("NEWSFOLD_SHARDS", str(SHARDS))
+    os.environ.setdefault("NEWSFOLD_REPLICAS", str(REPLICAS))
 
 #: ``index.refresh_interval`` of the suite's own indices on a real node. Every ingest batch waits for one
 #: refresh (``refresh=wait_for``); at Elasticsearch's default 1 s the suite spends most of its time waiting.

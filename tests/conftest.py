@@ -18,7 +18,7 @@ from newsfold.embedded import EmbeddedElasticsearch, EmbeddedRedis
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold.index import drop_index, ensure_index
 from newsfold.plugin.settings import Settings
-from tests.backends import BACKEND, REAL_ES, TEST_REFRESH
+from tests.backends import BACKEND, CLUSTER, REAL_ES, REPLICAS, SHARDS, TEST_REFRESH
 
 
 def pytest_report_header(config):
@@ -48,7 +48,14 @@ class Server:
 @pytest.fixture(scope="session")
 def es_server():
     """The real node the session starts, the stand-in, or the cluster at ``ELASTICSEARCH_URL`` (tests/backends.py)."""
-    if REAL_ES and os.environ.get("ELASTICSEARCH_URL"):
+    if CLUSTER:
+        from newsfold.escluster import LocalCluster
+
+        cluster = LocalCluster(nodes=3, announce=lambda m: None).start()
+        first = cluster.node("newsfold-1")
+        yield Server(cluster.url, first.pid)  # the node the clients talk to first: the one a fault test pauses
+        cluster.close()
+    elif REAL_ES and os.environ.get("ELASTICSEARCH_URL"):
         yield Server(os.environ["ELASTICSEARCH_URL"], None)
     elif REAL_ES:
         from newsfold.esnode import ElasticsearchNode
@@ -99,8 +106,9 @@ def settings(es_url):
     """Settings on the test servers with an index of the test's own."""
     base = Settings.from_env()
     return base.replace(
-        elasticsearch_url=es_url, index=f"test-{uuid.uuid4().hex[:12]}", refresh_interval=TEST_REFRESH
-    )
+        elasticsearch_url=es_url, index=f"test-{uuid.uuid4().hex[:12]}", refresh_interval=TEST_REFRESH,
+        shards=SHARDS, replicas=REPLICAS,
+    )  # fmt: skip
 
 
 @pytest.fixture

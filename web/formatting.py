@@ -67,9 +67,11 @@ def safe_url(url: str | None) -> str | None:
 
 
 def redact_url(url: str | None) -> str:
-    """A server URL without its user name and password, for messages."""
+    """A server URL without its user name and password, for messages (each of several, comma-separated)."""
     if not url:
         return "(not configured)"
+    if "," in url:
+        return ",".join(redact_url(part.strip()) for part in url.split(",") if part.strip())
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""

@@ -58,6 +58,10 @@ FOLD_FIELDS: dict[str, dict[str, Any]] = {
     #: set on the page that founds a story, to the story's name, until ``ingest`` commits the story (its
     #: outcome ``new``); a story whose founder still holds it is pending and yields to a committed one in a merge
     "founding": {"type": "keyword"},
+    #: the token of the commit that cleared ``founding``: a commit refused with a version conflict may still
+    #: have been applied (Elasticsearch says so of a compare-and-set across a failover), so the committer reads
+    #: the document again and knows its own write by this token
+    "committed_by": {"type": "keyword", "index": False, "doc_values": False},
     # provenance (plugin.fold.provenance): the agency this page credits, and its story's origin, written on every
     # page of the story (the wire when versions credit one, else the site of its earliest version)
     "wire": {"type": "keyword", "ignore_above": 256},
@@ -107,7 +111,7 @@ VERSION_SOURCE = [*ARTICLE_SOURCE, *(path(f) for f in (*FOLD_SOURCE, *COMPARE_SO
 #: what the unchanged check reads (and the first sighting a changed page keeps)
 UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID, path("first_seen")]
 #: what the founding protocol reads of a page (``plugin.fold.founding``)
-FOUNDING_SOURCE = [CLUSTER_ID, path("founding")]
+FOUNDING_SOURCE = [CLUSTER_ID, path("founding"), path("committed_by")]
 
 
 def fold_mapping() -> dict[str, Any]:
@@ -182,6 +186,7 @@ def fold_fields(
             "archive_aged": archive_aged if believed else None,
             "first_seen": seen,
             "founding": founding,
+            "committed_by": None,
         }
     }
 

@@ -211,17 +211,37 @@ def commit(founders: dict[str, str], *, client: Elasticsearch, settings: Setting
 
     todo = dict(founders)
     done: set[str] = set()
+    token = secrets.token_hex(8)  # this call's commits: a conflict may hide a write of ours that held
     for _ in range(VERSION_RETRIES):
         if not todo:
             break
         waiting = pending(todo.values(), client=client, settings=settings)
         ready = {pid: waiting[name] for pid, name in todo.items() if name in waiting and waiting[name].page_id == pid}
+        done |= _committed_by(token, [pid for pid in todo if pid not in ready], client=client, settings=settings)
+        doc = fold_update(founding=None, committed_by=token)
         actions = [
-            {"_op_type": "update", "_index": f.index or settings.index, "_id": pid, "doc": fold_update(founding=None),
+            {"_op_type": "update", "_index": f.index or settings.index, "_id": pid, "doc": doc,
              "if_seq_no": f.seq_no, "if_primary_term": f.primary_term}
             for pid, f in sorted(ready.items())
         ]  # fmt: skip
         failed = bulk_failures(client, actions, settings=settings, missing_ok=False)
         done |= {pid for pid in ready if pid not in failed}
-        todo = {pid: todo[pid] for pid in ready if pid in failed}  # lost a version race: read again
-    return done
+        todo = {pid: todo[pid] for pid in ready if pid in failed}  # lost a version race (or seemed to): read again
+    return done | _committed_by(token, list(todo), client=client, settings=settings)
+
+
+def _committed_by(token: str, page_ids: list[str], *, client: Elasticsearch, settings: Settings) -> set[str]:
+    """The pages among ``page_ids`` whose founding a commit carrying ``token`` cleared (a realtime read).
+
+    Elasticsearch's compare-and-set may answer a version conflict for a write
+    that took place (a retry across a primary failover meets its own write):
+    the page then reads committed, by this call.
+    """
+    if not page_ids:
+        return set()
+    docs = read_docs(client, settings.index, page_ids, source=FOUNDING_SOURCE)
+    return {
+        d["_id"] for d in docs
+        if d.get("found") and not fold_of(d.get("_source")).get("founding")
+        and fold_of(d.get("_source")).get("committed_by") == token
+    }  # fmt: skip

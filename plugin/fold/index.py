@@ -32,12 +32,12 @@ if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
 #: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
-FOLD_LAYOUT = 6
+FOLD_LAYOUT = 7
 #: older layouts the current one only adds fold fields to (3 added ``passages``, 4 ``founding``, 5 the
 #: provenance fields ``wire`` and ``origin_*``, 6 what provenance believes of a page: ``wire_by``, ``domain``,
-#: ``believed_time``, ``archive_aged``, ``first_seen``): an index recording one is brought up to date in place (an
-#: additive ``put_mapping``) the first time newsfold checks it, never refused
-ADDITIVE_FROM = (2, 3, 4, 5)
+#: ``believed_time``, ``archive_aged``, ``first_seen``; 7 ``committed_by``): an index recording one is brought up
+#: to date in place (an additive ``put_mapping``) the first time newsfold checks it, never refused
+ADDITIVE_FROM = (2, 3, 4, 5, 6)
 _META_CACHE_SECONDS = 60.0
 _checked: dict[tuple[int, str, str], float] = {}
 

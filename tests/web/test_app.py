@@ -442,6 +442,8 @@ def test_safe_url_and_redact_url():
     assert safe_url("javascript:alert(1)") is None and safe_url("//a.test/x") is None and safe_url(None) is None
     assert redact_url("redis://:secret@db.test:6379/0") == "redis://db.test:6379/0"
     assert redact_url("http://127.0.0.1:9200") == "http://127.0.0.1:9200"
+    several = "http://u:pw@es1.test:9200, http://u:pw@es2.test:9201"  # a cluster's nodes in ELASTICSEARCH_URL
+    assert redact_url(several) == "http://es1.test:9200,http://es2.test:9201"
 
 
 def test_page_links_and_chunks():
