@@ -35,8 +35,9 @@ def pytest_collection_modifyitems(config, items):
 class Server:
     """The session's Elasticsearch: its URL, and its process to pause (fault tests); ``pid`` None: not ours."""
 
-    def __init__(self, url: str, pid: int | None) -> None:
+    def __init__(self, url: str, pid: int | None, cluster=None) -> None:
         self.url, self.pid = url, pid
+        self.cluster = cluster  # the LocalCluster of the cluster backend (kill, pause, restart a node by name)
 
     def pause(self) -> None:
         os.kill(self.pid, signal.SIGSTOP)
@@ -53,7 +54,7 @@ def es_server():
 
         cluster = LocalCluster(nodes=3, announce=lambda m: None).start()
         first = cluster.node("newsfold-1")
-        yield Server(cluster.url, first.pid)  # the node the clients talk to first: the one a fault test pauses
+        yield Server(cluster.url, first.pid, cluster)  # pid: the node the clients talk to first
         cluster.close()
     elif REAL_ES and os.environ.get("ELASTICSEARCH_URL"):
         yield Server(os.environ["ELASTICSEARCH_URL"], None)

@@ -1,0 +1,139 @@
+# ruff: noqa: F811  (the fixtures corpus, calm and target come from test_faults and are parameters here)
+"""Faults on a cluster of three real nodes (``./run test --backend cluster``): a node killed or paused during
+``newsfold ingest``, the whole cluster stopped and started again under a job that then resumes.
+
+Each run writes into an index of 3 shards and 1 replica, and its result is compared with the undisturbed run of
+the same corpus (tests/system/test_faults.py): nothing lost, no story split, exactly one ``new`` per story.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from newsfold.embedded import EmbeddedRedis
+from tests.backends import CLUSTER
+from tests.system.test_faults import (  # noqa: F401  (corpus, calm and target are fixtures used here)
+    BEFORE_FAULT,
+    _assert_as_undisturbed,
+    _finish,
+    _ingest,
+    _job,
+    _lines,
+    _wait_for_lines,
+    calm,
+    corpus,
+    target,
+)
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not CLUSTER, reason="kills and pauses nodes of the cluster backend (--backend cluster)"),
+]
+
+SPREAD = {"NEWSFOLD_SHARDS": "3", "NEWSFOLD_REPLICAS": "1"}
+
+
+@pytest.fixture
+def cluster(es_server):
+    """The session's cluster, whole and green again after each test."""
+    yield es_server.cluster
+    for node in es_server.cluster.nodes.values():
+        if node.process is None:
+            node.restart()
+    es_server.cluster.wait_for_nodes(3, timeout=180, status="green")
+
+
+def _a_primary_node(es, index: str) -> str:
+    """The name of a node holding a primary shard of the index (where stories are being founded)."""
+    rows = es.cat.shards(index=index, format="json", h="prirep,node,state")
+    return next(r["node"] for r in rows if r["prirep"] == "p" and r["state"] == "STARTED")
+
+
+def _one_new_per_story(out) -> None:
+    outcomes = _lines(out)
+    new = [o["cluster_id"] for o in outcomes if o["status"] == "new"]
+    merged_away = {c for o in outcomes if o["status"] == "merged" for c in o.get("merged_clusters") or []}
+    stories = {o["cluster_id"] for o in outcomes if o.get("cluster_id")} - merged_away
+    assert sorted(set(new) - merged_away) == sorted(stories), "a story without its one new, or with two"
+    assert len(new) == len(set(new))
+
+
+def test_a_node_holding_a_primary_killed_during_ingest_loses_nothing(tmp_path, settings, corpus, calm, target,
+                                                                      cluster):  # fmt: skip
+    es_url, es = target
+    out = tmp_path / "out.jsonl"
+    redis = EmbeddedRedis()
+    try:
+        run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index, **SPREAD)
+        _wait_for_lines(out, BEFORE_FAULT, run)
+        victim = _a_primary_node(es, settings.index)
+        cluster.kill(victim)
+        _finish(run, out)
+        _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
+        _one_new_per_story(out)
+    finally:
+        redis.close()
+
+
+def test_the_node_the_workers_talked_to_first_killed_during_ingest_loses_nothing(tmp_path, settings, corpus, calm,
+                                                                                  target, cluster):  # fmt: skip
+    es_url, es = target
+    out = tmp_path / "out.jsonl"
+    redis = EmbeddedRedis()
+    try:
+        run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index, **SPREAD)
+        _wait_for_lines(out, BEFORE_FAULT, run)
+        assert es_url.split(",")[0] == cluster.node("newsfold-1").url
+        cluster.kill("newsfold-1")
+        _finish(run, out)
+        _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
+        _one_new_per_story(out)
+    finally:
+        redis.close()
+
+
+def test_a_node_paused_for_30_s_during_ingest_loses_nothing(tmp_path, settings, corpus, calm, target, cluster):
+    es_url, es = target
+    out = tmp_path / "out.jsonl"
+    redis = EmbeddedRedis()
+    try:
+        run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index,
+                      NEWSFOLD_ES_TIMEOUT="10", **SPREAD)  # fmt: skip
+        _wait_for_lines(out, BEFORE_FAULT, run)
+        cluster.pause("newsfold-2")
+        try:
+            time.sleep(30)
+        finally:
+            cluster.resume("newsfold-2")
+        _finish(run, out, timeout=400)
+        _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
+        _one_new_per_story(out)
+    finally:
+        redis.close()
+
+
+def test_the_whole_cluster_stopped_during_ingest_then_the_job_resumes_to_the_end(tmp_path, settings, corpus, calm,
+                                                                                  target, cluster):  # fmt: skip
+    es_url, es = target
+    redis = EmbeddedRedis()
+    try:
+        first = _ingest(corpus, tmp_path / "first.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index,
+                        **SPREAD)  # fmt: skip
+        _wait_for_lines(tmp_path / "first.jsonl", BEFORE_FAULT, first)
+        cluster.stop_all()
+        os.killpg(first.pid, signal.SIGKILL)  # the operator gives up on the run while the cluster is down
+        first.wait(timeout=60)
+        store, job = _job(redis.url)
+        cluster.start_again()
+        cluster.wait_for_nodes(3, timeout=180)
+        out = tmp_path / "second.jsonl"
+        _finish(_ingest(None, out, es_url=es_url, redis_url=redis.url, index=settings.index, resume=job, **SPREAD),
+                out, timeout=400)  # fmt: skip
+        _assert_as_undisturbed(out, calm, es, settings.index, store, job)
+        _one_new_per_story(out)
+    finally:
+        redis.close()
