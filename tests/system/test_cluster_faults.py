@@ -1,6 +1,7 @@
 # ruff: noqa: F811  (the fixtures corpus, calm and target come from test_faults and are parameters here)
 """Faults on a cluster of three real nodes (``./run test --backend cluster``): a node killed or paused during
-``newsfold ingest``, the whole cluster stopped and started again under a job that then resumes.
+``newsfold ingest``, a node killed during ``newsfold reindex``, the whole cluster stopped and started again under a
+job that then resumes.
 
 Each run writes into an index of 3 shards and 1 replica, and its result is compared with the undisturbed run of
 the same corpus (tests/system/test_faults.py): nothing lost, no story split, exactly one ``new`` per story.
@@ -10,15 +11,20 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
 
 from newsfold.embedded import EmbeddedRedis
+from newsfold.plugin.fold.by_id import behind
 from tests.backends import CLUSTER
 from tests.system.test_faults import (  # noqa: F401  (corpus, calm and target are fixtures used here)
     BEFORE_FAULT,
     _assert_as_undisturbed,
+    _clusters,
+    _env,
     _finish,
     _ingest,
     _job,
@@ -28,6 +34,7 @@ from tests.system.test_faults import (  # noqa: F401  (corpus, calm and target a
     corpus,
     target,
 )
+from tests.waits import wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -135,5 +142,41 @@ def test_the_whole_cluster_stopped_during_ingest_then_the_job_resumes_to_the_end
                 out, timeout=400)  # fmt: skip
         _assert_as_undisturbed(out, calm, es, settings.index, store, job)
         _one_new_per_story(out)
+    finally:
+        redis.close()
+
+
+def _reindex(out, *, es_url: str, redis_url: str, index: str, resume: str | None = None) -> subprocess.Popen:
+    args = ["--resume", resume] if resume else []
+    with out.open("w") as err:
+        return subprocess.Popen(
+            [sys.executable, "-m", "newsfold.cli", "reindex", *args, "--workers", "2", "--quiet"],
+            env=_env(es_url, redis_url, index, **SPREAD), stdout=subprocess.DEVNULL, stderr=err,
+            start_new_session=True,
+        )  # fmt: skip
+
+
+def test_a_node_killed_during_reindex_leaves_a_complete_index(tmp_path, settings, corpus, calm, target, cluster):
+    """The reindex goes on through the other nodes, or fails and resumes; the index behind the alias is whole."""
+    es_url, es = target
+    redis = EmbeddedRedis()
+    try:
+        loaded = tmp_path / "ingest.jsonl"
+        _finish(_ingest(corpus, loaded, es_url=es_url, redis_url=redis.url, index=settings.index, **SPREAD), loaded)
+        old = behind(es, settings.index).write
+        log = tmp_path / "reindex.err"
+        run = _reindex(log, es_url=es_url, redis_url=redis.url, index=settings.index)
+        assert wait_until(lambda: "reindex job" in log.read_text() or run.poll() is not None, timeout=120)
+        job = log.read_text().split("reindex job ", 1)[1].split(":", 1)[0]
+        cluster.kill(_a_primary_node(es, old))
+        if run.wait(timeout=400) != 0:  # it may fail on the lost node: the job resumes from its checkpoint
+            again = tmp_path / "resume.err"
+            assert _reindex(again, es_url=es_url, redis_url=redis.url, index=settings.index, resume=job).wait(
+                timeout=400) == 0, again.read_text()[-3000:]  # fmt: skip
+        assert behind(es, settings.index).write != old  # the alias points at the rebuilt index
+        es.indices.refresh(index=settings.index)
+        _, calm_clusters = calm
+        assert es.count(index=settings.index)["count"] == sum(len(c) for c in calm_clusters)  # every page once
+        assert _clusters(es, settings.index) == calm_clusters
     finally:
         redis.close()
