@@ -125,21 +125,23 @@ def test_a_node_paused_for_30_s_during_ingest_loses_nothing(tmp_path, settings, 
 
 def test_the_whole_cluster_stopped_during_ingest_then_the_job_resumes_to_the_end(tmp_path, settings, corpus, calm,
                                                                                   target, cluster):  # fmt: skip
+    """Every node stopped mid-run: the batches wait and retry (the broker's backoff) while the cluster is down;
+    the coordinator is then stopped too, and ``newsfold ingest --resume`` finishes the job once it is back."""
     es_url, es = target
     redis = EmbeddedRedis()
     try:
         first = _ingest(corpus, tmp_path / "first.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index,
-                        **SPREAD)  # fmt: skip
+                        NEWSFOLD_TASK_RETRIES="20", **SPREAD)  # fmt: skip
         _wait_for_lines(tmp_path / "first.jsonl", BEFORE_FAULT, first)
-        cluster.stop_all()
-        os.killpg(first.pid, signal.SIGKILL)  # the operator gives up on the run while the cluster is down
-        first.wait(timeout=60)
         store, job = _job(redis.url)
+        cluster.stop_all()
+        assert wait_until(lambda: "Elasticsearch unavailable" in (tmp_path / "first.err").read_text(), timeout=120)
+        os.killpg(first.pid, signal.SIGKILL)  # the operator stops the run while the cluster is down
+        first.wait(timeout=60)
         cluster.start_again()
-        cluster.wait_for_nodes(3, timeout=180)
         out = tmp_path / "second.jsonl"
-        _finish(_ingest(None, out, es_url=es_url, redis_url=redis.url, index=settings.index, resume=job, **SPREAD),
-                out, timeout=400)  # fmt: skip
+        _finish(_ingest(None, out, es_url=es_url, redis_url=redis.url, index=settings.index, resume=job,
+                        NEWSFOLD_TASK_RETRIES="20", **SPREAD), out, timeout=400)  # fmt: skip
         _assert_as_undisturbed(out, calm, es, settings.index, store, job)
         _one_new_per_story(out)
     finally:
