@@ -7,6 +7,7 @@ trafilatura each copy the value); its value is emptied before parsing
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -80,3 +81,25 @@ def test_the_attribute_limit_is_a_setting():
     assert settings.markup_limits == MarkupLimits(max_attribute_chars=1000)
     with pytest.raises(ValueError, match="max_attribute_chars"):
         MarkupLimits(max_attribute_chars=0)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"<p>plain</p>", "<p>caf\u00e9 \u4e2d</p>".encode(), "\ufeff<p>bom</p>".encode(),
+     "<p>caf\u00e9</p>".encode("latin-1"), gzip.compress(b"<p>zipped</p>"), b"%PDF-1.4"],
+)  # fmt: skip
+def test_the_coordinator_sends_utf8_pages_as_text_and_the_worker_gets_the_same_bytes(raw):
+    from newsfold.indexer.jobs.ingest import _html_field
+    from newsfold.indexer.pages import page_from_payload
+
+    field = _html_field(raw)
+    assert list(field) == (["html_utf8"] if _is_utf8(raw) else ["html_b64"])
+    assert page_from_payload({"id": "p", **field}).html == raw
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
