@@ -35,6 +35,7 @@ from newsfold.web.api.views import OPENAPI_FILE
 from newsfold.web.auth import new_api_token
 from newsfold.web.config import WebSettings
 from newsfold.web.resources import get_resources
+from tests.story_corpus import ingest_story_corpus
 
 TOKEN, TOKEN_ENTRY = new_api_token("fuzz")
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -58,7 +59,9 @@ def fuzzed_app(es_url, redis_url):
                                        redis_url=broker)  # fmt: skip
     es = build_client(base)
     ensure_index(es, base)
+    clusters = ingest_story_corpus(es, base)  # so some answers are real stories, whose bodies are checked too
     app = create_app({"TESTING": True}, settings=base, web=WebSettings(api_token_hashes=TOKEN_ENTRY))
+    app.config["FUZZ_CLUSTERS"] = clusters
     yield app
     get_resources(app).close()
     drop_index(es, base)
@@ -122,3 +125,26 @@ def _also_an_address_of(document: dict, url: str, method: str) -> bool:
         if method.lower() in operations and re.fullmatch(pattern, url):
             return True
     return False
+
+
+def _real_requests(clusters: dict[str, str]) -> list[tuple[str, str, dict, dict]]:
+    """(method, path, path parameters, query) of answers about stories that exist: a fuzzer rarely guesses an id."""
+    ferry = clusters["ferry-a"]
+    return [
+        ("GET", "/api/search", {}, {"q": "ferry"}),
+        ("GET", "/api/search", {}, {"q": "ferry", "sort": "date", "site": "a.test", "originals": "1"}),
+        ("GET", "/api/clusters/{cluster_id}", {"cluster_id": ferry}, {}),
+        ("GET", "/api/stories", {}, {"window": "all"}),
+        ("GET", "/api/stories/{cluster_id}", {"cluster_id": ferry}, {}),
+        ("GET", "/api/stories/{cluster_id}/versions/{page_id}", {"cluster_id": ferry, "page_id": "ferry-b"}, {}),
+        ("GET", "/api/syndication", {}, {"window": "all"}),
+        ("GET", "/api/corrections", {}, {"cluster_id": ferry}),
+        ("GET", "/api/jobs", {}, {}),
+    ]
+
+
+def test_answers_about_real_stories_conform_to_the_schema(api_schema, fuzzed_app):
+    for method, path, path_parameters, query in _real_requests(fuzzed_app.config["FUZZ_CLUSTERS"]):
+        case = api_schema[path][method].Case(path_parameters=path_parameters, query=query)
+        response = case.call_and_validate(checks=CHECKS, headers=AUTH)
+        assert response.status_code == 200, (path, response.status_code)
