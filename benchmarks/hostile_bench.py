@@ -251,7 +251,9 @@ def main(argv: list[str] | None = None) -> int:
         rows = [(name, path, "read") for name, path in archives.items()]
         rows += [(f"page: {name}", path, "page") for name, path in pages.items()]
         for name, path, kind in rows:
-            files = [p for p in path.rglob("*") if p.is_file()] if path.is_dir() else [path]
+            files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+            if path.name == "pages.jsonl":  # a page list: its page files beside it too
+                files = [p for p in path.parent.rglob("*") if p.is_file()]
             disk = sum(p.stat().st_size for p in files)
             got = run_child(kind, path, env)
             got["on_disk_mb"] = disk / MB
