@@ -118,11 +118,20 @@ def test_a_method_an_address_does_not_take_is_a_405_with_allow(fuzzed_app, crede
 
 
 def _also_an_address_of(document: dict, url: str, method: str) -> bool:
-    """Whether another operation of ``method`` takes ``url`` (cluster and page ids may hold '/')."""
+    """Whether another operation of ``method`` takes ``url``: its path parameters read as their schema's pattern
+    says (cluster and page ids may hold '/'; a job id has a pattern of its own)."""
     for path, operations in document["paths"].items():
-        pattern = re.sub(r"\\{(cluster_id|page_id)\\}", ".+", re.escape(path))
-        pattern = re.sub(r"\\{[^}]+\\}", "[^/]+", pattern)
-        if method.lower() in operations and re.fullmatch(pattern, url):
+        if method.lower() not in operations:
+            continue
+        patterns = {
+            param["name"]: param["schema"].get("pattern", "[^/]+").removeprefix("^").removesuffix("$")
+            for param in operations[method.lower()].get("parameters", [])
+            if param["in"] == "path"
+        }
+        pattern = re.sub(
+            r"\\\{([^}]+)\\\}", lambda m, found=patterns: f"(?:{found.get(m.group(1), '[^/]+')})", re.escape(path)
+        )
+        if re.fullmatch(pattern, url):
             return True
     return False
 
