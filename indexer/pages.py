@@ -48,7 +48,8 @@ def page_from_payload(
     payload: dict, *, max_bytes: int = DEFAULT_MAX_PAGE_BYTES, roots: list[str] | None = None
 ) -> Page:
     """A ``Page`` from a task payload: ``archive`` (a reference into the raw-page archive),
-    ``html_path`` (a file), ``html_b64`` (raw bytes) or ``html`` (text).
+    ``html_path`` (a file), ``html_utf8`` or ``html_b64`` (raw bytes: UTF-8 ones as text, others in base64)
+    or ``html`` (text).
 
     An archive reference alone is enough: the metadata the payload does not
     give comes from the archive record (a reindex from the archive sends only references).
@@ -62,6 +63,8 @@ def page_from_payload(
         meta = {key: value if key in payload else getattr(record, key) for key, value in meta.items()}
     elif payload.get("html_path"):
         html = read_page_file(payload["html_path"], max_bytes=max_bytes, roots=roots)
+    elif payload.get("html_utf8") is not None:  # raw bytes that were UTF-8, sent as text (smaller than base64)
+        html = payload["html_utf8"].encode("utf-8")
     elif payload.get("html_b64") is not None:
         html = base64.b64decode(payload["html_b64"])
     else:

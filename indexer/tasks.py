@@ -49,7 +49,7 @@ def ingest_batch(
     """Extract, sign, look up, decide and index a batch of pages.
 
     Args:
-        pages: dicts with ``html``/``html_b64``/``html_path``/``archive`` and
+        pages: dicts with ``html``/``html_utf8``/``html_b64``/``html_path``/``archive`` and
             optional ``id``, ``url``, ``site``, ``lang``, ``published``.
         index: the alias to write to (default: the configured one).
         job_id: the job the batch belongs to; its outcomes are counted into

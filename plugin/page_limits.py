@@ -37,14 +37,19 @@ class MarkupLimits:
         max_depth: elements open inside each other. libxml2 reads 256 levels and silently drops
             everything deeper, so a deeper page would lose its end without a word.
         max_elements: elements in the page.
+        max_attribute_chars: characters of one attribute value. A longer value is emptied before
+            parsing (the page is kept): libxml2, lxml and trafilatura copy a value several times,
+            and one 9 MB attribute cost a worker about 80 MB. No article text lives in an
+            attribute; an inline ``data:`` picture or a framework's JSON props may be long.
     """
 
     max_attributes: int = 200
     max_depth: int = 256
     max_elements: int = 200_000
+    max_attribute_chars: int = 65_536
 
     def __post_init__(self) -> None:
-        for name in ("max_attributes", "max_depth", "max_elements"):
+        for name in ("max_attributes", "max_depth", "max_elements", "max_attribute_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
@@ -153,6 +158,8 @@ class CappedInflater:
 _TAG = re.compile(r"""<(?:!--|(/?)([A-Za-z][^\s/>]*)((?:[^>=]+|=\s*"[^"]*(?:"|\Z)|=\s*'[^']*(?:'|\Z)|=)*+)(?:>|\Z))""")
 #: an attribute: a name, then maybe ``=`` and a value (quotes count only right after ``=``, as in browsers)
 _ATTRIBUTE = re.compile(r"""[^\s/>=]+(?:\s*=\s*(?:"[^"]*"?|'[^']*'?|[^\s>]*))?""")
+#: an attribute's value with its quotes, if any (group 1)
+_VALUE = re.compile(r"""=\s*("[^"]*"?|'[^']*'?|[^\s>"']+)""")
 #: elements never opened as a parent: void elements, and those whose end tag may be left out (the parser
 #: closes them itself), so an unclosed ``<p>`` or ``<li>`` does not count as a level
 _NO_LEVEL = frozenset(
@@ -190,7 +197,39 @@ def _count_attributes(body: str, name: str, element: int, limit: int) -> None:
             )
 
 
-def check_markup(html: str, limits: MarkupLimits) -> None:
+def _long_values(body: str, start: int, limit: int) -> list[tuple[int, int]]:
+    """Where the page holds this tag's attribute values (quotes included) of more than ``limit`` characters;
+    ``start``: where ``body`` begins in the page."""
+    return [(start + m.start(1), start + m.end(1)) for m in _VALUE.finditer(body) if m.end(1) - m.start(1) > limit]
+
+
+def _blank_values(html: str, spans: list[tuple[int, int]]) -> str:
+    """The page with each span (an attribute value, quotes included) made an empty quoted value."""
+    pieces, last = [], 0
+    for start, end in spans:
+        pieces += [html[last:start], '""']
+        last = end
+    pieces.append(html[last:])
+    return "".join(pieces)
+
+
+def _check_start_tag(body: str, name: str, element: int, limits: MarkupLimits, *, start: int) -> list[tuple[int, int]]:
+    """The page's ``element``-th start tag checked: the element count and its attributes; its long values
+    (:func:`_long_values`).
+
+    Raises:
+        TooComplex: over ``max_elements`` or ``max_attributes``.
+    """
+    if element > limits.max_elements:
+        raise TooComplex(f"the page has more than {limits.max_elements:,} elements (NEWSFOLD_MAX_ELEMENTS)")
+    if len(body) > 2 * limits.max_attributes:  # shorter, it cannot hold more (each takes 2 characters)
+        _count_attributes(body, name, element, limits.max_attributes)
+    if len(body) <= limits.max_attribute_chars:
+        return []
+    return _long_values(body, start, limits.max_attribute_chars)
+
+
+def check_markup(html: str, limits: MarkupLimits) -> list[tuple[int, int]]:
     """Scan the markup once, stopping at the first limit passed.
 
     The scan reads tags as an HTML parser does, approximately: comments and
@@ -198,10 +237,14 @@ def check_markup(html: str, limits: MarkupLimits) -> None:
     elements, ``<x/>`` and elements whose end tag may be left out open no
     level; an end tag closes the open element it names and those inside it.
 
+    Returns:
+        Where the attribute values longer than ``limits.max_attribute_chars`` lie (start, end), in order.
+
     Raises:
         TooComplex: naming the limit and the setting that sets it.
     """
     lower: str | None = None
+    long_values: list[tuple[int, int]] = []
     open_names: list[str] = []
     open_count: Counter[str] = Counter()
     elements = 0
@@ -227,10 +270,7 @@ def check_markup(html: str, limits: MarkupLimits) -> None:
                         break
             continue
         elements += 1
-        if elements > limits.max_elements:
-            raise TooComplex(f"the page has more than {limits.max_elements:,} elements (NEWSFOLD_MAX_ELEMENTS)")
-        if len(body) > 2 * limits.max_attributes:  # shorter, it cannot hold more (each takes 2 characters)
-            _count_attributes(body, name, elements, limits.max_attributes)
+        long_values += _check_start_tag(body, name, elements, limits, start=match.start(3))
         if name in _RAW_TEXT:
             if lower is None:
                 lower = html.lower()
@@ -246,15 +286,19 @@ def check_markup(html: str, limits: MarkupLimits) -> None:
                 f"the page nests elements more than {limits.max_depth:,} deep (NEWSFOLD_MAX_DEPTH); "
                 "the parser would drop everything below that"
             )
+    return long_values
 
 
 def guard_markup(html: str, limits: MarkupLimits) -> str:
-    """The page's markup made safe to parse: checked against ``limits``, references to forbidden characters dropped.
+    """The page's markup made safe to parse: checked against ``limits``, attribute values over
+    ``limits.max_attribute_chars`` emptied, references to forbidden characters dropped.
 
     Raises:
         TooComplex: see :func:`check_markup`.
     """
-    check_markup(html, limits)
+    long_values = check_markup(html, limits)
+    if long_values:
+        html = _blank_values(html, long_values)
     if "&#" in html:
         html = _CHAR_REF.sub(_drop_forbidden_ref, html)
     return html

@@ -51,7 +51,7 @@ _LEAST = {
     **dict.fromkeys(
         ("word_shingle", "cjk_shingle", "min_tokens", "stats_min_stories", "batch_size", "shards"), (1, "")
     ),
-    **dict.fromkeys(("max_attributes", "max_depth", "max_elements"), (1, "")),
+    **dict.fromkeys(("max_attributes", "max_depth", "max_elements", "max_attribute_chars"), (1, "")),
     "heartbeat_ttl": (1, " second"),
     "page_timeout": (0, " (0: no limit)"),
     "max_page_bytes": (1024, ""),
@@ -139,6 +139,7 @@ class Settings:
     max_attributes: int = MarkupLimits.max_attributes  # on one element, checked before parsing
     max_depth: int = MarkupLimits.max_depth  # elements open inside each other
     max_elements: int = MarkupLimits.max_elements
+    max_attribute_chars: int = MarkupLimits.max_attribute_chars  # a longer attribute value is emptied before parsing
     page_timeout: float = 60.0
     task_retries: int = 5
     read_roots: str | None = None  # folders (os.pathsep-separated) workers may read page files from
@@ -227,7 +228,7 @@ class Settings:
     @property
     def markup_limits(self) -> MarkupLimits:
         """How complex a page's markup may be (checked before it is parsed)."""
-        return MarkupLimits(self.max_attributes, self.max_depth, self.max_elements)
+        return MarkupLimits(self.max_attributes, self.max_depth, self.max_elements, self.max_attribute_chars)
 
     def signature_meta(self) -> dict[str, Any]:
         """The parameters that make two signatures comparable."""

@@ -100,6 +100,22 @@ def long_line_jsonl(folder: Path, *, line_bytes: int = 200 * MB, good: int = 2) 
     return path
 
 
+def long_attribute_jsonl(folder: Path, *, pages: int = 4, chars: int = 9 * MB, good: int = 2) -> Path:
+    """A page list of ``pages`` articles each with a ``chars``-character attribute (files beside it), then ``good``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in range(pages):
+        html = long_attribute_page(chars).replace("Long attribute", f"Long attribute {n}", 1)
+        (folder / f"long{n}.html").write_text(html, encoding="utf-8")
+        rows.append({"id": f"long{n}", "url": f"https://hostile.example/long/{n}", "html": f"long{n}.html"})
+    for n, (url, html) in enumerate(good_pages(good)):
+        (folder / f"good{n}.html").write_text(html, encoding="utf-8")
+        rows.append({"id": f"good{n}", "url": url, "html": f"good{n}.html"})
+    path = folder / "pages.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
 def link_loop_jsonl(folder: Path, *, good: int = 2) -> Path:
     """A page list with a line naming a link that points to itself, between ``good`` ordinary lines."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -145,6 +161,11 @@ def hostile_pages(scale: float = 1.0) -> dict[str, str]:
         "elements": page("Elements", story(254), extra="<b></b>" * max(200_001, n + 1)),
         "comment_tags": page("Commented", story(255), extra="<!--" + "<div>" * max(300, n // 10) + "-->"),
     }
+
+
+def long_attribute_page(chars: int = 9 * MB) -> str:
+    """A good article with one attribute value of ``chars`` characters (the demo's 9 MB one cost a worker 120 MB)."""
+    return page("Long attribute", story(257), extra=f'<div data-blob="{"x" * chars}"></div>')
 
 
 def control_title_page() -> str:

@@ -79,7 +79,8 @@ def lone_surrogate_field(value) -> str | None:
 
 #: query parameters of the JSON API that hold one value each: given empty or more than once, a 400 (on the HTML
 #: pages an empty form field means the default; a script that sends ``window=`` has made a mistake)
-STRICT_API_ARGS = ("window", "sort", "from", "to", "page", "limit", "offset", "failures_offset", "failures_limit")
+STRICT_API_ARGS = ("window", "sort", "from", "to", "page", "limit", "offset", "failures_offset", "failures_limit",
+                   "originals", "nowire")  # fmt: skip
 
 
 def api_argument_problem(args) -> str | None:

@@ -189,5 +189,7 @@ def test_hostile_bench_prints_every_hostile_inputs_memory_and_outcome(monkeypatc
     inputs = json.loads(out.read_text())["inputs"]
     assert inputs["bomb WARC (8 x gzip)"]["outcomes"] == {"page": 2, "too_large": 8}
     assert inputs["page: attributes"]["outcomes"] == {"too_complex": 1}
+    assert inputs["JSONL of 9 MB attributes"]["outcomes"] == {"page": 6}
+    assert inputs["page: attribute_9mb"]["outcomes"] == {"signed": 1}  # its long value emptied, the article kept
     assert all(got["peak_rss_mb"] > 0 and got["wall_s"] >= 0 for got in inputs.values())
     assert "peak RSS" in capsys.readouterr().out

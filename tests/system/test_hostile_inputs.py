@@ -158,7 +158,8 @@ def test_pages_over_the_limit_never_reach_a_batch(tmp_path, job_run):
     run, outcomes = job_run([warc, folder])
     batches = list(run._batches(100, run.job.params["batch_bytes"]))
     sent = [p for _, pages in batches for p in pages]
-    assert all(len(base64.b64decode(p["html_b64"])) <= LIMIT for p in sent)
+    raw = [p["html_utf8"].encode() if "html_utf8" in p else base64.b64decode(p["html_b64"]) for p in sent]
+    assert all(len(html) <= LIMIT for html in raw)
     assert len(sent) == 4  # the good pages of both sources
     assert sorted(o["reason"] for o in outcomes) == ["too_large"] * 5
 

@@ -150,7 +150,10 @@ def test_a_base_url_that_is_not_a_site_address_stops_the_start(value):
      ("/api/stories?page=", "page is empty"), ("/api/search?to=", "to is empty"),
      ("/api/search?page=%20", "page is empty"),
      ("/api/stories?window=7d&window=all", "window is given 2 times"), ("/api/jobs?limit=", "limit is empty"),
-     ("/api/search?sort=date&sort=relevance", "sort is given 2 times")],
+     ("/api/search?sort=date&sort=relevance", "sort is given 2 times"),
+     # found by schemathesis (tests/web/api/test_schema_fuzz.py): the flags' schema says "0" or "1"
+     ("/api/search?originals=", "originals is empty"), ("/api/search?nowire=&q=a", "nowire is empty"),
+     ("/api/search?nowire=1&nowire=0", "nowire is given 2 times")],
 )  # fmt: skip
 def test_an_api_parameter_given_empty_or_twice_is_a_400_naming_it(app, query, named):
     """Issue 32, item 13: not a 200 that quietly used the default."""

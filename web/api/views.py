@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 from flask import Blueprint, abort, current_app, jsonify, request
+from flask.blueprints import BlueprintSetupState
+from werkzeug.routing import BaseConverter
 
 from newsfold import task_names
 from newsfold.plugin.search.story_queries import WINDOWS
@@ -22,7 +24,22 @@ from newsfold.web.validation import MAX_OFFSET, BadBody, InvalidPages, json_body
 bp = Blueprint("api", __name__)
 
 _TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
-_JOB_ID = re.compile(r"^[a-z]+-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
+_JOB_ID_RE = r"[a-z]+-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}"
+_JOB_ID = re.compile(f"^{_JOB_ID_RE}$")
+
+
+class JobIdConverter(BaseConverter):
+    """A job id in a route (``<job_id:job_id>``): ``GET /api/jobs/reindex`` is then no job's address but a
+    method ``/api/jobs/reindex`` does not take (a 405 naming POST, for anyone), as the OpenAPI document says."""
+
+    regex = _JOB_ID_RE
+
+
+@bp.record_once
+def _add_converter(state: BlueprintSetupState) -> None:
+    state.app.url_map.converters.setdefault("job_id", JobIdConverter)
+
+
 MAX_JOBS_PAGE = 200
 #: the OpenAPI description of every ``/api`` route, of this blueprint and the others
 OPENAPI_FILE = Path(__file__).resolve().parent.parent / "openapi.json"
@@ -143,7 +160,7 @@ def jobs():
     return jsonify(total=total, offset=offset, limit=limit, jobs=[j.as_dict() for j in found])
 
 
-@bp.get("/jobs/<job_id>")
+@bp.get("/jobs/<job_id:job_id>")
 def job(job_id: str):
     """``GET /api/jobs/<id>?failures_offset=&failures_limit=``: a job's progress and one page of its failures."""
     try:
@@ -174,7 +191,7 @@ def reindex():
     return jsonify(started.as_dict()), 202
 
 
-@bp.post("/jobs/<job_id>/retry")
+@bp.post("/jobs/<job_id:job_id>/retry")
 def retry(job_id: str):
     """``POST /api/jobs/<id>/retry``: queue the retryable failures of a finished job again; 409 if none."""
     _job_or_404(job_id)

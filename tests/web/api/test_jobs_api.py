@@ -138,3 +138,12 @@ def test_jobs_answer_503_when_redis_is_down(settings):
     web = WebSettings(api_token_hashes=TOKEN_ENTRY)
     res = create_app({"TESTING": True}, settings=down, web=web).test_client().get("/api/jobs", headers=AUTH)
     assert res.status_code == 503 and "Redis" in res.json["error"]
+
+
+@pytest.mark.parametrize("headers", [None, AUTH], ids=["anonymous", "token"])
+def test_get_of_the_reindex_address_is_a_405_naming_post_not_a_job_lookup(client, headers):
+    """Issue 32, item 13 (found by tests/web/api/test_schema_fuzz.py): ``GET /api/jobs/reindex`` went to the job
+    route as the id "reindex" (401, or 404 with a token); the OpenAPI document has only POST at that address."""
+    res = client.get("/api/jobs/reindex", headers=headers)
+    assert res.status_code == 405 and "POST" in res.headers["Allow"], (res.status_code, res.headers.get("Allow"))
+    assert client.get("/api/jobs/not-a-job", headers=headers).status_code == (404 if headers else 401)
