@@ -24,6 +24,7 @@ from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
 from newsfold.plugin.fold.store import current_labels
+from newsfold.web.admin.merge_check import merge_preview
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number
@@ -105,7 +106,8 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, 
         kind: ``split``, ``merge``, ``not_duplicates`` or ``representative``.
         cluster_id: the cluster the request was made on (None for a pair
             marked from the API, where both pages are only checked to exist).
-        fields: the request's fields: ``page_id``, ``other_cluster_id``,
+        fields: the request's fields: ``page_id``, ``other_cluster_id``
+            (with ``confirm`` when the two stories are not similar),
             ``page_a``/``page_b`` and an optional ``note``.
         user: who asks (logged with the correction).
 
@@ -116,7 +118,8 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, 
 
     Raises:
         CorrectionFailed: the request is invalid (400), names an unknown page
-            (404) or a page of another cluster (409).
+            (404), a page of another cluster (409) or a merge of two stories
+            that are not similar without ``confirm`` (409).
     """
     if kind not in KINDS:
         raise CorrectionFailed(f"unknown correction {kind!r}")
@@ -147,9 +150,32 @@ def _merge(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -
     other = _text(fields, "other_cluster_id")
     if other == cluster_id:
         raise CorrectionFailed("a cluster cannot be merged with itself")
+    _check_similar(cluster_id, other, confirmed=_confirmed(fields.get("confirm")))
     done = merge_clusters(cluster_id, other, **common)
     survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id)
     return Applied(done, f"Clusters {cluster_id} and {other} are merged into {survivor}.", survivor)
+
+
+def _confirmed(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "on", "yes")
+    return value is True
+
+
+def _check_similar(cluster_id: str, other: str, *, confirmed: bool) -> None:
+    """Refuse (409) to merge two stories with no pair of pages at the copy threshold unless confirmed."""
+    try:
+        preview = merge_preview(get_es(), get_settings(), cluster_id, other)
+    except LookupError as exc:
+        raise CorrectionFailed(str(exc), 404) from None
+    if preview.similar or confirmed:
+        return
+    best = "no comparable pair" if preview.best is None else f"the most similar pair has Jaccard {preview.best:.2f}"
+    raise CorrectionFailed(
+        f"clusters {cluster_id} and {other} are not similar ({best}, below the copy threshold "
+        f"{preview.threshold:.2f}): look at the preview and confirm the merge (confirm: true) if they are one story",
+        409,
+    )
 
 
 def _not_duplicates(cluster_id: str | None, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:

@@ -21,6 +21,7 @@ from flask import (
 from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.fold.rollover import index_facts
 from newsfold.plugin.search.story_queries import WINDOW_NAMES
+from newsfold.web.admin import merge_check
 from newsfold.web.admin import stats as admin_stats
 from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
 from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
@@ -182,8 +183,37 @@ def split(cluster_id: str):
 
 @bp.post("/clusters/<path:cluster_id>/merge")
 def merge(cluster_id: str):
-    """Merge another cluster (by id) with this one."""
-    return _correct("merge", cluster_id, {"other_cluster_id": request.form.get("other_cluster_id")})
+    """Merge another cluster (by id) with this one; ``confirm`` is needed when they are not similar."""
+    fields = {"other_cluster_id": request.form.get("other_cluster_id"), "confirm": request.form.get("confirm")}
+    return _correct("merge", cluster_id, fields)
+
+
+@bp.get("/merge")
+def merge_preview():
+    """``?cluster_id=&q=&other_cluster_id=``: find the other story by title, and preview the merge; changes nothing."""
+    cluster_id, q, other = (_arg(name) for name in ("cluster_id", "q", "other_cluster_id"))
+    if not cluster_id:
+        abort(400, description="cluster_id is required")
+    es, settings = get_es(), get_settings()
+    candidates = preview = error = None
+    try:
+        if q and not other:
+            candidates = merge_check.merge_candidates(es, settings, q, exclude=cluster_id)
+        if other:
+            preview = merge_check.merge_preview(es, settings, cluster_id, other)
+    except LookupError as exc:
+        error = str(exc)
+    except ValueError as exc:
+        abort(400, description=str(exc))
+    return render_template("admin/merge.html", cluster_id=cluster_id, q=q, other=other, candidates=candidates,
+                           preview=preview, error=error), 404 if error else 200  # fmt: skip
+
+
+def _arg(name: str) -> str | None:
+    value = (request.args.get(name) or "").strip()
+    if len(value) > 1024:
+        abort(400, description=f"{name} must be at most 1024 characters")
+    return value or None
 
 
 @bp.post("/clusters/<path:cluster_id>/not-duplicates")

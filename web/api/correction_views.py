@@ -1,7 +1,8 @@
 """The JSON API of editor corrections, under /api.
 
 ``POST /api/clusters/<id>/split`` ``{"page_id"}``,
-``POST /api/clusters/<id>/merge`` ``{"other_cluster_id"}``,
+``POST /api/clusters/<id>/merge`` ``{"other_cluster_id", "confirm"}`` (``confirm: true`` is needed when
+no pair of pages of the two stories reaches the copy threshold, else 409),
 ``POST /api/pairs/not-duplicates`` ``{"page_a", "page_b"}``,
 ``POST /api/clusters/<id>/representative`` ``{"page_id"}`` (each with an
 optional ``"note"``) answer ``{"correction": {...}}``; ``GET
@@ -44,7 +45,7 @@ def _body() -> dict:
 #: is not ignored
 CORRECTIONS = {
     "split": ("/clusters/<path:cluster_id>/split", ("page_id", "note")),
-    "merge": ("/clusters/<path:cluster_id>/merge", ("other_cluster_id", "note")),
+    "merge": ("/clusters/<path:cluster_id>/merge", ("other_cluster_id", "confirm", "note")),
     "not_duplicates": ("/pairs/not-duplicates", ("page_a", "page_b", "note")),
     "representative": ("/clusters/<path:cluster_id>/representative", ("page_id", "note")),
 }
