@@ -20,6 +20,7 @@ from newsfold.plugin.edit.corrections import (
     set_representative,
     split_page,
 )
+from newsfold.plugin.edit.undo import undo_correction
 from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
@@ -197,6 +198,27 @@ def _representative(cluster_id: str, fields: Mapping[str, Any], common: dict[str
     _in_cluster(page_id, cluster_id)
     done = set_representative(page_id, **common)
     return Applied(done, f"Page {page_id} is now the representative of its cluster.", cluster_id)
+
+
+def apply_undo(correction_id: str, *, fields: Mapping[str, Any], user: str | None) -> Applied:
+    """Undo a logged correction (``plugin.edit.undo``); the sentence says what later corrections kept.
+
+    Raises:
+        CorrectionFailed: (404) no such correction, or (409) it cannot be undone (an undo, undone already,
+            every decision changed later).
+    """
+    note = _text(fields, "note", required=False, limit=MAX_NOTE_CHARS)
+    try:
+        done = undo_correction(correction_id, user=user or "", client=get_es(), settings=get_settings(), note=note)
+    except CorrectionError as exc:
+        raise CorrectionFailed(str(exc), 404 if "unknown correction" in str(exc) else 409) from None
+    message = f"Correction {correction_id} ({done.undone.kind.replace('_', ' ')}) is undone."
+    if done.kept:
+        message += (f" Later corrections decided about some of the same pages ({', '.join(done.kept)}): their"
+                    " decisions are kept, since the latest decision wins.")  # fmt: skip
+    if done.apart:
+        message += f" Cluster(s) {', '.join(done.apart)} stay apart: a later correction says they are not duplicates."
+    return Applied(done.correction, message, None)
 
 
 #: the corrections made on one cluster, by kind

@@ -25,7 +25,7 @@ from newsfold.web.admin import merge_check
 from newsfold.web.admin import stats as admin_stats
 from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
 from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
-from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
 from newsfold.web.admin.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.auth import current_user
 from newsfold.web.charts import heatmap
@@ -228,6 +228,18 @@ def not_duplicates(cluster_id: str):
 def representative(cluster_id: str):
     """Make a member the representative of its cluster."""
     return _correct("representative", cluster_id, {"page_id": request.form.get("page_id")})
+
+
+@bp.post("/corrections/<path:correction_id>/undo")
+def undo(correction_id: str):
+    """Undo one correction of the log (later corrections that conflict keep their decisions)."""
+    try:
+        applied = apply_undo(correction_id, fields={"note": request.form.get("note")}, user=current_user())
+    except CorrectionFailed as exc:
+        flash(str(exc), "error")
+    else:
+        flash(applied.message, "success")
+    return redirect(url_for("admin.corrections"), code=303)
 
 
 @bp.get("/corrections")

@@ -56,3 +56,28 @@ def test_similar_stories_merge_without_a_confirmation(client, corpus, es, settin
     res = post_form(client, f"/admin/clusters/{rest}", f"/admin/clusters/{rest}/merge", {"other_cluster_id": apart})
     assert "are merged into" in html_of(client.get(res.headers["Location"]))
     assert cluster_of(es, settings, "a3") == cluster_of(es, settings, "a1")
+
+
+def test_a_merge_is_undone_from_the_log_and_the_api(client, make_app, admin_settings, corpus, es, settings):
+    """Fails before the fix: the log had no undo (no form, the routes answered 404/405)."""
+    a, b = corpus["a"], corpus["b"]
+    post_form(client, f"/admin/clusters/{a}", f"/admin/clusters/{a}/merge", {"other_cluster_id": b, "confirm": "1"})
+    assert cluster_of(es, settings, "b1") == cluster_of(es, settings, "a1")
+    log = html_of(client.get("/admin/corrections"))
+    merge_id = re.search(r'data-correction-id="([^"]+)" data-testid="correction-row" data-kind="merge"', log).group(1)
+    assert 'data-testid="undo-form"' in log
+    res = post_form(client, "/admin/corrections", f"/admin/corrections/{merge_id}/undo", {})
+    assert res.status_code == 303
+    html = html_of(client.get(res.headers["Location"]))
+    assert f"Correction {merge_id} (merge) is undone." in html
+    assert (cluster_of(es, settings, "a1"), cluster_of(es, settings, "b1")) == (a, b)  # as before the merge
+    assert re.findall(r'data-kind="([^"]+)"', html) == ["undo", "merge"]
+    api = make_app(admin_settings).test_client()
+    again = api.post(f"/api/corrections/{merge_id}/undo", headers=BEARER)
+    assert again.status_code == 409 and "undone already" in again.get_json()["error"]
+    assert api.post("/api/corrections/nope/undo", headers=BEARER).status_code == 404
+    split = api.post(f"/api/clusters/{a}/split", json={"page_id": "a3"}, headers=BEARER).get_json()["correction"]
+    assert cluster_of(es, settings, "a3") != a
+    done = api.post(f"/api/corrections/{split['id']}/undo", json={"note": "it was a copy"}, headers=BEARER)
+    assert done.status_code == 200 and done.get_json()["correction"]["undoes"] == split["id"]
+    assert cluster_of(es, settings, "a3") == a
