@@ -27,6 +27,7 @@ from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparis
 from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
 from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
 from newsfold.web.admin.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
+from newsfold.web.admin.rejected import load_rejected
 from newsfold.web.auth import current_user
 from newsfold.web.charts import heatmap
 from newsfold.web.display import headline_filter
@@ -44,6 +45,7 @@ DEFAULTS = {
     "ADMIN_PAIRS": 50,  # pairs listed least similar first
     "ADMIN_CORRECTIONS": 50,  # corrections per page of the log
     "ADMIN_JOBS": 25,  # jobs per page
+    "ADMIN_REJECTED": 50,  # rejected pages per page
 }
 
 
@@ -264,6 +266,16 @@ def stats():
     charts = admin_stats.syndication_charts(figures)
     return render_template("admin/stats.html", stats=admin_stats.load_stats(es, settings), syndication=figures,
                            syndication_charts=charts, windows=WINDOW_NAMES)  # fmt: skip
+
+
+@bp.get("/rejected")
+def rejected():
+    """The rejected pages with their reasons, newest first, paged (``?reason=`` for one reason)."""
+    try:
+        found = load_rejected(get_es(), get_settings(), request.args, page_size=_config("ADMIN_REJECTED"))
+    except ValueError as exc:
+        abort(400, description=str(exc))
+    return render_template("admin/rejected.html", rejected=found, page_links=page_links(found.page, found.total_pages))
 
 
 # ---------------------------------------------------------------- jobs

@@ -14,6 +14,7 @@ from tests.system.browser.helpers import (
     injection_traces,
     submit_and_wait,
     wait_for,
+    wait_until,
 )
 from tests.system.browser.live import log_in
 
@@ -65,6 +66,24 @@ def test_inspect_a_cluster_from_the_list_members_heat_map_and_compare(driver, li
     assert {query["a"][0], query["b"][0]} < {"a1", "a2", "a3"}
     assert find(driver, "side-a").is_displayed() and find(driver, "side-b").is_displayed()
     assert float(find(driver, "compare-jaccard").text.rstrip("%")) > 0
+
+
+def test_a_why_link_opens_the_evidence_it_points_to(driver, live, corpus):
+    """Issue 31: fails before the fix: the link scrolled to a closed <details> and left it closed."""
+    log_in(driver, live.url)
+    _open_cluster(driver, live, corpus["a1"])
+    row = driver.find_element(By.CSS_SELECTOR, '[data-testid="member-row"][data-page-id="a2"]')
+    link = row.find_element(By.LINK_TEXT, "why")
+    target = link.get_attribute("href").rsplit("#", 1)[1]
+    box = driver.find_element(By.XPATH, f'//*[@id="{target}"]/ancestor-or-self::details')
+    assert box.get_attribute("open") is None and box.get_attribute("data-page-id") == "a2"
+    link.click()
+    wait_until(driver, lambda d: box.get_attribute("open") is not None, "the box opens")
+    assert box.find_element(By.TAG_NAME, "p").is_displayed()
+    driver.get(f"{live.url}/admin/clusters/{corpus['a1']}#{target}")  # opened by the address too
+    wait_until(driver, lambda d: d.find_element(By.XPATH, f'//*[@id="{target}"]/ancestor::details')
+               .get_attribute("open") is not None, "opens on load")  # fmt: skip
+    assert injection_traces(driver) == INERT  # no script at all: the CSP stays as it was
 
 
 def test_split_a_page_out_and_the_cluster_shrinks(driver, live, corpus):
