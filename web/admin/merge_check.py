@@ -25,6 +25,8 @@ from newsfold.web.search.results import decode_signature
 
 MAX_PREVIEW_PAGES = 200  # pages of each story read for the preview (the similarity is over these)
 MAX_CANDIDATES = 10
+#: what the preview reads of a page (no body: only the signatures are compared)
+PREVIEW_SOURCE = ["title", "url", "site", "newsfold.signature", "newsfold.shingle_count", "newsfold.token_count"]
 
 
 @dataclass
@@ -51,7 +53,7 @@ class MergePreview:
 
 
 def _pages(es: Elasticsearch, settings: Settings, cluster_id: str) -> tuple[int, list[dict]]:
-    body = admin_queries.cluster_detail(cluster_id, size=MAX_PREVIEW_PAGES)
+    body = {**admin_queries.cluster_detail(cluster_id, size=MAX_PREVIEW_PAGES), "_source": PREVIEW_SOURCE}
     res = es.search(index=settings.index, **body)
     pages = []
     for hit in res["hits"]["hits"]:
