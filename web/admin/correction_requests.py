@@ -23,6 +23,7 @@ from newsfold.plugin.edit.corrections import (
 from newsfold.plugin.edit.undo import undo_correction
 from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
 from newsfold.plugin.fold.store import current_labels
 from newsfold.web.admin.merge_check import merge_preview
@@ -238,6 +239,8 @@ class CorrectionLog(Paged):
     entries: list = field(default_factory=list)
     #: correction id -> the story the page a split took out is in now
     split_into: dict[str, str] = field(default_factory=dict)
+    #: correction id -> the undo that undid it (such a correction has no Undo button)
+    undone_by: dict[str, str] = field(default_factory=dict)
 
     def url_args(self, page: int) -> dict:
         args = {"cluster_id": self.cluster_id, "page_id": self.page_id, "page": page if page > 1 else None}
@@ -278,4 +281,15 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
     split = {c.id: c.pages[0] for c in entries if c.kind == "split" and c.pages}
     now = current_labels(set(split.values()), client=es, settings=settings) if split else {}  # one mget
     into = {cid: now[pid] for cid, pid in split.items() if pid in now}
-    return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), split_into=into, **filters)
+    undone = _undone_by([c.id for c in entries if c.kind != "undo"])
+    return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), split_into=into,
+                         undone_by=undone, **filters)  # fmt: skip
+
+
+def _undone_by(correction_ids: list[str]) -> dict[str, str]:
+    """Which of some corrections were undone, and by which undo (one search of the log)."""
+    if not correction_ids:
+        return {}
+    body = {"query": {"terms": {"undoes": correction_ids}}, "size": len(correction_ids), "_source": ["id", "undoes"]}
+    res = get_es().search(index=corrections_index(get_settings()), ignore_unavailable=True, **body)
+    return {hit["_source"]["undoes"]: hit["_source"]["id"] for hit in res["hits"]["hits"]}

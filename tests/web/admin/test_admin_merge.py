@@ -72,6 +72,7 @@ def test_a_merge_is_undone_from_the_log_and_the_api(client, make_app, admin_sett
     assert f"Correction {merge_id} (merge) is undone." in html
     assert (cluster_of(es, settings, "a1"), cluster_of(es, settings, "b1")) == (a, b)  # as before the merge
     assert re.findall(r'data-kind="([^"]+)"', html) == ["undo", "merge"]
+    assert html.count('data-testid="undo-form"') == 0 and 'data-testid="undone-by"' in html  # once only
     api = make_app(admin_settings).test_client()
     again = api.post(f"/api/corrections/{merge_id}/undo", headers=BEARER)
     assert again.status_code == 409 and "undone already" in again.get_json()["error"]
