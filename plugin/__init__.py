@@ -79,6 +79,7 @@ _EXPORTS = {
     "reapply_corrections": "edit.corrections",
     "set_representative": "edit.corrections",
     "split_page": "edit.corrections",
+    "undo_correction": "edit.undo",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -14,6 +14,7 @@ from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
 from newsfold.plugin.fold.lookups import FOUNDER_FIRST
 from newsfold.plugin.search.public_query import page_filters
+from newsfold.plugin.search.version_relations import reference_sort
 
 #: sort keys of the cluster list -> the terms aggregation's order key
 CLUSTER_SORTS = {"size": "_count", "first_seen": "first", "last_seen": "last", "sites": "sites"}
@@ -225,7 +226,8 @@ def cluster_samples(cluster_ids: list[str]) -> dict[str, Any]:
 
 
 def cluster_detail(cluster_id: str, *, size: int = 200) -> dict[str, Any]:
-    """Search body: a cluster's pages with everything the admin detail shows (representative first, then oldest).
+    """Search body: a cluster's pages with everything the admin detail shows (the reference first, as on the public
+    story page: an editor's representative, else the first published; then by publication date).
 
     Args:
         cluster_id: the cluster.
@@ -237,7 +239,8 @@ def cluster_detail(cluster_id: str, *, size: int = 200) -> dict[str, Any]:
     return {
         "query": {"term": {CLUSTER_ID: cluster_id}},
         "size": size,
-        "sort": _representative_first(),
+        # the public story page's reference first (an editor's choice, else the first published), then by date
+        "sort": reference_sort("published"),
         "_source": MEMBER_SOURCE,
         "track_total_hits": True,
     }

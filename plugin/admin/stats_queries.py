@@ -13,6 +13,7 @@ from typing import Any
 from newsfold.plugin.admin.admin_queries import MAX_LIST_CLUSTERS, story_cardinality
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
+from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.fold.provenance import DOMAIN, SITE_KEY
 
 #: fixed intervals for the ingest-rate chart, with their length in milliseconds
@@ -213,3 +214,20 @@ def syndication_site(
         "aggs": {"own": {"filter": own, "aggs": {"stories": {"cardinality": {"field": CLUSTER_ID,
                                                                              "precision_threshold": 40000}}}}},
     }  # fmt: skip
+
+
+def rejected_pages(*, reason: str | None = None, offset: int = 0, size: int = 50) -> dict[str, Any]:
+    """Search body of the rejected-pages index: one page of the records, newest first, optionally of one reason.
+
+    Raises:
+        InputError: offset or size out of range (the window is ``MAX_WINDOW`` records).
+    """
+    if offset < 0 or not 1 <= size <= 1000 or offset + size > MAX_WINDOW:
+        raise InputError(f"offset {offset} and size {size} are out of range (at most {MAX_WINDOW:,} records)")
+    return {
+        "query": {"term": {"reason": reason}} if reason else {"match_all": {}},
+        "from": offset,
+        "size": size,
+        "sort": [{"at": {"order": "desc"}}, {"page_id": {"order": "asc"}}],
+        "track_total_hits": True,
+    }

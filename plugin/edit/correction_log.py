@@ -23,13 +23,20 @@ from newsfold.plugin.errors import InputError, refusals_as_server_errors
 from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.cluster import pair
 from newsfold.plugin.fold.constraints import decisions, fetch_corrections
-from newsfold.plugin.fold.index import corrections_index, corrections_index_body, create_index, wait_until_active
+from newsfold.plugin.fold.index import (
+    corrections_index,
+    corrections_index_body,
+    corrections_index_body_fields,
+    create_index,
+    wait_until_active,
+)
 from newsfold.plugin.ids import MAX_NAME_BYTES, id_problem, shown
 from newsfold.plugin.settings import Settings
 
 log = logging.getLogger(__name__)
 
 KINDS = ("split", "merge", "not_duplicates", "representative")
+UNDO = "undo"  # the kind of a correction that undoes another (``plugin.edit.undo``)
 #: the longest page id or story name a correction may name (``plugin.ids``)
 MAX_ID_CHARS = MAX_NAME_BYTES
 MAX_USER_CHARS = 200
@@ -55,7 +62,7 @@ class Correction:
     """One logged editor decision and the page constraints it yields."""
 
     id: str
-    kind: str  # "split" | "merge" | "not_duplicates" | "representative"
+    kind: str  # "split" | "merge" | "not_duplicates" | "representative" | "undo"
     pages: list[str]  # the pages the editor named
     clusters: list[str]  # the clusters involved, as they were
     user: str
@@ -66,6 +73,9 @@ class Correction:
     released: list[tuple[str, str]] = field(default_factory=list)  # earlier cannot-links this one lifts
     not_representative: list[str] = field(default_factory=list)
     superseded_by: list[str] = field(default_factory=list)  # later corrections that overrode some decision
+    undoes: str | None = None  # an undo: the correction it undoes
+    representative: list[str] = field(default_factory=list)  # an undo: pages made representative again
+    before: dict[str, list[str]] = field(default_factory=dict)  # a merge: each cluster's pages before it
 
     def as_dict(self) -> dict[str, Any]:
         """The correction as JSON-ready data (pairs as two-item lists)."""
@@ -82,11 +92,13 @@ class Correction:
             "released": [list(p) for p in self.released],
             "not_representative": list(self.not_representative),
             "superseded_by": list(self.superseded_by),
+            **({"undoes": self.undoes, "representative": list(self.representative)} if self.kind == UNDO else {}),
+            **({"before": {c: list(p) for c, p in self.before.items()}} if self.before else {}),
         }
 
     def touches(self) -> list[str]:
         """Every page the correction decides something about (the field lookups search)."""
-        named = set(self.pages) | set(self.not_representative)
+        named = set(self.pages) | set(self.not_representative) | set(self.representative)
         for link in (*self.must_link, *self.cannot_link, *self.released):
             named.update(link)
         return sorted(named)
@@ -115,6 +127,9 @@ class Correction:
             released=_pairs(src.get("released")),
             not_representative=list(src.get("not_representative") or []),
             superseded_by=list(src.get("superseded_by") or []),
+            undoes=src.get("undoes"),
+            representative=list(src.get("representative") or []),
+            before={str(c): list(p) for c, p in (src.get("before") or {}).items()},
         )
 
 
@@ -128,8 +143,18 @@ def ensure_corrections_index(client: Elasticsearch, settings: Settings) -> None:
     name = corrections_index(settings)
     if client.indices.exists(index=name):
         wait_until_active(client, name)  # another process may be creating it right now
+        _add_new_fields(client, name)
         return
     create_index(client, name, corrections_index_body(settings))
+
+
+def _add_new_fields(client: Elasticsearch, name: str) -> None:
+    """Add the fields a newer mapping defines (``undoes``, ...) to a corrections index made before them."""
+    current = client.indices.get_mapping(index=name)[name]["mappings"].get("properties", {})
+    wanted = corrections_index_body_fields()
+    missing = {f: spec for f, spec in wanted.items() if f not in current}
+    if missing:
+        client.indices.put_mapping(index=name, properties=missing)
 
 
 def check_page_id(value: object, name: str = "page") -> str:

@@ -158,6 +158,7 @@ def merge_clusters(
         clusters=[a, b],
         must_link=[pair(*anchors)],
         released=released,
+        before={c: sorted(members[c]) for c in (a, b)},  # what an undo restores (plugin.edit.undo)
     )
     record_correction(correction, client=client, settings=settings)
     survivor, (loser,) = merge_survivor((a, b))

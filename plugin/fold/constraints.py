@@ -55,8 +55,10 @@ def decisions(docs: Iterable[Mapping[str, Any]], pages: set[str] | None = None) 
                 a, b = pair(str(item["a"]), str(item["b"]))
                 if a != b and (pages is None or a in pages or b in pages):
                     out[("pair", a, b)] = (order, value, cid)
-        if doc.get("kind") == "representative":
-            for page, flag in [(p, True) for p in doc.get("pages") or []] + [
+        kind = doc.get("kind")
+        if kind in ("representative", "undo"):  # an undo names the pages it makes representative again apart
+            chosen = doc.get("pages") if kind == "representative" else doc.get("representative")
+            for page, flag in [(p, True) for p in chosen or []] + [
                 (p, False) for p in doc.get("not_representative") or []
             ]:
                 if pages is None or page in pages:

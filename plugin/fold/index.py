@@ -66,6 +66,11 @@ def corrections_index_body(settings: Settings) -> dict[str, Any]:
     return body
 
 
+def corrections_index_body_fields() -> dict[str, Any]:
+    """The fields of the corrections mapping (``mappings/corrections.json``)."""
+    return dict(mapping_file("corrections")["mappings"]["properties"])
+
+
 def fold_meta(settings: Settings) -> dict[str, Any]:
     """What ``_meta.newsfold`` of an index records: the fold-field layout and every signature parameter."""
     return {"fold_layout": FOLD_LAYOUT, **settings.signature_meta()}

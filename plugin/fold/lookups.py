@@ -88,7 +88,17 @@ def cluster_pages(cluster_ids: list[str], *, size: int = 10_000, source: list[st
 
 
 # ------------------------------------------------------------------ corrections (plugin.edit.corrections)
-DECISION_SOURCE = ["id", "kind", "at", "pages", "must_link", "cannot_link", "released", "not_representative"]
+DECISION_SOURCE = [
+    "id",
+    "kind",
+    "at",
+    "pages",
+    "must_link",
+    "cannot_link",
+    "released",
+    "not_representative",
+    "representative",
+]
 
 
 def corrections_touching(page_ids: list[str], *, size: int = 10_000) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from elasticsearch import Elasticsearch
 
 from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.admin.evidence import (
-    choose_representative,
     least_similar_pairs,
     membership_evidence,
     pair_scores,
@@ -65,7 +64,11 @@ def load_cluster_detail(
     pairs: int = 50,
     evidence: bool = True,
 ) -> ClusterDetail | None:
-    """A cluster's members (representative first, then oldest; at most ``limit``), or None when it has no page.
+    """A cluster's members (the reference first, then by publication date; at most ``limit``), or None.
+
+    The reference is the public story page's (``plugin.search.version_relations.reference_sort``): the
+    page an editor made representative, else the first published, so the scores are relative to the same
+    page on both sides.
 
     Each member gets its Jaccard and containment to the representative and
     the evidence of its membership: compared with the page it matched at
@@ -76,10 +79,7 @@ def load_cluster_detail(
     hits = res["hits"]["hits"]
     if not hits:
         return None
-    members = [_member(h) for h in hits]
-    # the representative leads (pages ingested in one batch share a time, so the query's order
-    # alone does not say which of them is first seen)
-    members.insert(0, members.pop(choose_representative(members) or 0))  # None only for no members
+    members = [_member(h) for h in hits]  # the reference first: the query sorts as the public story page does
     signatures = [m["signature_obj"] for m in members]
     matrix = similarity_matrix(signatures)
     rep = members[0]

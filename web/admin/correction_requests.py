@@ -20,10 +20,13 @@ from newsfold.plugin.edit.corrections import (
     set_representative,
     split_page,
 )
+from newsfold.plugin.edit.undo import undo_correction
 from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
 from newsfold.plugin.fold.store import current_labels
+from newsfold.web.admin.merge_check import merge_preview
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number
@@ -105,7 +108,8 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, 
         kind: ``split``, ``merge``, ``not_duplicates`` or ``representative``.
         cluster_id: the cluster the request was made on (None for a pair
             marked from the API, where both pages are only checked to exist).
-        fields: the request's fields: ``page_id``, ``other_cluster_id``,
+        fields: the request's fields: ``page_id``, ``other_cluster_id``
+            (with ``confirm`` when the two stories are not similar),
             ``page_a``/``page_b`` and an optional ``note``.
         user: who asks (logged with the correction).
 
@@ -116,7 +120,8 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, 
 
     Raises:
         CorrectionFailed: the request is invalid (400), names an unknown page
-            (404) or a page of another cluster (409).
+            (404), a page of another cluster (409) or a merge of two stories
+            that are not similar without ``confirm`` (409).
     """
     if kind not in KINDS:
         raise CorrectionFailed(f"unknown correction {kind!r}")
@@ -147,9 +152,32 @@ def _merge(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -
     other = _text(fields, "other_cluster_id")
     if other == cluster_id:
         raise CorrectionFailed("a cluster cannot be merged with itself")
+    _check_similar(cluster_id, other, confirmed=_confirmed(fields.get("confirm")))
     done = merge_clusters(cluster_id, other, **common)
     survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id)
     return Applied(done, f"Clusters {cluster_id} and {other} are merged into {survivor}.", survivor)
+
+
+def _confirmed(value: object) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "on", "yes")
+    return value is True
+
+
+def _check_similar(cluster_id: str, other: str, *, confirmed: bool) -> None:
+    """Refuse (409) to merge two stories with no pair of pages at the copy threshold unless confirmed."""
+    try:
+        preview = merge_preview(get_es(), get_settings(), cluster_id, other)
+    except LookupError as exc:
+        raise CorrectionFailed(str(exc), 404) from None
+    if preview.similar or confirmed:
+        return
+    best = "no comparable pair" if preview.best is None else f"the most similar pair has Jaccard {preview.best:.2f}"
+    raise CorrectionFailed(
+        f"clusters {cluster_id} and {other} are not similar ({best}, below the copy threshold "
+        f"{preview.threshold:.2f}): look at the preview and confirm the merge (confirm: true) if they are one story",
+        409,
+    )
 
 
 def _not_duplicates(cluster_id: str | None, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
@@ -173,6 +201,27 @@ def _representative(cluster_id: str, fields: Mapping[str, Any], common: dict[str
     return Applied(done, f"Page {page_id} is now the representative of its cluster.", cluster_id)
 
 
+def apply_undo(correction_id: str, *, fields: Mapping[str, Any], user: str | None) -> Applied:
+    """Undo a logged correction (``plugin.edit.undo``); the sentence says what later corrections kept.
+
+    Raises:
+        CorrectionFailed: (404) no such correction, or (409) it cannot be undone (an undo, undone already,
+            every decision changed later).
+    """
+    note = _text(fields, "note", required=False, limit=MAX_NOTE_CHARS)
+    try:
+        done = undo_correction(correction_id, user=user or "", client=get_es(), settings=get_settings(), note=note)
+    except CorrectionError as exc:
+        raise CorrectionFailed(str(exc), 404 if "unknown correction" in str(exc) else 409) from None
+    message = f"Correction {correction_id} ({done.undone.kind.replace('_', ' ')}) is undone."
+    if done.kept:
+        message += (f" Later corrections decided about some of the same pages ({', '.join(done.kept)}): their"
+                    " decisions are kept, since the latest decision wins.")  # fmt: skip
+    if done.apart:
+        message += f" Cluster(s) {', '.join(done.apart)} stay apart: a later correction says they are not duplicates."
+    return Applied(done.correction, message, None)
+
+
 #: the corrections made on one cluster, by kind
 _ON_A_CLUSTER: dict[str, Callable[[str, Mapping[str, Any], dict[str, Any]], Applied]] = {
     "split": _split,
@@ -190,6 +239,8 @@ class CorrectionLog(Paged):
     entries: list = field(default_factory=list)
     #: correction id -> the story the page a split took out is in now
     split_into: dict[str, str] = field(default_factory=dict)
+    #: correction id -> the undo that undid it (such a correction has no Undo button)
+    undone_by: dict[str, str] = field(default_factory=dict)
 
     def url_args(self, page: int) -> dict:
         args = {"cluster_id": self.cluster_id, "page_id": self.page_id, "page": page if page > 1 else None}
@@ -230,4 +281,15 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
     split = {c.id: c.pages[0] for c in entries if c.kind == "split" and c.pages}
     now = current_labels(set(split.values()), client=es, settings=settings) if split else {}  # one mget
     into = {cid: now[pid] for cid, pid in split.items() if pid in now}
-    return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), split_into=into, **filters)
+    undone = _undone_by([c.id for c in entries if c.kind != "undo"])
+    return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), split_into=into,
+                         undone_by=undone, **filters)  # fmt: skip
+
+
+def _undone_by(correction_ids: list[str]) -> dict[str, str]:
+    """Which of some corrections were undone, and by which undo (one search of the log)."""
+    if not correction_ids:
+        return {}
+    body = {"query": {"terms": {"undoes": correction_ids}}, "size": len(correction_ids), "_source": ["id", "undoes"]}
+    res = get_es().search(index=corrections_index(get_settings()), ignore_unavailable=True, **body)
+    return {hit["_source"]["undoes"]: hit["_source"]["id"] for hit in res["hits"]["hits"]}

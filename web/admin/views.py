@@ -21,11 +21,13 @@ from flask import (
 from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.fold.rollover import index_facts
 from newsfold.plugin.search.story_queries import WINDOW_NAMES
+from newsfold.web.admin import merge_check
 from newsfold.web.admin import stats as admin_stats
 from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
 from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
-from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
 from newsfold.web.admin.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
+from newsfold.web.admin.rejected import load_rejected
 from newsfold.web.auth import current_user
 from newsfold.web.charts import heatmap
 from newsfold.web.display import headline_filter
@@ -43,6 +45,7 @@ DEFAULTS = {
     "ADMIN_PAIRS": 50,  # pairs listed least similar first
     "ADMIN_CORRECTIONS": 50,  # corrections per page of the log
     "ADMIN_JOBS": 25,  # jobs per page
+    "ADMIN_REJECTED": 50,  # rejected pages per page
 }
 
 
@@ -182,8 +185,37 @@ def split(cluster_id: str):
 
 @bp.post("/clusters/<path:cluster_id>/merge")
 def merge(cluster_id: str):
-    """Merge another cluster (by id) with this one."""
-    return _correct("merge", cluster_id, {"other_cluster_id": request.form.get("other_cluster_id")})
+    """Merge another cluster (by id) with this one; ``confirm`` is needed when they are not similar."""
+    fields = {"other_cluster_id": request.form.get("other_cluster_id"), "confirm": request.form.get("confirm")}
+    return _correct("merge", cluster_id, fields)
+
+
+@bp.get("/merge")
+def merge_preview():
+    """``?cluster_id=&q=&other_cluster_id=``: find the other story by title, and preview the merge; changes nothing."""
+    cluster_id, q, other = (_arg(name) for name in ("cluster_id", "q", "other_cluster_id"))
+    if not cluster_id:
+        abort(400, description="cluster_id is required")
+    es, settings = get_es(), get_settings()
+    candidates = preview = error = None
+    try:
+        if q and not other:
+            candidates = merge_check.merge_candidates(es, settings, q, exclude=cluster_id)
+        if other:
+            preview = merge_check.merge_preview(es, settings, cluster_id, other)
+    except LookupError as exc:
+        error = str(exc)
+    except ValueError as exc:
+        abort(400, description=str(exc))
+    return render_template("admin/merge.html", cluster_id=cluster_id, q=q, other=other, candidates=candidates,
+                           preview=preview, error=error), 404 if error else 200  # fmt: skip
+
+
+def _arg(name: str) -> str | None:
+    value = (request.args.get(name) or "").strip()
+    if len(value) > 1024:
+        abort(400, description=f"{name} must be at most 1024 characters")
+    return value or None
 
 
 @bp.post("/clusters/<path:cluster_id>/not-duplicates")
@@ -198,6 +230,18 @@ def not_duplicates(cluster_id: str):
 def representative(cluster_id: str):
     """Make a member the representative of its cluster."""
     return _correct("representative", cluster_id, {"page_id": request.form.get("page_id")})
+
+
+@bp.post("/corrections/<path:correction_id>/undo")
+def undo(correction_id: str):
+    """Undo one correction of the log (later corrections that conflict keep their decisions)."""
+    try:
+        applied = apply_undo(correction_id, fields={"note": request.form.get("note")}, user=current_user())
+    except CorrectionFailed as exc:
+        flash(str(exc), "error")
+    else:
+        flash(applied.message, "success")
+    return redirect(url_for("admin.corrections"), code=303)
 
 
 @bp.get("/corrections")
@@ -222,6 +266,16 @@ def stats():
     charts = admin_stats.syndication_charts(figures)
     return render_template("admin/stats.html", stats=admin_stats.load_stats(es, settings), syndication=figures,
                            syndication_charts=charts, windows=WINDOW_NAMES)  # fmt: skip
+
+
+@bp.get("/rejected")
+def rejected():
+    """The rejected pages with their reasons, newest first, paged (``?reason=`` for one reason)."""
+    try:
+        found = load_rejected(get_es(), get_settings(), request.args, page_size=_config("ADMIN_REJECTED"))
+    except ValueError as exc:
+        abort(400, description=str(exc))
+    return render_template("admin/rejected.html", rejected=found, page_links=page_links(found.page, found.total_pages))
 
 
 # ---------------------------------------------------------------- jobs

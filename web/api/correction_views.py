@@ -1,10 +1,11 @@
 """The JSON API of editor corrections, under /api.
 
 ``POST /api/clusters/<id>/split`` ``{"page_id"}``,
-``POST /api/clusters/<id>/merge`` ``{"other_cluster_id"}``,
+``POST /api/clusters/<id>/merge`` ``{"other_cluster_id", "confirm"}`` (``confirm: true`` is needed when
+no pair of pages of the two stories reaches the copy threshold, else 409),
 ``POST /api/pairs/not-duplicates`` ``{"page_a", "page_b"}``,
 ``POST /api/clusters/<id>/representative`` ``{"page_id"}`` (each with an
-optional ``"note"``) answer ``{"correction": {...}}``; ``GET
+optional ``"note"``) answer ``{"correction": {...}}``; ``POST /api/corrections/<id>/undo`` undoes one; ``GET
 /api/corrections?cluster_id=&page_id=&page=`` pages through the log. Every
 route needs a login or an API token (``web.auth``; the log names editors, so
 it is not public like the search routes), and a session-cookie request needs
@@ -17,7 +18,7 @@ from functools import partial
 
 from flask import Blueprint, current_app, jsonify, request
 
-from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, corrections_page
+from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
 from newsfold.web.auth import current_user, deny_api
 from newsfold.web.validation import BadBody, json_body
 
@@ -44,7 +45,7 @@ def _body() -> dict:
 #: is not ignored
 CORRECTIONS = {
     "split": ("/clusters/<path:cluster_id>/split", ("page_id", "note")),
-    "merge": ("/clusters/<path:cluster_id>/merge", ("other_cluster_id", "note")),
+    "merge": ("/clusters/<path:cluster_id>/merge", ("other_cluster_id", "confirm", "note")),
     "not_duplicates": ("/pairs/not-duplicates", ("page_a", "page_b", "note")),
     "representative": ("/clusters/<path:cluster_id>/representative", ("page_id", "note")),
 }
@@ -67,6 +68,20 @@ def _correct(kind: str, cluster_id: str | None = None):
 
 for _kind, (_rule, _) in CORRECTIONS.items():
     bp.add_url_rule(_rule, _kind, partial(_correct, _kind), methods=["POST"])
+
+
+@bp.post("/corrections/<path:correction_id>/undo")
+def undo(correction_id: str):
+    """Undo a logged correction; the body may carry a ``note``."""
+    try:
+        fields = _body() if request.get_data() else {}
+        unknown = sorted(set(fields) - {"note"})
+        if unknown:
+            raise CorrectionFailed(f"unknown field(s) {', '.join(n[:40] for n in unknown[:5])}; an undo takes note")
+        applied = apply_undo(correction_id, fields=fields, user=current_user())
+    except CorrectionFailed as exc:
+        return jsonify(error=str(exc)), exc.status
+    return jsonify(correction=applied.correction.as_dict(), message=applied.message)
 
 
 @bp.get("/corrections")

@@ -47,7 +47,7 @@ def test_split_and_representative_forms_take_effect_and_are_logged(client, corpu
 
 def test_merge_and_not_duplicates_forms(client, corpus, es, settings):
     a, b = corpus["a"], corpus["b"]
-    fields = {"other_cluster_id": b, "note": "same storm"}
+    fields = {"other_cluster_id": b, "note": "same storm", "confirm": "1"}  # not similar: confirmed
     res = post_form(client, f"/admin/clusters/{a}", f"/admin/clusters/{a}/merge", fields)
     assert res.status_code == 303
     survivor = min(a, b)
@@ -96,7 +96,7 @@ def test_correction_api_with_a_token(make_app, admin_settings, corpus, es, setti
     res = api.post(f"/api/clusters/{a}/split", json={"page_id": "a3", "note": note}, headers=BEARER)
     assert res.status_code == 200 and res.get_json()["correction"]["note"] == note
     assert cluster_of(es, settings, "a3") != a
-    res = api.post(f"/api/clusters/{a}/merge", json={"other_cluster_id": b}, headers=BEARER)
+    res = api.post(f"/api/clusters/{a}/merge", json={"other_cluster_id": b, "confirm": True}, headers=BEARER)
     assert res.status_code == 200 and res.get_json()["correction"]["clusters"] == [a, b]
     res = api.post("/api/pairs/not-duplicates", json={"page_a": "a1", "page_b": "b2"}, headers=BEARER)
     assert res.status_code == 200 and res.get_json()["correction"]["pages"] == ["a1", "b2"]

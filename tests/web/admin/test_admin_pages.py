@@ -125,10 +125,10 @@ def test_cluster_detail_members_scores_heatmap_pairs_and_evidence(client, corpus
     assert res.status_code == 200
     assert "3 pages on 3 sites" in html
     rows = re.findall(r'data-testid="member-row" data-page-id="([^"]+)"', html)
-    assert rows == ["a1", "a2", "a3"]  # the representative (first seen) first, then oldest
-    assert html.count('data-testid="representative-badge"') == 1 and "representative (first seen)" in html
+    assert rows == ["a1", "a2", "a3"]  # the reference first, then by date (the pages have none: by ingest)
+    assert html.count('data-testid="representative-badge"') == 1 and "reference (first published)" in html
     # the note fields take what the corrections log keeps
-    assert html.count(f'name="note" type="text" maxlength="{MAX_NOTE_CHARS}"') == 2
+    assert html.count(f'name="note" type="text" maxlength="{MAX_NOTE_CHARS}"') == 1  # the merge note is on /admin/merge
     jaccards = re.findall(r'data-testid="member-jaccard">([^<]+)<', html)
     scores = [int(j.rstrip("%")) for j in jaccards]
     assert scores[0] == 100 and scores[1] >= 90  # the representative itself, then a copy of the same text

@@ -1,0 +1,84 @@
+"""Issue 31: a merge is found by searching, previewed, confirmed when the stories are not similar."""
+
+from __future__ import annotations
+
+import re
+
+from tests.web.admin.helpers import BEARER, cluster_of, html_of, post_form
+
+
+def test_the_merge_page_finds_the_other_story_by_title_and_previews_without_changing_anything(client, corpus, es,
+                                                                                              settings):  # fmt: skip
+    """Fails before the fix: there was no merge page (404), only a typed cluster id merged at once."""
+    a, b = corpus["a"], corpus["b"]
+    html = html_of(client.get(f"/admin/clusters/{a}"))
+    assert 'data-testid="merge-form"' in html and 'action="/admin/merge"' in html
+    found = client.get("/admin/merge", query_string={"cluster_id": a, "q": "Quillbrook storm"})
+    assert found.status_code == 200
+    assert re.findall(r'data-testid="merge-candidate" data-cluster-id="([^"]+)"', html_of(found)) == [b]
+    res = client.get("/admin/merge", query_string={"cluster_id": a, "other_cluster_id": b})
+    html = html_of(res)
+    assert res.status_code == 200
+    loser = max(a, b)
+    moving = set(re.findall(r'data-testid="moving-row" data-page-id="([^"]+)"', html))
+    assert moving == ({"b1", "b2"} if loser == b else {"a1", "a2", "a3"})
+    assert "Not similar" in html and 'data-testid="merge-confirm"' in html
+    assert cluster_of(es, settings, "b1") == b and cluster_of(es, settings, "a1") == a  # nothing changed
+    assert "No correction yet." in html_of(client.get("/admin/corrections"))
+    missing = client.get("/admin/merge", query_string={"cluster_id": a, "other_cluster_id": "nope"})
+    assert missing.status_code == 404 and "unknown cluster" in html_of(missing)
+
+
+def test_merging_stories_that_are_not_similar_needs_a_confirmation(client, make_app, admin_settings, corpus, es,
+                                                                   settings):  # fmt: skip
+    """Fails before the fix: a wrong id merged two unrelated stories at once (the form and the API)."""
+    a, b = corpus["a"], corpus["b"]
+    res = post_form(client, f"/admin/clusters/{a}", f"/admin/clusters/{a}/merge", {"other_cluster_id": b})
+    html = html_of(client.get(res.headers["Location"]))
+    assert "are not similar" in html and "confirm the merge" in html and 'data-testid="flash-error"' in html
+    api = make_app(admin_settings).test_client()
+    refused = api.post(f"/api/clusters/{a}/merge", json={"other_cluster_id": b}, headers=BEARER)
+    assert refused.status_code == 409 and "below the copy threshold" in refused.get_json()["error"]
+    assert cluster_of(es, settings, "b1") == b and cluster_of(es, settings, "a1") == a
+    done = api.post(f"/api/clusters/{a}/merge", json={"other_cluster_id": b, "confirm": True}, headers=BEARER)
+    assert done.status_code == 200
+    assert cluster_of(es, settings, "b1") == cluster_of(es, settings, "a1") == min(a, b)
+
+
+def test_similar_stories_merge_without_a_confirmation(client, corpus, es, settings):
+    a = corpus["a"]
+    post_form(client, f"/admin/clusters/{a}", f"/admin/clusters/{a}/split", {"page_id": "a3"})
+    apart = cluster_of(es, settings, "a3")
+    rest = cluster_of(es, settings, "a1")
+    assert apart != rest
+    html = html_of(client.get("/admin/merge", query_string={"cluster_id": rest, "other_cluster_id": apart}))
+    assert "Similar: the most similar pair" in html and 'data-testid="merge-confirm"' not in html
+    res = post_form(client, f"/admin/clusters/{rest}", f"/admin/clusters/{rest}/merge", {"other_cluster_id": apart})
+    assert "are merged into" in html_of(client.get(res.headers["Location"]))
+    assert cluster_of(es, settings, "a3") == cluster_of(es, settings, "a1")
+
+
+def test_a_merge_is_undone_from_the_log_and_the_api(client, make_app, admin_settings, corpus, es, settings):
+    """Fails before the fix: the log had no undo (no form, the routes answered 404/405)."""
+    a, b = corpus["a"], corpus["b"]
+    post_form(client, f"/admin/clusters/{a}", f"/admin/clusters/{a}/merge", {"other_cluster_id": b, "confirm": "1"})
+    assert cluster_of(es, settings, "b1") == cluster_of(es, settings, "a1")
+    log = html_of(client.get("/admin/corrections"))
+    merge_id = re.search(r'data-correction-id="([^"]+)" data-testid="correction-row" data-kind="merge"', log).group(1)
+    assert 'data-testid="undo-form"' in log
+    res = post_form(client, "/admin/corrections", f"/admin/corrections/{merge_id}/undo", {})
+    assert res.status_code == 303
+    html = html_of(client.get(res.headers["Location"]))
+    assert f"Correction {merge_id} (merge) is undone." in html
+    assert (cluster_of(es, settings, "a1"), cluster_of(es, settings, "b1")) == (a, b)  # as before the merge
+    assert re.findall(r'data-kind="([^"]+)"', html) == ["undo", "merge"]
+    assert html.count('data-testid="undo-form"') == 0 and 'data-testid="undone-by"' in html  # once only
+    api = make_app(admin_settings).test_client()
+    again = api.post(f"/api/corrections/{merge_id}/undo", headers=BEARER)
+    assert again.status_code == 409 and "undone already" in again.get_json()["error"]
+    assert api.post("/api/corrections/nope/undo", headers=BEARER).status_code == 404
+    split = api.post(f"/api/clusters/{a}/split", json={"page_id": "a3"}, headers=BEARER).get_json()["correction"]
+    assert cluster_of(es, settings, "a3") != a
+    done = api.post(f"/api/corrections/{split['id']}/undo", json={"note": "it was a copy"}, headers=BEARER)
+    assert done.status_code == 200 and done.get_json()["correction"]["undoes"] == split["id"]
+    assert cluster_of(es, settings, "a3") == a
