@@ -290,6 +290,7 @@ def _undone_by(correction_ids: list[str]) -> dict[str, str]:
     """Which of some corrections were undone, and by which undo (one search of the log)."""
     if not correction_ids:
         return {}
-    body = {"query": {"terms": {"undoes": correction_ids}}, "size": len(correction_ids), "_source": ["id", "undoes"]}
+    body: dict[str, Any] = {"query": {"terms": {"undoes": correction_ids}}, "size": len(correction_ids),
+                            "_source": ["id", "undoes"]}  # fmt: skip
     res = get_es().search(index=corrections_index(get_settings()), ignore_unavailable=True, **body)
     return {hit["_source"]["undoes"]: hit["_source"]["id"] for hit in res["hits"]["hits"]}
