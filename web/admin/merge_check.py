@@ -19,6 +19,7 @@ from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.admin.evidence import pair_scores
 from newsfold.plugin.fold.cluster import merge_survivor
 from newsfold.plugin.fold.document import cluster_of, flat
+from newsfold.plugin.hits import PUBLIC_FIELDS
 from newsfold.plugin.search.queries import collapsed_search
 from newsfold.plugin.settings import Settings
 from newsfold.web.search.results import decode_signature
@@ -26,7 +27,7 @@ from newsfold.web.search.results import decode_signature
 MAX_PREVIEW_PAGES = 200  # pages of each story read for the preview (the similarity is over these)
 MAX_CANDIDATES = 10
 #: what the preview reads of a page (no body: only the signatures are compared)
-PREVIEW_SOURCE = ["title", "url", "site", "newsfold.signature", "newsfold.shingle_count", "newsfold.token_count"]
+PREVIEW_SOURCE = [*PUBLIC_FIELDS, "newsfold.signature", "newsfold.shingle_count", "newsfold.token_count"]
 
 
 @dataclass
