@@ -10,6 +10,7 @@ Every argument is checked first; a bad one is a 400 with a message, an unknown s
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request, url_for
@@ -164,6 +165,8 @@ def feed():
             stories = result.results
         else:
             params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
+            # newest first, whatever the page's order: a subscriber sees each new story
+            params = replace(params, sort="date")
             body = search_body(params, page_size=page_size)
             result = run_search(es, settings, params, body, page_size=page_size,
                                 per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))  # fmt: skip

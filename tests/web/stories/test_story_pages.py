@@ -158,3 +158,13 @@ def test_feeds_have_one_entry_per_story_with_stable_ids(client, clusters):
     assert [e.id for e in search.entries] == [f"urn:newsfold:story:{clusters['ferry-a']}"]  # one entry, four pages
     assert search.entries[0].updated == "2015-03-10T08:00:00Z"
     assert client.get("/feed?q=ferry").content_type.startswith("application/atom+xml")
+
+
+def test_a_search_feed_lists_the_newest_matching_stories_first(client, clusters):
+    by_relevance = [r["cluster_id"] for r in client.get("/api/search?q=headline").get_json()["results"]]
+    newest = [r["cluster_id"] for r in client.get("/api/search?q=headline&sort=date").get_json()["results"]]
+    assert by_relevance != newest  # the two orders differ on this query
+    # a subscriber wants what is new, whatever the page's order
+    for query in ("q=headline", "q=headline&sort=relevance"):
+        feed = feedparser.parse(client.get(f"/feed?{query}").get_data())
+        assert [e.id for e in feed.entries] == [f"urn:newsfold:story:{c}" for c in newest]
