@@ -19,7 +19,7 @@ from flask import Flask, jsonify, request
 from newsfold.plugin.admin.admin_queries import MAX_LIST_CLUSTERS
 from newsfold.plugin.admin.text_compare import MAX_TEXT_WORDS
 from newsfold.plugin.edit.correction_log import MAX_ID_CHARS, MAX_NOTE_CHARS
-from newsfold.plugin.search.public_query import MAX_QUERY_CHARS
+from newsfold.plugin.search.public_query import MAX_PASSAGE_CHARS, MAX_QUERY_CHARS
 from newsfold.plugin.settings import Settings
 from newsfold.web import auth, display, errors, formatting, resources, validation
 from newsfold.web.admin import views as admin_views
@@ -102,6 +102,7 @@ def _set_up_templates(app: Flask) -> None:
         "list_clusters": MAX_LIST_CLUSTERS,
         "text_words": MAX_TEXT_WORDS,
         "query": MAX_QUERY_CHARS,
+        "passage": MAX_PASSAGE_CHARS,
         "filter": MAX_FILTER_CHARS,
         "id": MAX_ID_CHARS,
         "note": MAX_NOTE_CHARS,

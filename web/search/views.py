@@ -8,7 +8,7 @@ from newsfold.plugin.search.story_queries import WINDOW_NAMES
 from newsfold.web.formatting import page_links
 from newsfold.web.resources import get_es, get_settings, get_web_settings
 from newsfold.web.search.params import SearchParams
-from newsfold.web.search.results import FilterChoices, filter_choices, run_search, search_body
+from newsfold.web.search.results import FilterChoices, filter_choices, run_search, search_body, suggest_spellings
 from newsfold.web.stories.top import TopParams, run_top
 from newsfold.web.stories.views import RELEVANCE, is_top_request
 
@@ -41,6 +41,7 @@ def index():
         page_size=get_web_settings().page_size,
         per_cluster=int(current_app.config["VERSIONS_PER_STORY"]),
     )
+    suggest_spellings(es, settings, result)
     choices = filter_choices(es, settings, params)
     links = page_links(params.page, result.total_pages)
     return render_template("search.html", params=params, result=result, page_links=links, choices=choices)
