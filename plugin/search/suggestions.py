@@ -1,8 +1,8 @@
 """Spelling suggestions for a search that found nothing, from the words of the index.
 
-A phrase suggester on the body, its candidates drawn from the title and body terms: no fuzzy query runs (the
-public search switches fuzziness off), and the text sent holds only the query's plain words (no operator, no
-excluded ``-word``). Pure: the builder returns the body, the reader reads the response.
+A phrase suggester on the title and one on the body, their candidates drawn from those fields' terms: no
+fuzzy query runs (the public search switches fuzziness off), and the text sent holds only the query's plain
+words (no operator, no excluded ``-word``). Pure: the builder returns the body, the reader reads the response.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 from newsfold.plugin.search.public_query import MAX_QUERY_TERMS
 
 SUGGESTION = "newsfold_spelling"
+FIELDS = ("title", "body")
 #: a word the query leaves out (``-word``, ``-"a phrase"``) and the switched-off operators' marks (``~2``)
 _EXCLUDED = re.compile(r'(?:^|(?<=[\s(|]))-(?:"[^"]*"|\S+)')
 _MARKS = re.compile(r"~\d*")
@@ -34,29 +35,29 @@ def spelling_suggestions(q: str | None, *, size: int = 3, timeout: str = "2s") -
         timeout: the server-side time limit.
 
     Returns:
-        A ``size: 0`` body with a phrase suggester named ``SUGGESTION``, or None.
+        A ``size: 0`` body with a phrase suggester on each of ``FIELDS`` (``SUGGESTION_title``, ...), or None.
     """
     words = query_words(q)
     if not words:
         return None
-    generators = [{"field": field, "suggest_mode": "always", "min_word_length": 3} for field in ("title", "body")]
-    return {
-        "size": 0,
-        "timeout": timeout,
-        "suggest": {
-            "text": " ".join(words),
-            SUGGESTION: {"phrase": {"field": "body", "size": size, "max_errors": 2, "direct_generator": generators}},
-        },
-    }
+    suggest: dict[str, Any] = {"text": " ".join(words)}
+    for field in FIELDS:  # one language model a field: a word only titles hold is scored on the titles
+        generator = {"field": field, "suggest_mode": "always", "min_word_length": 3}
+        suggest[f"{SUGGESTION}_{field}"] = {
+            "phrase": {"field": field, "size": size, "max_errors": 2, "direct_generator": [generator]}
+        }
+    return {"size": 0, "timeout": timeout, "suggest": suggest}
 
 
 def read_suggestions(response: dict[str, Any], q: str | None) -> list[str]:
     """The respellings in a :func:`spelling_suggestions` response, best first, without the query's own words."""
     asked = " ".join(query_words(q)).lower()
-    found: list[str] = []
-    for entry in (response.get("suggest") or {}).get(SUGGESTION) or []:
-        for option in entry.get("options") or []:
-            text = " ".join(_WORD.findall(str(option.get("text") or "")))
-            if text and text.lower() != asked and text not in found:
-                found.append(text)
-    return found
+    scored: dict[str, float] = {}
+    suggested = response.get("suggest") or {}
+    for field in FIELDS:
+        for entry in suggested.get(f"{SUGGESTION}_{field}") or []:
+            for option in entry.get("options") or []:
+                text = " ".join(_WORD.findall(str(option.get("text") or "")))
+                if text and text.lower() != asked:
+                    scored[text] = max(scored.get(text, 0.0), float(option.get("score") or 0.0))
+    return sorted(scored, key=lambda text: -scored[text])

@@ -16,15 +16,18 @@ def test_the_suggester_reads_only_the_plain_words_of_a_query():
     body = spelling_suggestions("harbuor -ferry", size=2, timeout="1s")
     assert body is not None and body["size"] == 0 and body["timeout"] == "1s"
     assert body["suggest"]["text"] == "harbuor"
-    phrase = body["suggest"][SUGGESTION]["phrase"]
-    assert phrase["size"] == 2 and {g["field"] for g in phrase["direct_generator"]} == {"title", "body"}
+    for field in ("title", "body"):
+        phrase = body["suggest"][f"{SUGGESTION}_{field}"]["phrase"]
+        assert phrase["size"] == 2 and phrase["field"] == field
+        assert [g["field"] for g in phrase["direct_generator"]] == [field]
     assert "fuzzy" not in str(body) and "query" not in body  # no fuzzy query runs
 
 
 def test_suggestions_read_back_leave_out_the_query_itself():
-    response = {"suggest": {SUGGESTION: [{"options": [{"text": "harbour strike"}, {"text": "Harbuor strike"},
-                                                       {"text": "harbour* strike"}]}]}}  # fmt: skip
-    assert read_suggestions(response, "harbuor strike") == ["harbour strike"]
+    title = [{"options": [{"text": "harbour strike", "score": 0.2}, {"text": "Harbuor strike", "score": 0.9}]}]
+    body = [{"options": [{"text": "harbour* strike", "score": 0.1}, {"text": "harbours strike", "score": 0.3}]}]
+    response = {"suggest": {f"{SUGGESTION}_title": title, f"{SUGGESTION}_body": body}}
+    assert read_suggestions(response, "harbuor strike") == ["harbours strike", "harbour strike"]  # best first
     assert read_suggestions({}, "x") == []
 
 
