@@ -1,8 +1,9 @@
-"""A search that finds nothing, and a pasted paragraph, in headless Chromium (issue 31 item 9)."""
+"""A search that finds nothing, a pasted paragraph and a filter missing its site, in headless Chromium (issue 31)."""
 
 from __future__ import annotations
 
 import pytest
+from selenium.webdriver.support.ui import Select
 
 from tests.pages import story
 from tests.system.browser.helpers import find, find_all, submit_and_wait, wait_for
@@ -39,4 +40,16 @@ def test_a_pasted_paragraph_finds_its_story(driver, live):
     _search(driver, live, paragraph)
     assert "containing this passage" in find(driver, "result-summary").text
     assert "Zephyrton" in find_all(driver, "story-title")[0].text
+    assert not find_all(driver, "search-error")
+
+
+def test_sites_own_stories_without_a_site_leaves_the_site_menu_full(driver, live):
+    driver.get(live.url + "/")
+    find(driver, "filter-originals").click()
+    submit_and_wait(driver, find(driver, "filter-apply"))
+    assert "choose a site" in find(driver, "search-error").text
+    sites = [o.get_attribute("value") for o in Select(find(driver, "filter-site")).options]
+    assert {"one.test", "nine.test"} <= set(sites)
+    Select(find(driver, "filter-site")).select_by_value("one.test")  # one choice fixes the search
+    submit_and_wait(driver, find(driver, "filter-apply"))
     assert not find_all(driver, "search-error")

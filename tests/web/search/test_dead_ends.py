@@ -89,3 +89,14 @@ def test_a_pasted_passage_has_a_length_cap(client):
     # an operator-laden query without spaces is still a query, refused by the query cap
     res = client.get("/api/search", query_string={"q": "|".join(["the"] * 40)})
     assert res.status_code == 400 and "at most 32 words" in res.get_json()["error"]
+
+
+def test_site_s_own_stories_without_a_site_keeps_every_site_in_the_menu(client):
+    for url in ("/?originals=1", "/?q=headline&originals=1"):
+        res = client.get(url)
+        page = _text(res)
+        assert res.status_code == 400 and "choose a site too" in page
+        menu = re.search(r'<select id="site".*?</select>', page, re.S).group(0)
+        assert all(f'<option value="{site}"' in menu for site in ("a.test", "b.test", "c.test", "d.test"))
+    menu = re.search(r'<select id="site".*?</select>', _text(client.get("/?from=2015-99-01")), re.S).group(0)
+    assert '<option value="' not in menu.replace('<option value="">', "")  # a bad day: only the chosen values
