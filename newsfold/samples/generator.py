@@ -30,17 +30,19 @@ def _copy_paragraphs(copy: _Copy, rng: Random) -> tuple[list[str], str | None]:
     story, site = copy.story, SITES[copy.site_index]
     sep = "" if story.lang == "zh" else " "
     paras = list(story.paragraphs)
+    # a site's own story credits no agency: its dateline names the place and day only
+    dateline = story.dateline if story.wire or story.lang == "zh" else story.dateline.replace(f" ({WIRE})", "")
     if copy.variant == "full":
-        paras[0] = story.dateline + sep + paras[0]
+        paras[0] = dateline + sep + paras[0]
         return paras, None
     if copy.variant == "truncated":
         keep = max(3, round(len(paras) * rng.uniform(0.4, 0.7)))
         paras = paras[:keep]
-        paras[0] = story.dateline + sep + paras[0]
+        paras[0] = dateline + sep + paras[0]
         note = None
         if story.lang == "en" and rng.random() < 0.3:
             note = expand(rng.choice(SENTENCES["abridged_notes"]), {"wire": WIRE}, rng)
-        return paras, note
+        return paras, note if story.wire else None
     # edited: drop one paragraph from the later part, add a local sentence, change the dateline
     drop = rng.randrange(max(2, math.ceil(len(paras) * 0.7)), len(paras))
     del paras[drop]
@@ -123,7 +125,9 @@ def _place_copies(rng: Random, all_stories: list[Story]) -> list[_Copy]:
             k = 1 if idx in singles else rng.choice((2, 3, 4, 4, 5, 5))
             ranked = sorted(en_sites, key=lambda s: (load[s] + rng.random() * 2, s))
             chosen = ranked[:k]
-        story.wire = k > 1
+        # every third story carried by several sites is the first site's own (no copy credits an agency);
+        # the others are an agency's, credited on every copy; a story on one site is that site's own
+        story.wire = k > 1 and idx % 3 != 2
         heads = list(story.headlines)
         rng.shuffle(heads)
         for n, site in enumerate(chosen[:k]):
