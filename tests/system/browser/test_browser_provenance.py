@@ -9,7 +9,7 @@ from selenium.webdriver.support.ui import Select
 
 from newsfold.plugin import ingest
 from tests.plugin.fold.test_provenance import provenance_pages
-from tests.system.browser.helpers import find, find_all, submit_and_wait, wait_for
+from tests.system.browser.helpers import find, find_all, png_colours, submit_and_wait, wait_for, wait_until
 from tests.system.browser.live import LiveServer, live_settings, live_web
 
 pytestmark = pytest.mark.browser
@@ -71,3 +71,14 @@ def test_a_story_whose_origin_is_a_news_agency(driver, provenance_live):
     submit_and_wait(driver, find(driver, "page-next"))
     ids += _top_ids(driver)
     assert clusters["a-wire"] not in ids and len(ids) == 6
+
+
+def test_a_picture_that_fails_to_load_leaves_no_broken_box(driver, provenance_live):
+    live, _ = provenance_live
+    driver.get(live.url + "/?window=all&site=a.test&originals=1")
+    thumb = find(find_all(driver, "top-story")[0], "thumbnail")
+    wait_until(driver, lambda d: d.execute_script("return arguments[0].complete", thumb), "the picture never settled")
+    assert driver.execute_script("return arguments[0].naturalWidth", thumb) == 0  # news.example: it cannot load
+    # the page's white, but for the faint anti-aliasing of the rounded corners: no icon, no grey box
+    darkest = min(min(colour) for colour in png_colours(thumb.screenshot_as_png))
+    assert darkest >= 230, f"a broken picture shows a box or an icon (a pixel of {darkest}/255)"
