@@ -41,6 +41,9 @@ class WebSettings:
     base_url: str | None = None
     #: ``GET /api/syndication`` without a login or token (the same figures as ``/admin/stats``, which needs a login)
     public_syndication: bool = False
+    #: the demo only: the sample corpus's folder of pictures, served at ``/demo-media/<name>`` and shown in place of
+    #: the made-up sites' ``/media/<name>`` addresses (which no server answers)
+    demo_media: str | None = None
 
     def __post_init__(self) -> None:
         if not self.admin_user or len(self.admin_user) > 100 or not self.admin_user.isprintable():

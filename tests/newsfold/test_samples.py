@@ -76,8 +76,8 @@ def _digest(files: dict[str, bytes]) -> str:
 
 # The corpus is pinned: a change that alters a single byte for a given seed (vocabularies, templates, the order of
 # random draws) fails here. If that is wanted, update the digests and say so: the demo's and tests' corpora change.
-DEFAULT_DIGEST = "0e64063d47728ad3281aa3e1628fed2d1e462ab333a209c8e457aa243d631f3f"  # seed 7, 40 stories (the demo's)
-SEED_3_DIGEST = "811f500f05d2d5863101b25d84d80577873216ddb662b195366041b84ae49c60"  # seed 3, 12 stories
+DEFAULT_DIGEST = "e2ca6ee2343a9c88d9d0c8fcacf50ebacfc0818bcb834bd2835b4cc1eee6dcda"  # seed 7, 40 stories (the demo's)
+SEED_3_DIGEST = "b360655aa03b5688275e1da407676bdd4cc07defb40e7964e2caa853d4327da6"  # seed 3, 12 stories
 
 
 def test_same_seed_gives_identical_files(tmp_path):
@@ -338,3 +338,13 @@ def test_some_stories_are_a_sites_own_and_others_an_agencys(corpus, signed):
     english = {site.domain for site in SITES if site.lang == "en"}
     assert len(set(own) & english) >= len(english) - 1 and sum(own.values()) >= 12, own
     assert own_copied >= 5 and wire_stories >= 10, (own_copied, wire_stories)
+
+
+def test_english_stories_name_a_picture_the_corpus_holds(corpus, signed):
+    out, pages, _ = corpus
+    english = [p for p in pages if p["lang"] == "en" and isinstance(signed[p["id"]], SignedPage)]
+    for p in english:
+        image = signed[p["id"]].article.image
+        assert image and image.startswith(f"https://www.{p['site']}/media/story-") and image.endswith(".svg"), image
+        svg = (out / "media" / image.rsplit("/", 1)[1]).read_text(encoding="utf-8")
+        assert svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"') and "<script" not in svg
