@@ -12,4 +12,4 @@ RUN pip install --no-cache-dir . && useradd --create-home newsfold \
     && mkdir -p /var/lib/newsfold/archive && chown newsfold /var/lib/newsfold/archive
 USER newsfold
 EXPOSE 8000
-CMD ["gunicorn", "--workers", "2", "--threads", "4", "--bind", "0.0.0.0:8000", "newsfold.web:create_app()"]
+CMD ["gunicorn", "--workers", "2", "--threads", "4", "--limit-request-line", "8190", "--bind", "0.0.0.0:8000", "newsfold.web:create_app()"]

@@ -47,6 +47,7 @@ from tests.system.browser.live import (  # noqa: E402
     browser,
     browser_missing,
     live_settings,
+    live_web,
     log_in,
     resize_viewport,
 )
@@ -65,8 +66,8 @@ def ingest_sample_corpus(settings: Settings, *, stories: int, seed: int) -> dict
     with tempfile.TemporaryDirectory(prefix="newsfold-shots-") as tmp:
         pages_file = generate(Path(tmp), seed=seed, stories=stories)
         rows = [json.loads(line) for line in pages_file.read_text(encoding="utf-8").splitlines()]
-        # the sample corpus credits its wire on every story: the labelled provenance set adds stories of the
-        # sites' own (uncredited copies) and other agencies, so the originals filter has something to show
+        # the labelled provenance set adds stories of other agencies and forged credits to the sample corpus's
+        # own and wire stories, so the origin badges show every kind
         extra = generate_provenance(Path(tmp) / "provenance", seed=seed, stories=24)
         for line in extra.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
@@ -239,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         began = time.perf_counter()
         counts = ingest_sample_corpus(settings, stories=args.stories, seed=args.seed)
         print(f"ingested the sample corpus in {time.perf_counter() - began:.1f} s: {counts}", file=sys.stderr)
-        server = LiveServer(live_settings(settings, settings.redis_url))
+        # the originals screenshot picks its site from /api/syndication, which needs a login unless opened
+        server = LiveServer(live_settings(settings, settings.redis_url), live_web(public_syndication=True))
         try:
             began = time.perf_counter()
             saved = take_screenshots(server.url, args.out)

@@ -321,6 +321,8 @@ def cmd_demo(args) -> int:
             outcomes = _ingest(app, live, payloads, index=live.index, quiet=args.quiet)
             print(f"ingested: {_summary(outcomes)}", file=sys.stderr)
             web_settings, password = _demo_web_settings(WebSettings.from_env())
+            # the sample sites' pictures, served by the demo itself (web.demo_media)
+            web_settings = web_settings.replace(demo_media=str(Path(tmp) / "media"))
             web = create_app(settings=live, web=web_settings)
             print(f"newsfold is serving on http://{args.host}:{args.port}/  (Ctrl-C to stop)", file=sys.stderr)
             if password:

@@ -19,9 +19,9 @@ from flask import Flask, jsonify, request
 from newsfold.plugin.admin.admin_queries import MAX_LIST_CLUSTERS
 from newsfold.plugin.admin.text_compare import MAX_TEXT_WORDS
 from newsfold.plugin.edit.correction_log import MAX_ID_CHARS, MAX_NOTE_CHARS
-from newsfold.plugin.search.public_query import MAX_QUERY_CHARS
+from newsfold.plugin.search.public_query import MAX_PASSAGE_CHARS, MAX_QUERY_CHARS
 from newsfold.plugin.settings import Settings
-from newsfold.web import auth, display, errors, formatting, resources, validation
+from newsfold.web import auth, demo_media, display, errors, formatting, resources, validation
 from newsfold.web.admin import views as admin_views
 from newsfold.web.api import correction_views
 from newsfold.web.api import views as api_views
@@ -57,6 +57,7 @@ def create_app(
     errors.register(app)
     auth.init_app(app, web)
     _register_blueprints(app)
+    demo_media.init_app(app, web.demo_media)
     app.before_request(_strict_api_arguments)
     return app
 
@@ -102,6 +103,7 @@ def _set_up_templates(app: Flask) -> None:
         "list_clusters": MAX_LIST_CLUSTERS,
         "text_words": MAX_TEXT_WORDS,
         "query": MAX_QUERY_CHARS,
+        "passage": MAX_PASSAGE_CHARS,
         "filter": MAX_FILTER_CHARS,
         "id": MAX_ID_CHARS,
         "note": MAX_NOTE_CHARS,

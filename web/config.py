@@ -41,6 +41,12 @@ class WebSettings:
     base_url: str | None = None
     #: ``GET /api/syndication`` without a login or token (the same figures as ``/admin/stats``, which needs a login)
     public_syndication: bool = False
+    #: the demo only: the sample corpus's folder of pictures, served at ``/demo-media/<name>`` and shown in place of
+    #: the made-up sites' ``/media/<name>`` addresses (which no server answers)
+    demo_media: str | None = None
+    #: the longest passage of a version's text a public version page shows (what the version adds; the whole
+    #: text is for editors, logged in): a quotation with a link to the publisher, not a republished article
+    public_passage_chars: int = 300
 
     def __post_init__(self) -> None:
         if not self.admin_user or len(self.admin_user) > 100 or not self.admin_user.isprintable():
@@ -53,7 +59,8 @@ class WebSettings:
         api_token_digests(self.api_token_hashes)
         if self.base_url is not None:
             object.__setattr__(self, "base_url", checked_base_url(self.base_url))
-        for name in ("page_size", "session_hours", "login_max_failures", "login_lockout_seconds"):
+        for name in ("page_size", "session_hours", "login_max_failures", "login_lockout_seconds",
+                     "public_passage_chars"):  # fmt: skip
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 

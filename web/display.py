@@ -86,8 +86,9 @@ def dress_story(
         story["headline"] = own["headline"] or story.get("headline")
     else:
         story["headline"] = story_headline(versions, origin_id=origin.get("id")) or story.get("headline")
-    lede_of = (own or by_id.get(origin.get("id")) or story).get("lede") or story.get("lede")
-    story["snippet"] = snippet(highlights, lede_of)
+    lede_page = own or by_id.get(origin.get("id")) or story
+    lede_of = lede_page.get("lede") or story.get("lede")
+    story["snippet"] = snippet(highlights, lede_of, headlines=(story["headline"], lede_page.get("headline")))
     return story
 
 

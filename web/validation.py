@@ -7,7 +7,7 @@ import json
 from flask import request
 
 from newsfold.plugin.ids import id_problem, shown
-from newsfold.plugin.search.public_query import checked_query
+from newsfold.plugin.search.public_query import checked_query, checked_search_text
 
 MAX_OFFSET = 10_000_000
 #: the longest site or language filter
@@ -181,13 +181,14 @@ def has_control_chars(text: str) -> bool:
     return any(ord(ch) < 32 and ch not in "\t\n\r" or ord(ch) == 127 for ch in text)
 
 
-def query_text(value: str | None) -> str:
-    """A full-text query argument, stripped; within the core's limits (``plugin.search.public_query.checked_query``).
+def query_text(value: str | None, *, passages: bool = False) -> str:
+    """A full-text query argument, stripped; within the core's limits (``plugin.search.public_query.checked_query``;
+    with ``passages``, a pasted passage of more words is accepted up to its own length, ``checked_search_text``).
 
     Raises:
         ValueError: too long, too many words, or control characters (the message says which).
     """
-    q = checked_query(value)
+    q = checked_search_text(value) if passages else checked_query(value)
     if has_control_chars(q):
         raise ValueError("the query contains control characters")
     return q

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from random import Random
@@ -30,17 +31,19 @@ def _copy_paragraphs(copy: _Copy, rng: Random) -> tuple[list[str], str | None]:
     story, site = copy.story, SITES[copy.site_index]
     sep = "" if story.lang == "zh" else " "
     paras = list(story.paragraphs)
+    # a site's own story credits no agency: its dateline names the place and day only
+    dateline = story.dateline if story.wire or story.lang == "zh" else story.dateline.replace(f" ({WIRE})", "")
     if copy.variant == "full":
-        paras[0] = story.dateline + sep + paras[0]
+        paras[0] = dateline + sep + paras[0]
         return paras, None
     if copy.variant == "truncated":
         keep = max(3, round(len(paras) * rng.uniform(0.4, 0.7)))
         paras = paras[:keep]
-        paras[0] = story.dateline + sep + paras[0]
+        paras[0] = dateline + sep + paras[0]
         note = None
         if story.lang == "en" and rng.random() < 0.3:
             note = expand(rng.choice(SENTENCES["abridged_notes"]), {"wire": WIRE}, rng)
-        return paras, note
+        return paras, note if story.wire else None
     # edited: drop one paragraph from the later part, add a local sentence, change the dateline
     drop = rng.randrange(max(2, math.ceil(len(paras) * 0.7)), len(paras))
     del paras[drop]
@@ -123,7 +126,9 @@ def _place_copies(rng: Random, all_stories: list[Story]) -> list[_Copy]:
             k = 1 if idx in singles else rng.choice((2, 3, 4, 4, 5, 5))
             ranked = sorted(en_sites, key=lambda s: (load[s] + rng.random() * 2, s))
             chosen = ranked[:k]
-        story.wire = k > 1
+        # every third story carried by several sites is the first site's own (no copy credits an agency);
+        # the others are an agency's, credited on every copy; a story on one site is that site's own
+        story.wire = k > 1 and idx % 3 != 2
         heads = list(story.headlines)
         rng.shuffle(heads)
         for n, site in enumerate(chosen[:k]):
@@ -205,6 +210,36 @@ def _render_copy(copy: _Copy, copies: list[_Copy], rng: Random) -> str:
     return render(view)
 
 
+#: the head of a page, where its picture's ``og:image`` goes
+_HEAD = re.compile(r"<head>", re.IGNORECASE)
+_PALETTE = ("#1a56b0", "#0b7a5a", "#a4161a", "#b35c00", "#5b3fa0", "#2f6f8f", "#7a5c12", "#3d5a1f")
+
+
+def picture_name(story: Story) -> str | None:
+    """The file name of an English story's picture under ``media/`` (the Chinese sites name none)."""
+    return None if story.lang == "zh" else f"{story.cluster}.svg"
+
+
+def picture_svg(story: Story) -> bytes:
+    """A small made-up picture of a story: a coloured sky, hills and the sun, placed by the story's number."""
+    n = story.number
+    sky, land = _PALETTE[n % len(_PALETTE)], _PALETTE[(n * 3 + 1) % len(_PALETTE)]
+    sun_x, hill = 40 + (n * 37) % 240, 90 + (n * 13) % 50
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="320" height="200" viewBox="0 0 320 200">'
+        f'<rect width="320" height="200" fill="{sky}"/><circle cx="{sun_x}" cy="60" r="24" fill="#fff1a8"/>'
+        f'<path d="M0 200 L0 {hill} Q80 {hill - 40} 160 {hill} T320 {hill - 10} L320 200 Z" fill="{land}"/></svg>'
+    ).encode()
+
+
+def _with_picture(page: str, story: Story) -> str:
+    """The page with an ``og:image`` naming its story's picture, relative as sites often write it."""
+    name = picture_name(story)
+    if name is None:
+        return page
+    return _HEAD.sub(lambda m: f'{m.group(0)}\n<meta property="og:image" content="/media/{name}">', page, count=1)
+
+
 def _bad_bytes(variant: str, rng: Random) -> bytes:
     if variant == "bad-empty":
         return b""
@@ -225,7 +260,8 @@ def generate(out_dir: Path, *, seed: int = 7, stories: int = 40) -> Path:
         stories: how many distinct stories (including the Chinese ones; at least 8).
 
     Returns:
-        ``out_dir / "pages.jsonl"``; ``out_dir / "truth.jsonl"`` holds the gold clusters.
+        ``out_dir / "pages.jsonl"``; ``out_dir / "truth.jsonl"`` holds the gold clusters, ``out_dir / "media"``
+        the stories' pictures (SVG; the pages name them as ``/media/<name>`` on their site: the demo serves them).
     """
     if stories < 8:
         raise ValueError(f"stories must be >= 8, got {stories}")
@@ -245,8 +281,11 @@ def generate(out_dir: Path, *, seed: int = 7, stories: int = 40) -> Path:
                 (out_dir / rel).write_bytes(_bad_bytes(c.variant, rng))
                 cluster = f"bad-{c.page_id}"
             else:
-                (out_dir / rel).write_bytes(_render_copy(c, copies, rng).encode("utf-8"))
+                (out_dir / rel).write_bytes(_with_picture(_render_copy(c, copies, rng), c.story).encode("utf-8"))
                 cluster = c.story.cluster
+                if (name := picture_name(c.story)) is not None:
+                    (out_dir / "media").mkdir(exist_ok=True)
+                    (out_dir / "media" / name).write_bytes(picture_svg(c.story))
             row = {"id": c.page_id, "url": c.url, "site": site.domain, "lang": site.lang, "html": rel,
                    "published": c.published.date().isoformat()}  # fmt: skip
             pages.write(json.dumps(row, ensure_ascii=False) + "\n")

@@ -276,10 +276,51 @@ def shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
     return (head[:space] if space > limit // 2 else head).rstrip(" ,;:") + "…"
 
 
-def snippet(highlights: Sequence[str] | None, lede_text: str | None, *, limit: int = SNIPPET_CHARS) -> str | None:
-    """A result's snippet: its best highlighted fragment as plain text, else its story's lede."""
-    for fragment in highlights or ():
-        plain = " ".join(html.unescape(_TAG.sub("", fragment)).split())
-        if plain:
-            return shorten(plain, limit)
-    return shorten(lede_text, limit) if lede_text else None
+#: what may end a sentence (a snippet ending otherwise stops mid-sentence, and says so with "…")
+_CLOSERS = tuple(".!?\u3002\uff01\uff1f\u2026\"'\u201d\u2019)]")
+#: the most words a section label before a repeated headline has ("Science", "Local news")
+_LABEL_WORDS = 3
+
+
+def without_headline(text: str, headline: str | None) -> str:
+    """``text`` without a leading copy of ``headline`` and the short section label before it.
+
+    A page's text often starts with its kicker and headline ("Science New beetle species found in Glenbury
+    caves GLENBURY —"), which a result shows just above: the snippet starts after them ("GLENBURY —").
+    """
+    head = " ".join((headline or "").split())
+    if len(head) < 12:  # too short to be sure it is the headline
+        return text
+    at = text.lower().find(head.lower(), 0, len(head) + 40)
+    label = text[:at] if at >= 0 else ""
+    if at < 0 or len(label.split()) > _LABEL_WORDS or _SENTENCE_END.search(label + " "):
+        return text
+    return text[at + len(head) :].lstrip(" :|-\u2013\u2014\u00b7") or text
+
+
+def _marked(text: str, limit: int, *, fragment: bool) -> str:
+    """``text`` shortened, with "…" where it stops mid-sentence (no closing mark) and, a highlighted
+    ``fragment``, where it starts mid-sentence (a lower-case start; a lede starts where its text does)."""
+    text = shorten(text, limit - 2)
+    if fragment and text[:1].islower():
+        text = "\u2026" + text
+    return text if text.endswith(_CLOSERS) else text + "\u2026"
+
+
+def snippet(
+    highlights: Sequence[str] | None, lede_text: str | None, *, limit: int = SNIPPET_CHARS,
+    headlines: Sequence[str | None] = (),
+) -> str | None:  # fmt: skip
+    """A result's snippet: its best highlighted fragment as plain text, else its story's lede.
+
+    A leading section label and copy of one of the ``headlines`` are left out (:func:`without_headline`), and a
+    snippet that starts or stops mid-sentence says so with "…".
+    """
+    texts = [" ".join(html.unescape(_TAG.sub("", fragment)).split()) for fragment in highlights or ()]
+    lede_at = len(texts)
+    for at, text in enumerate([*texts, " ".join((lede_text or "").split())]):
+        for headline in headlines:
+            text = without_headline(text, headline)
+        if text:
+            return _marked(text, limit, fragment=at < lede_at)
+    return None

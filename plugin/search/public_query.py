@@ -17,6 +17,10 @@ from newsfold.plugin.errors import InputError
 
 MAX_QUERY_CHARS = 500
 MAX_QUERY_TERMS = 32
+#: a query of more words than ``MAX_QUERY_TERMS`` is a pasted passage (:func:`passage_query`), up to this long
+MAX_PASSAGE_CHARS = 1000
+#: the most significant terms of a passage that its query looks for (``more_like_this``'s ``max_query_terms``)
+PASSAGE_QUERY_TERMS = 25
 #: the simple_query_string operators a public query may use: no fuzzy (~N after a word), no phrase slop
 #: (~N after a phrase) and no prefix (word*): each of those can make one query cost the server minutes
 PUBLIC_QUERY_FLAGS = "AND|OR|NOT|PHRASE|PRECEDENCE|WHITESPACE|ESCAPE"
@@ -146,3 +150,53 @@ def check_page(page: int, size: int, limit: int) -> None:
     """
     if size < 1 or page < 1 or page * size > limit:
         raise InputError(f"page {page} of {size} is out of range (at most {limit:,} results)")
+
+
+def is_passage(q: str | None) -> bool:
+    """Whether a search text is a pasted passage: more than ``MAX_QUERY_TERMS`` words (separated by spaces)."""
+    return len((q or "").split()) > MAX_QUERY_TERMS
+
+
+def checked_search_text(q: str | None) -> str:
+    """A public search text, stripped: a query within :func:`checked_query`'s limits, or a pasted passage.
+
+    Raises:
+        ValueError: a query over its limits, or a passage over ``MAX_PASSAGE_CHARS`` characters.
+    """
+    q = (q or "").strip()
+    if not is_passage(q):
+        return checked_query(q)
+    if len(q) > MAX_PASSAGE_CHARS:
+        raise InputError(
+            f"the pasted passage has {len(q):,} characters; the limit is {MAX_PASSAGE_CHARS:,} "
+            "(paste one paragraph, or search for a few words)"
+        )
+    return q
+
+
+def passage_query(passage: str) -> dict[str, Any]:
+    """The stories a pasted passage belongs to: ``more_like_this`` on its most significant terms.
+
+    The terms are the passage's ``PASSAGE_QUERY_TERMS`` of highest tf-idf in the title and body fields, read
+    as plain text (no operator applies); a page must hold at least 30 % of them.
+    """
+    return {
+        "more_like_this": {
+            "fields": ["title", "body"],
+            "like": passage,
+            "max_query_terms": PASSAGE_QUERY_TERMS,
+            "min_term_freq": 1,
+            "min_doc_freq": 1,
+            "minimum_should_match": "30%",
+        }
+    }
+
+
+def search_text_query(q: str | None) -> dict[str, Any]:
+    """The full-text part of a public story search: :func:`text_query`, or :func:`passage_query` for a passage.
+
+    Raises:
+        ValueError: see :func:`checked_search_text`.
+    """
+    q = checked_search_text(q)
+    return passage_query(q) if is_passage(q) else text_query(q)

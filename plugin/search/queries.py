@@ -16,7 +16,7 @@ from typing import Any
 from newsfold.plugin.errors import InputError, check_type
 from newsfold.plugin.fold.document import CLUSTER_ID, VERSION_SOURCE, cluster_of
 from newsfold.plugin.fold.lookups import FOUNDER_FIRST, MAX_WINDOW, REPRESENTATIVE_FIRST, URL_ORDER
-from newsfold.plugin.search.public_query import checked_query, page_filters, text_query
+from newsfold.plugin.search.public_query import checked_search_text, page_filters, search_text_query
 
 #: the server-side time limit of a public search (Elasticsearch returns what it found by then)
 SEARCH_TIMEOUT = "2s"
@@ -49,18 +49,19 @@ def collapsed_search(
     sorting on the collapse field). The versions of each story are fetched
     apart (:func:`versions_of`, one aggregation for the whole page), so no
     inner hits are asked for. ``filters`` are more filter clauses (such as
-    ``plugin.fold.provenance.originals_filter``).
+    ``plugin.fold.provenance.originals_filter``). A ``q`` of more than 32 words
+    is a pasted passage: the stories holding it (``public_query.passage_query``).
 
     Raises:
         ValueError: the query is too long, the page out of range, the sort
             unknown or a date not ``YYYY-MM-DD`` (the message says which).
     """
-    q = checked_query(q)
+    q = checked_search_text(q)
     if page < 1 or size < 1 or page * size > MAX_WINDOW:
         raise InputError(f"page {page} of size {size} is out of range (at most {MAX_WINDOW:,} results)")
     if sort not in SORTS:
         raise InputError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
-    must = text_query(q)
+    must = search_text_query(q)
     body: dict[str, Any] = {
         "query": {
             "bool": {
@@ -130,7 +131,9 @@ def search_facets(
         ValueError: the query is too long or a date is malformed.
     """
     return {
-        "query": {"bool": {"must": [text_query(q)], "filter": page_filters(date_from=date_from, date_to=date_to)}},
+        "query": {
+            "bool": {"must": [search_text_query(q)], "filter": page_filters(date_from=date_from, date_to=date_to)}
+        },
         "size": 0,
         "timeout": SEARCH_TIMEOUT,
         "aggs": with_story_counts({

@@ -18,7 +18,7 @@ from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
 from newsfold.web.queue import chunked, task_status
 from newsfold.web.resources import get_celery, get_es, get_job_store, get_settings, get_web_settings
 from newsfold.web.search.params import SearchParams
-from newsfold.web.search.results import load_cluster, run_search, search_body
+from newsfold.web.search.results import load_cluster, run_search, search_body, suggest_spellings
 from newsfold.web.validation import MAX_OFFSET, BadBody, InvalidPages, json_body, parse_pages, whole_number
 
 bp = Blueprint("api", __name__)
@@ -66,6 +66,7 @@ def search():
         page_size=get_web_settings().page_size,
         per_cluster=int(current_app.config["VERSIONS_PER_STORY"]),
     )
+    suggest_spellings(get_es(), settings, result)
     return jsonify(result.as_json())
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from urllib.parse import quote_plus
 
 from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
-from newsfold.plugin.search.public_query import MAX_QUERY_CHARS, parse_day
+from newsfold.plugin.search.public_query import MAX_PASSAGE_CHARS, is_passage, parse_day
 from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
@@ -48,7 +49,7 @@ class SearchParams:
         Raises:
             ValueError: a value is malformed or out of range; the message says which and how.
         """
-        q = query_text(args.get("q"))  # said first: the most likely reason for a long address
+        q = query_text(args.get("q"), passages=True)  # said first: the most likely reason for a long address
         values: dict[str, str | None] = {name: filter_text(args.get(name), name) for name in ("site", "lang")}
         days = {}
         for arg, name in (("from", "date_from"), ("to", "date_to")):
@@ -67,7 +68,8 @@ class SearchParams:
         if len(raw_page) > MAX_PAGE_DIGITS:
             shown = raw_page if len(raw_page) <= 20 else raw_page[:20] + "…"
             raise ValueError(f"page {shown} is out of range (at most 10,000 results)")
-        if query_string_chars > MAX_ARGS_CHARS:  # checked last: a message about a known argument helps more
+        # checked last (a message about a known argument helps more); a pasted passage has room of its own
+        if query_string_chars > MAX_ARGS_CHARS + (len(quote_plus(q)) if is_passage(q) else 0):
             raise ValueError(
                 f"the address is too long ({query_string_chars:,} characters after the '?'; at most {MAX_ARGS_CHARS:,})"
             )
@@ -82,7 +84,7 @@ class SearchParams:
             return (args.get(name) or "").strip()[:limit]
 
         return cls(
-            q=text("q", 2 * MAX_QUERY_CHARS),
+            q=text("q", 2 * MAX_PASSAGE_CHARS),
             site=text("site", MAX_FILTER_CHARS) or None,
             lang=text("lang", MAX_FILTER_CHARS) or None,
             date_from=text("from", 40) or None,
@@ -96,6 +98,11 @@ class SearchParams:
     def filtered(self) -> bool:
         """Whether any filter narrows the search."""
         return bool(self.site or self.lang or self.date_from or self.date_to or self.originals or self.nowire)
+
+    @property
+    def passage(self) -> bool:
+        """Whether the query is a pasted passage (more than 32 words): its results are the stories holding it."""
+        return is_passage(self.q)
 
     def args(self) -> dict:
         """The search as its URL arguments, every one of them (a flag that is set is ``"1"``)."""
@@ -118,7 +125,8 @@ class SearchParams:
     def as_json(self) -> dict:
         """The search as the API reports it (the text query is ``query``)."""
         args = self.args()
-        return {"query": args.pop("q"), **args, "originals": self.originals, "nowire": self.nowire}
+        return {"query": args.pop("q"), **args, "originals": self.originals, "nowire": self.nowire,
+                "passage": self.passage}  # fmt: skip
 
 
 def _flag(args: Mapping[str, str], name: str) -> bool:

@@ -19,6 +19,7 @@ from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_members
 from newsfold.plugin.hits import public_fields
 from newsfold.plugin.search.public_query import unsupported_operators
 from newsfold.plugin.search.queries import (
+    SEARCH_TIMEOUT,
     collapsed_search,
     search_facets,
     search_query,
@@ -27,6 +28,7 @@ from newsfold.plugin.search.queries import (
     versions_of,
 )
 from newsfold.plugin.search.shown_version import shown_version
+from newsfold.plugin.search.suggestions import read_suggestions, spelling_suggestions
 from newsfold.plugin.search.version_relations import read_references, relation_of, with_references
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import Signature, jaccard
@@ -44,6 +46,8 @@ class SearchResult:
     stories: int
     documents: int
     results: list[dict] = field(default_factory=list)
+    #: respellings of a query that found nothing (``plugin.search.suggestions``)
+    suggestions: list[str] = field(default_factory=list)
 
     @property
     def total_pages(self) -> int:
@@ -52,8 +56,9 @@ class SearchResult:
 
     @property
     def unsupported(self) -> list[str]:
-        """The parts of the query that use an operator public searches do not support (``wor*``, ``counc~2``)."""
-        return unsupported_operators(self.params.q)
+        """The parts of the query that use an operator public searches do not support (``wor*``, ``counc~2``);
+        none in a pasted passage, read as plain text."""
+        return [] if self.params.passage else unsupported_operators(self.params.q)
 
     @property
     def notice(self) -> str | None:
@@ -74,6 +79,7 @@ class SearchResult:
             "documents": self.documents,
             "unsupported_operators": self.unsupported,
             "notice": self.notice,
+            "suggestions": self.suggestions,
             "results": self.results,
         }
 
@@ -159,6 +165,16 @@ def run_search(
         for version in found["versions"]:
             version.pop("lede", None)
     return result
+
+
+def suggest_spellings(es: Elasticsearch, settings: Settings, result: SearchResult) -> None:
+    """Fill ``result.suggestions`` when its query (not a pasted passage) found no story at all."""
+    params = result.params
+    if result.stories or not params.q or params.passage:
+        return
+    body = spelling_suggestions(params.q, timeout=SEARCH_TIMEOUT)
+    if body is not None:
+        result.suggestions = read_suggestions(es.search(index=settings.index, **body).body, params.q)
 
 
 def shown_of(hit: dict, bucket: dict | None, references: Mapping[str, Mapping]) -> dict:

@@ -8,7 +8,7 @@ from newsfold.plugin.search.story_queries import WINDOW_NAMES
 from newsfold.web.formatting import page_links
 from newsfold.web.resources import get_es, get_settings, get_web_settings
 from newsfold.web.search.params import SearchParams
-from newsfold.web.search.results import FilterChoices, filter_choices, run_search, search_body
+from newsfold.web.search.results import FilterChoices, filter_choices, run_search, search_body, suggest_spellings
 from newsfold.web.stories.top import TopParams, run_top
 from newsfold.web.stories.views import RELEVANCE, is_top_request
 
@@ -30,7 +30,7 @@ def index():
         body = search_body(params, page_size=get_web_settings().page_size)
     except ValueError as exc:
         form = SearchParams.for_form(request.args)
-        page = render_template("search.html", params=form, error=str(exc), choices=FilterChoices.chosen(form))
+        page = render_template("search.html", params=form, error=str(exc), choices=form_choices(form))
         return page, 400
     es = get_es()
     result = run_search(
@@ -41,6 +41,7 @@ def index():
         page_size=get_web_settings().page_size,
         per_cluster=int(current_app.config["VERSIONS_PER_STORY"]),
     )
+    suggest_spellings(es, settings, result)
     choices = filter_choices(es, settings, params)
     links = page_links(params.page, result.total_pages)
     return render_template("search.html", params=params, result=result, page_links=links, choices=choices)
@@ -57,7 +58,7 @@ def top_stories():
         top = TopParams.from_args(args, page_size=page_size, query_string_chars=len(request.query_string))
     except ValueError as exc:
         page = render_template("search.html", params=form, top_form=TopParams.for_form(args), error=str(exc),
-                               choices=FilterChoices.chosen(form), windows=WINDOW_NAMES)  # fmt: skip
+                               choices=form_choices(form), windows=WINDOW_NAMES)  # fmt: skip
         return page, 400
     es = get_es()
     result = run_top(es, settings, top, page_size=page_size)
@@ -65,3 +66,13 @@ def top_stories():
     links = page_links(top.page, result.total_pages)
     return render_template("search.html", params=params, top=result, top_form=top, page_links=links,
                            choices=filter_choices(es, settings, params), windows=WINDOW_NAMES)  # fmt: skip
+
+
+def form_choices(form: SearchParams) -> FilterChoices:
+    """The menus above an error message: every site and language of the query and days, so that fixing the
+    search (choosing the site that "Site's own stories" needs) is one choice away; only the chosen values when
+    the query or days are what is wrong."""
+    try:
+        return filter_choices(get_es(), get_settings(), form)
+    except ValueError:
+        return FilterChoices.chosen(form)

@@ -11,6 +11,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
+from newsfold.plugin.extract.headlines import shorten
 from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.hits import public_fields
@@ -125,3 +126,22 @@ def version_passages(
     compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
     ref_passages = fold_of(reference.get("_source")).get("passages") if reference is not None and compared else None
     return version, marked_passages(source.get("body") or "", ref_passages)
+
+
+#: the most added passages a public version page quotes (each at most ``WebSettings.public_passage_chars``)
+MAX_PUBLIC_PASSAGES = 5
+
+
+def public_passages(paragraphs: list[list[Passage]], *, limit: int) -> tuple[list[str], int]:
+    """What a version adds, as the public sees it: each run of added sentences in a paragraph, cut to ``limit``
+    characters (with "…"), at most ``MAX_PUBLIC_PASSAGES`` of them; and how many runs there are in all."""
+    runs: list[str] = []
+    for row in paragraphs:
+        run: list[str] = []
+        for passage in [*row, Passage("", False)]:
+            if passage.added:
+                run.append(passage.text)
+            elif run:
+                runs.append(shorten(" ".join(run), limit))
+                run = []
+    return runs[:MAX_PUBLIC_PASSAGES], len(runs)

@@ -10,6 +10,7 @@ Every argument is checked first; a bad one is a 400 with a message, an unknown s
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request, url_for
@@ -18,6 +19,7 @@ from newsfold.plugin.edit.merged import merged_into
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
 from newsfold.plugin.search.story_queries import SORTS, WINDOW_NAMES
+from newsfold.web.auth import current_user
 from newsfold.web.charts import timeline
 from newsfold.web.formatting import format_datetime, page_links, parse_datetime
 from newsfold.web.resources import get_es, get_settings, get_web_settings
@@ -25,7 +27,7 @@ from newsfold.web.search.params import SearchParams
 from newsfold.web.search.results import SearchResult, run_search, search_body
 from newsfold.web.stories.feeds import MIMETYPE, FeedEntry, atom_feed, story_id
 from newsfold.web.stories.top import TopParams, TopResult, page_number, run_top
-from newsfold.web.stories.versions import StoryParams, checked_id, run_story, version_passages
+from newsfold.web.stories.versions import StoryParams, checked_id, public_passages, run_story, version_passages
 
 bp = Blueprint("stories", __name__)
 api_bp = Blueprint("stories_api", __name__)
@@ -98,6 +100,10 @@ def version(cluster_id: str, page_id: str):
         abort(404, description=f"no version {page_id[:80]!r} of story {cluster_id[:80]!r}")
     shown, paragraphs = found
     added = sum(p.added for row in paragraphs for p in row)
+    if current_user() is None:  # the public quotes what the version adds; the whole text is for editors
+        quoted, runs = public_passages(paragraphs, limit=get_web_settings().public_passage_chars)
+        return render_template("version.html", version=shown, quoted=quoted, runs=runs, added_count=added,
+                               cluster_id=cluster_id)  # fmt: skip
     return render_template("version.html", version=shown, paragraphs=paragraphs, added_count=added,
                            cluster_id=cluster_id)  # fmt: skip
 
@@ -133,8 +139,12 @@ def api_version(cluster_id: str, page_id: str):
     if found is None:
         abort(404, description=f"no version {page_id[:80]!r} of story {cluster_id[:80]!r}")
     shown, paragraphs = found
+    if current_user() is None:  # as on the page: the public gets the added passages, quoted
+        quoted, runs = public_passages(paragraphs, limit=get_web_settings().public_passage_chars)
+        return jsonify({**shown, "cluster_id": cluster_id, "paragraphs": [], "full_text": False,
+                        "added_passages": quoted, "added_passages_total": runs})  # fmt: skip
     text = [[{"text": p.text, "added": p.added} for p in row] for row in paragraphs]
-    return jsonify({**shown, "cluster_id": cluster_id, "paragraphs": text})
+    return jsonify({**shown, "cluster_id": cluster_id, "paragraphs": text, "full_text": True})
 
 
 @api_bp.get("/stories/<path:cluster_id>")
@@ -164,6 +174,8 @@ def feed():
             stories = result.results
         else:
             params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
+            # newest first, whatever the page's order: a subscriber sees each new story
+            params = replace(params, sort="date")
             body = search_body(params, page_size=page_size)
             result = run_search(es, settings, params, body, page_size=page_size,
                                 per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))  # fmt: skip

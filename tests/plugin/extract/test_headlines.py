@@ -83,7 +83,7 @@ def test_lede_cuts_at_a_sentence_boundary():
 
 
 def test_snippet_prefers_the_highlight_as_plain_text():
-    assert snippet(["the <mark>plan</mark> &amp; more"], "lede") == "the plan & more"
+    assert snippet(["the <mark>plan</mark> &amp; more"], "lede") == "…the plan & more…"  # a fragment mid-sentence
     assert snippet([], "The lede.") == "The lede."
     assert snippet(None, None) is None
     assert len(snippet(["x " * 400], None)) <= 300
@@ -131,3 +131,21 @@ def test_site_name_is_the_part_of_a_title_that_names_the_site():
     assert site_name("Garden waste charge | World", site="riversidepost.example") is None  # a section, not a name
     assert site_name("Garden waste charge", site="riversidepost.example") is None
     assert site_name("Garden waste charge - Foo", site="bar.example") is None
+
+
+def test_a_snippet_leaves_out_the_section_label_and_headline_and_marks_where_it_is_cut():
+    lede = "Science New beetle species found in Glenbury caves GLENBURY, February 12 — Researchers have described it."
+    headline = "New beetle species found in Glenbury caves"
+    assert snippet([], lede, headlines=[headline]) == "GLENBURY, February 12 — Researchers have described it."
+    assert snippet([], headline + ": what we know. The council met.", headlines=[headline]) == (
+        "what we know. The council met."
+    )
+    # a label of more words, or a sentence before it, is text: it stays
+    kept = "The council met on Tuesday. New beetle species found in Glenbury caves, it said."
+    assert snippet([], kept, headlines=[headline]) == kept
+    assert snippet([], "Short One more thing.", headlines=["Short"]) == "Short One more thing."  # too short to tell
+    # a highlight cut by the server mid-sentence says so at either end; a whole sentence does not
+    assert snippet(["council <mark>voted</mark> to close the depot"], None) == "…council voted to close the depot…"
+    assert snippet(["The council <mark>voted</mark>."], None) == "The council voted."
+    assert snippet([], "南岭市地铁三号线开通") == "南岭市地铁三号线开通…"
+    assert snippet([], "南岭市地铁三号线开通。") == "南岭市地铁三号线开通。"

@@ -88,3 +88,38 @@ def injection_traces(driver) -> dict:
 
 
 INERT = {"marker": None, "global": None, "scripts": 0, "handlers": 0, "imgX": 0, "jsLinks": 0}
+
+
+def png_colours(png: bytes) -> set[tuple[int, ...]]:
+    """The distinct pixel colours of an 8-bit RGB or RGBA PNG, such as a WebDriver screenshot (no imaging library)."""
+    import struct
+    import zlib
+
+    width, height, depth, colour_type = struct.unpack(">IIBB", png[16:26])
+    assert depth == 8 and colour_type in (2, 6), (depth, colour_type)
+    data, at = b"", 8
+    while at < len(png):
+        length, kind = struct.unpack(">I4s", png[at : at + 8])
+        if kind == b"IDAT":
+            data += png[at + 8 : at + 8 + length]
+        at += 12 + length
+    raw, bpp = zlib.decompress(data), 3 if colour_type == 2 else 4
+    stride, previous, colours = width * bpp, bytearray(width * bpp), set()
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for i in range(stride):
+            left, up = line[i - bpp] if i >= bpp else 0, previous[i]
+            corner = previous[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 255
+            elif kind == 2:
+                line[i] = (line[i] + up) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 255
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 255
+        colours.update(tuple(line[i : i + 3]) for i in range(0, stride, bpp))
+        previous = line
+    return colours

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from random import Random
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from selenium.webdriver.support.ui import Select
 
 from newsfold.plugin import ingest
+from newsfold.plugin.sign.signed_page import Page
+from newsfold.plugin.sign.signing import sign_page
 from tests.plugin.fold.test_provenance import provenance_pages
-from tests.system.browser.helpers import find, find_all, submit_and_wait, wait_for
+from tests.system.browser.helpers import find, find_all, png_colours, submit_and_wait, wait_for, wait_until
 from tests.system.browser.live import LiveServer, live_settings, live_web
 
 pytestmark = pytest.mark.browser
@@ -71,3 +75,43 @@ def test_a_story_whose_origin_is_a_news_agency(driver, provenance_live):
     submit_and_wait(driver, find(driver, "page-next"))
     ids += _top_ids(driver)
     assert clusters["a-wire"] not in ids and len(ids) == 6
+
+
+def _settled(driver, img) -> None:
+    wait_until(driver, lambda d: d.execute_script("return arguments[0].complete", img), "the picture never settled")
+
+
+def test_a_picture_that_fails_to_load_leaves_no_broken_box(driver, provenance_live):
+    live, _ = provenance_live
+    driver.get(live.url + "/?window=all&site=a.test&originals=1")
+    thumb = find(find_all(driver, "top-story")[0], "thumbnail")
+    _settled(driver, thumb)
+    assert driver.execute_script("return arguments[0].naturalWidth", thumb) == 0  # news.example: it cannot load
+    # the page's white, but for the faint anti-aliasing of the rounded corners: no icon, no grey box
+    darkest = min(min(colour) for colour in png_colours(thumb.screenshot_as_png))
+    assert darkest >= 230, f"a broken picture shows a box or an icon (a pixel of {darkest}/255)"
+
+
+def test_the_demos_pictures_load_from_the_demo(driver, es, settings, redis_url, tmp_path):
+    from newsfold.samples.english import Names, english_story
+    from newsfold.samples.generator import picture_svg
+    from newsfold.samples.vocab import TOPICS
+    from tests.pages import page, story
+
+    sample = english_story(1, TOPICS[0], 0, Names(Random(1)), {}, Random(1), dt.date(2025, 1, 6))
+    (tmp_path / "story-001.svg").write_bytes(picture_svg(sample))
+    html = page("Zorvale harbour", story(311)).replace(
+        "<head>", '<head><meta property="og:image" content="/media/story-001.svg">'
+    )
+    pages = [Page(html=html, id="p1", site="coastlinetimes.example", url="https://www.coastlinetimes.example/zorvale")]
+    ingest([sign_page(p, settings) for p in pages], client=es, settings=settings)
+    es.indices.refresh(index=settings.index)
+    server = LiveServer(live_settings(settings, redis_url), live_web(page_size=3, demo_media=str(tmp_path)))
+    try:
+        driver.get(server.url + "/?q=zorvale")
+        thumb = wait_for(driver, "thumbnail")
+        _settled(driver, thumb)
+        assert driver.execute_script("return arguments[0].naturalWidth", thumb) > 0, "the demo's picture did not load"
+        assert min(min(colour) for colour in png_colours(thumb.screenshot_as_png)) < 200  # a picture, not a blank
+    finally:
+        server.close()

@@ -76,7 +76,9 @@ def test_a_story_page_with_its_timeline_and_a_versions_added_passages(driver, st
     assert urlsplit(driver.current_url).path == f"/stories/{clusters['ferry-a']}/versions/ferry-d"
     marked = [m.text for m in find_all(driver, "added-passage")]
     assert marked == LOCAL
-    assert find(driver, "added-summary").text.startswith("2 passages not in the story's reference text")
+    # the public reads what the version adds, quoted, and goes to the publisher for the article
+    assert find(driver, "added-summary").text.startswith("What this version adds to the story's reference text")
+    assert not find_all(driver, "version-text") and find(driver, "read-at-publisher").text.startswith("Read the whole")
     background = find(driver, "added-passage").value_of_css_property("background-color")
     assert background not in ("rgba(0, 0, 0, 0)", "transparent")  # marked where a reader sees it
     _follow(driver, find(driver, "back-to-story"))

@@ -10,9 +10,12 @@ import feedparser
 import pytest
 
 from newsfold.web import create_app
+from newsfold.web.auth import token_digest
 from newsfold.web.config import WebSettings
 from newsfold.web.resources import get_resources
-from tests.story_corpus import LOCAL, ingest_story_corpus
+from tests.story_corpus import LOCAL, body_of, ingest_story_corpus
+
+EDITOR_TOKEN = "editor-token-" + "t" * 32
 
 
 @pytest.fixture
@@ -127,16 +130,39 @@ def test_story_page_and_api(client, clusters):
     assert client.get("/stories/a%01b").status_code == 400
 
 
-def test_a_versions_added_passages_are_marked(client, clusters):
+def test_a_versions_added_passages_are_marked(settings, clusters):
+    """Editors (here with an API token) read a version's whole text with its added passages marked."""
+    app = create_app({"TESTING": True}, settings=settings,
+                     web=WebSettings(api_token_hashes=f"editor:{token_digest(EDITOR_TOKEN)}"))  # fmt: skip
+    client, editor = app.test_client(), {"Authorization": f"Bearer {EDITOR_TOKEN}"}
     cluster = clusters["ferry-a"]
-    body = client.get(f"/api/stories/{quote(cluster)}/versions/ferry-d").get_json()
+    body = client.get(f"/api/stories/{quote(cluster)}/versions/ferry-d", headers=editor).get_json()
     added = [" ".join(p["text"] for p in row) for row in body["paragraphs"] if any(p["added"] for p in row)]
-    assert added == LOCAL and body["relation"]["label"] == "adds 2 paragraphs"
-    page_html = _text(client.get(f"/stories/{quote(cluster)}/versions/ferry-d"))
+    assert added == LOCAL and body["relation"]["label"] == "adds 2 paragraphs" and body["full_text"] is True
+    page_html = _text(client.get(f"/stories/{quote(cluster)}/versions/ferry-d", headers=editor))
     assert re.findall(r'<mark data-testid="added-passage">([^<]+)</mark>', page_html) == LOCAL
     assert "2 passages not in the story" in page_html
-    reference = _text(client.get(f"/stories/{quote(cluster)}/versions/ferry-a"))
+    reference = _text(client.get(f"/stories/{quote(cluster)}/versions/ferry-a", headers=editor))
     assert "<mark data-testid" not in reference and "reference text" in reference
+    get_resources(app).close()
+
+
+def test_the_public_reads_what_a_version_adds_quoted_not_the_whole_article(settings, clusters):
+    app = create_app({"TESTING": True}, settings=settings, web=WebSettings(public_passage_chars=40))
+    client, cluster = app.test_client(), clusters["ferry-a"]
+    body = client.get(f"/api/stories/{quote(cluster)}/versions/ferry-d").get_json()
+    assert body["paragraphs"] == [] and body["full_text"] is False and body["added_passages_total"] == 2
+    assert [len(p) <= 40 and p.endswith("…") for p in body["added_passages"]] == [True, True]
+    assert LOCAL[0].startswith(body["added_passages"][0][:-1])
+    page_html = _text(client.get(f"/stories/{quote(cluster)}/versions/ferry-d"))
+    quotes = re.findall(r'<blockquote class="added-quote" data-testid="added-passage">([^<]+)</blockquote>', page_html)
+    assert quotes == body["added_passages"] and 'data-testid="version-text"' not in page_html
+    full_body = " ".join(body_of(401, "full").split("\n"))
+    assert full_body[:200] not in page_html and LOCAL[0] not in page_html  # nothing of the article at length
+    assert re.search(r'<a href="https://d.test/ferry-d"[^>]*>Read the whole article at d.test</a>', page_html)
+    shorter = _text(client.get(f"/stories/{quote(cluster)}/versions/ferry-b"))
+    assert 'data-testid="leaves-out">Compared with the reference: shorter' in shorter
+    get_resources(app).close()
     assert client.get(f"/stories/{quote(cluster)}/versions/museum-a").status_code == 404  # another story's page
     assert client.get(f"/api/stories/{quote(cluster)}/versions/nope").status_code == 404
 
@@ -158,3 +184,13 @@ def test_feeds_have_one_entry_per_story_with_stable_ids(client, clusters):
     assert [e.id for e in search.entries] == [f"urn:newsfold:story:{clusters['ferry-a']}"]  # one entry, four pages
     assert search.entries[0].updated == "2015-03-10T08:00:00Z"
     assert client.get("/feed?q=ferry").content_type.startswith("application/atom+xml")
+
+
+def test_a_search_feed_lists_the_newest_matching_stories_first(client, clusters):
+    by_relevance = [r["cluster_id"] for r in client.get("/api/search?q=headline").get_json()["results"]]
+    newest = [r["cluster_id"] for r in client.get("/api/search?q=headline&sort=date").get_json()["results"]]
+    assert by_relevance != newest  # the two orders differ on this query
+    # a subscriber wants what is new, whatever the page's order
+    for query in ("q=headline", "q=headline&sort=relevance"):
+        feed = feedparser.parse(client.get(f"/feed?{query}").get_data())
+        assert [e.id for e in feed.entries] == [f"urn:newsfold:story:{c}" for c in newest]
