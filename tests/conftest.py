@@ -36,8 +36,14 @@ class Server:
     """The session's Elasticsearch: its URL, and its process to pause (fault tests); ``pid`` None: not ours."""
 
     def __init__(self, url: str, pid: int | None, cluster=None) -> None:
-        self.url, self.pid = url, pid
+        self.url, self._pid = url, pid
         self.cluster = cluster  # the LocalCluster of the cluster backend (kill, pause, restart a node by name)
+
+    @property
+    def pid(self) -> int | None:
+        """The server JVM; on a cluster, that of the node the clients talk to first, as it runs now (a fault
+        test may have killed and restarted it)."""
+        return self.cluster.node("newsfold-1").pid if self.cluster is not None else self._pid
 
     def pause(self) -> None:
         os.kill(self.pid, signal.SIGSTOP)
