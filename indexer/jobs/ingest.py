@@ -191,9 +191,11 @@ class IngestRun:
         finally:
             if self._archive is not None:
                 self._archive.close()
-        final = store.require(job.id)
-        store.finish(job.id, "done", message=counts_text(final.counts, final.rejected))
-        return store.require(job.id)
+        # Redis may be away as the last batch comes back: wait for it as the batches did
+        final = patiently(lambda: store.require(job.id), what="reading the finished job")
+        message = counts_text(final.counts, final.rejected)
+        patiently(lambda: store.finish(job.id, "done", message=message), what="marking the job done")
+        return patiently(lambda: store.require(job.id), what="reading the finished job")
 
     def _payload(self, rec: PageRecord) -> dict:
         item = rec.meta()
@@ -230,8 +232,8 @@ class IngestRun:
     def _reject(self, key: str, rec: PageRecord) -> None:
         outcome = {"page_id": rec.id, "origin": rec.origin, "status": "rejected", "reason": rec.reason}
         outcome["detail"] = rec.error
-        if key not in self.done:
-            self.store.record(self.job.id, key, [outcome])
+        if key not in self.done:  # a raise here would end the batch generator, and lose every later page
+            patiently(lambda: self.store.record(self.job.id, key, [outcome]), what="recording a rejected page")
         self.on_outcome(outcome)  # a resumed run reports it again: every page has its line
 
     def _numbered(self, number: int, recs: list[PageRecord]) -> Iterator[tuple[str, list[dict]]]:
@@ -239,7 +241,7 @@ class IngestRun:
             yield str(number), [self._payload(rec) for rec in recs]
             return
         # counted before the interruption: not sent again, reported as recorded
-        recorded = self.store.outcomes(self.job.id, str(number))
+        recorded = patiently(lambda: self.store.outcomes(self.job.id, str(number)), what="reading recorded outcomes")
         if recorded is None:
             self.on_skip(len(recs))
         else:
