@@ -159,3 +159,30 @@ def test_the_elasticsearch_version_is_pinned_once_and_compose_follows_it():
     assert f"${{ES_VERSION:-{ES_VERSION}}}" in (root / "docker-compose.yml").read_text()
     assert f"ES_VERSION={ES_VERSION}\n" in (root / ".env.example").read_text()
     assert f"Elasticsearch **{ES_VERSION}**" in (root / "README.md").read_text()
+
+
+def test_the_cluster_compose_file_lays_three_secure_nodes_that_the_apps_all_know():
+    """docker-compose.cluster.yml (over docker-compose.yml): each node has its own TLS pair, names the others as
+    seeds, and is a first master; the apps list every node, and indices get 3 shards and 1 replica."""
+    import yaml
+
+    from newsfold.esinstall import ES_VERSION
+
+    text = (REPO_ROOT / "docker-compose.cluster.yml").read_text()
+    services = yaml.safe_load(text)["services"]
+    nodes = ["elasticsearch", "es02", "es03"]
+    assert "for node in " + " ".join(nodes) + ";" in services["certs"]["command"][-1]  # one certificate each
+    for name in nodes:
+        node = services[name]
+        env = node["environment"]
+        assert node["image"].endswith(f":${{ES_VERSION:-{ES_VERSION}}}")
+        assert env["node.name"] == name and env["discovery.type"] == "multi-node"
+        assert sorted(env["discovery.seed_hosts"].split(",")) == sorted(set(nodes) - {name})
+        assert env["cluster.initial_master_nodes"].split(",") == nodes
+        assert env["xpack.security.enabled"] == "true" and env["xpack.security.transport.ssl.enabled"] == "true"
+        assert env["xpack.security.transport.ssl.key"] == f"certs/{name}/{name}.key"
+        assert node["depends_on"]["certs"]["condition"] == "service_completed_successfully"
+    for app in ("init-index", "worker", "web"):
+        env = services[app]["environment"]
+        assert env["ELASTICSEARCH_URL"].split(",") == [f"http://{n}:9200" for n in nodes]
+        assert (env["NEWSFOLD_SHARDS"], env["NEWSFOLD_REPLICAS"]) == ("3", "1")
