@@ -50,6 +50,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from benchlib import (
+    Proc,
     add_elasticsearch_flag,
     child_processes,
     cpu_seconds,
@@ -186,15 +187,21 @@ def pool_phase(name: str, func, payloads: list[dict], workers: int) -> dict:
 
 
 # ---------------------------------------------------------------- end to end
-def ingest_phase(live: Settings, payloads: list[dict], *, workers: int, index: str) -> dict:
-    """Every page through real Celery workers; throughput, outcomes, CPU per process, worker memory."""
+def ingest_phase(
+    live: Settings, payloads: list[dict], *, workers: int, index: str, servers: list[Proc] | None = None
+) -> dict:
+    """Every page through real Celery workers; throughput, outcomes, CPU per process, worker memory.
+
+    ``servers``: the server processes whose CPU is counted (default: the embedded servers
+    started before the workers, and the node this run started, if any).
+    """
     from newsfold.indexer.celery_app import make_celery
     from newsfold.indexer.jobs.dispatch import in_flight_batches, run_batches
     from newsfold.workers import LocalWorkers
 
     app = make_celery(live)
-    # the embedded servers (started before the workers) and the node this run started, if any
-    servers = child_processes() + [p for p in server_processes() if p.name == "elasticsearch"]
+    if servers is None:
+        servers = child_processes() + [p for p in server_processes() if p.name == "elasticsearch"]
     with LocalWorkers(live, workers) as pool:
         pool.wait_ready(app)
         worker_pids = [p.pid for p in pool.processes]

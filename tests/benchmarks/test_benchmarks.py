@@ -193,3 +193,22 @@ def test_hostile_bench_prints_every_hostile_inputs_memory_and_outcome(monkeypatc
     assert inputs["page: attribute_9mb"]["outcomes"] == {"signed": 1}  # its long value emptied, the article kept
     assert all(got["peak_rss_mb"] > 0 and got["wall_s"] >= 0 for got in inputs.values())
     assert "peak RSS" in capsys.readouterr().out
+
+
+def test_cluster_bench_gives_the_cluster_as_ratios_to_the_single_node(bench, monkeypatch, capsys):
+    import cluster_bench
+
+    def run(pages_per_s: float, workers_ms: float, es_ms: float) -> dict:
+        return {"pages_per_s": pages_per_s, "cpu_ms_per_page_workers": workers_ms,
+                "cpu_ms_per_page_elasticsearch": es_ms, "outcomes": {"new": 3}}  # fmt: skip
+
+    result = {"single": [run(40, 30, 20), run(60, 30, 20)], "cluster": [run(25, 33, 50), run(25, 33, 70)]}
+    summary = cluster_bench.summary(result)
+    assert summary["means"]["single"]["pages_per_s"] == 50
+    assert summary["cluster_over_single"] == pytest.approx(
+        {"pages_per_s": 0.5, "cpu_ms_per_page_workers": 1.1, "cpu_ms_per_page_elasticsearch": 3.0}
+    )
+    monkeypatch.setenv("ELASTICSEARCH_URL", "http://127.0.0.1:9")
+    with pytest.raises(SystemExit):  # it starts its own node and cluster
+        cluster_bench.main(["/nonexistent"])
+    assert "unset ELASTICSEARCH_URL" in capsys.readouterr().err
