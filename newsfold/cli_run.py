@@ -318,8 +318,8 @@ def cmd_demo(args) -> int:
             from newsfold.plugin.fold.index import ensure_index
 
             ensure_index(build_client(live), live)
-            outcomes = _ingest(app, live, payloads, index=live.index, quiet=args.quiet)
-            print(f"ingested: {_summary(outcomes)}", file=sys.stderr)
+            job = _demo_ingest(pages_file, app=app, live=live, quiet=args.quiet)
+            print(f"ingested: {job.message} (job {job.id}, on the admin's Jobs page)", file=sys.stderr)
             web_settings, password = _demo_web_settings(WebSettings.from_env())
             # the sample sites' pictures, served by the demo itself (web.demo_media)
             web_settings = web_settings.replace(demo_media=str(Path(tmp) / "media"))
@@ -336,6 +336,21 @@ def cmd_demo(args) -> int:
             with contextlib.suppress(KeyboardInterrupt):
                 run_simple(args.host, args.port, web, threaded=True, use_reloader=False)
     return 0
+
+
+def _demo_ingest(pages_file: Path, *, app, live: Settings, quiet: bool):
+    """The demo's pages through the workers as an ingest job (editors find it on the Jobs page); the job at its end."""
+    from newsfold.indexer.jobs.ingest import create_ingest
+
+    store = _job_store(live)
+    job = create_ingest(store, [str(pages_file)], index=live.index, batch_size=live.batch_size, announce=_stderr)
+    report = _IngestReport(None, quiet=quiet)
+    try:
+        _run_ingest_job(job, app=app, store=store, live=live, report=report)
+    finally:
+        report.close()
+    assert report.final is not None
+    return report.final
 
 
 def _demo_web_settings(settings: WebSettings) -> tuple[WebSettings, str | None]:

@@ -28,8 +28,18 @@ def _get(url: str) -> tuple[int, str]:
 
 
 def test_demo_serves_folded_stories_and_stops_cleanly(redis_url, es_url):
+    from newsfold.state import build_redis
+    from newsfold.state.jobs import JobStore
+
     env = {**os.environ, "ELASTICSEARCH_URL": es_url, "REDIS_URL": redis_url}
-    _run_demo(env)
+    out = _run_demo(env)
+    # the demo's ingest is a job, as an editor finds it on the Jobs page
+    job_id = out.split("(job ", 1)[1].split(",", 1)[0]
+    client = build_redis(redis_url)
+    job = JobStore(client).require(job_id)
+    client.close()
+    assert (job.kind, job.status) == ("ingest", "done")
+    assert job.done > 0 and job.message in out
 
 
 @pytest.mark.realnode
