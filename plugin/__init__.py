@@ -69,6 +69,7 @@ _EXPORTS = {
     "regroup_clusters": "fold.lifecycle",
     "unfolded_documents": "fold.lifecycle",
     "fold_search": "search.folded_search",
+    "fold_versions": "search.folded_search",
     "Correction": "edit.correction_log",
     "CorrectionError": "edit.correction_log",
     "corrections_index": "fold.index",

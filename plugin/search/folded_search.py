@@ -10,7 +10,13 @@ from typing import Any
 from elastic_transport import ObjectApiResponse
 from elasticsearch import BadRequestError, Elasticsearch
 
-from newsfold.plugin.errors import IndexMismatchError, ServerError, check_type, refusals_as_server_errors
+from newsfold.plugin.errors import (
+    IndexMismatchError,
+    InputError,
+    ServerError,
+    check_type,
+    refusals_as_server_errors,
+)
 from newsfold.plugin.search.queries import ALL_VERSIONS_KEY, FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
 
 
@@ -65,10 +71,51 @@ def fold_search(
         raise
     out = _merge_unfolded(client, body, index, folded, first)
     if versions:
-        _attach_versions(client, body, index, out["hits"]["hits"], versions)
+        _attach_versions(client, body, index, out["hits"]["hits"], versions)  # checked above
     if count_all:
         _count_all_versions(client, index, out["hits"]["hits"])
     return out
+
+
+@refusals_as_server_errors("versions of folded hits")
+def fold_versions(
+    client: Elasticsearch, body: dict[str, Any], hits: Sequence[dict[str, Any]], *, index: str, versions: int = 3
+) -> list[dict[str, Any]]:
+    """Give folded hits their other versions matching ``body``, when a reader opens them: one search.
+
+    ``fold_search(..., versions=0)`` answers a results page for about the cost
+    of the same search unfolded; the versions of one story (or of every hit
+    of the page) then cost one more search, only when someone asks for them
+    (docs/embedding.md, "Versions on demand"). ``folded_hits`` reads them as
+    it reads those of ``fold_search(..., versions=N)``.
+
+    Args:
+        client: an Elasticsearch client.
+        body: the host's search body the hits came from (its query,
+            ``post_filter``, sort, ``_source`` and highlight apply).
+        hits: hits of a ``fold_search`` response (``response["hits"]["hits"]``,
+            all or some); each gets ``inner_hits.newsfold_versions``. A hit
+            newsfold has not folded keeps what it has (it is its own story).
+        index: the index or alias searched.
+        versions: other versions per story (at least 1).
+
+    Returns:
+        ``hits``, as a list.
+
+    Raises:
+        InputError: ``versions`` is not at least 1, or ``hits`` is not hits.
+        ServerError: Elasticsearch refused the search.
+    """
+    check_type(index, str, "index")
+    check_type(body, dict, "body")
+    check_type(versions, int, "versions")
+    if versions < 1:
+        raise InputError(f"versions must be at least 1, got {versions}")
+    if isinstance(hits, dict | str | bytes) or not all(isinstance(h, dict) for h in hits):
+        raise InputError("hits must be a list of hits from a fold_search response (response['hits']['hits'])")
+    listed = list(hits)
+    _attach_versions(client, body, index, listed, versions)
+    return listed
 
 
 def _attach_versions(

@@ -147,11 +147,14 @@ def test_a_misspelt_setting_is_warned_about_with_the_nearest_name(caplog):
 
 def test_refusals_of_the_server_reach_the_host_as_newsfold_errors(es, settings):
     """A missing index (or any refusal) used to raise the client's own NotFoundError, or read every id as missing."""
-    from newsfold.plugin import delete_pages, unfolded_documents
+    from newsfold.plugin import delete_pages, fold_versions, unfolded_documents
+    from newsfold.plugin.search.queries import FOLD_FIELD as FOLD
 
     gone = f"{settings.index}-misspelt"
     calls = {
         "fold_search": lambda: fold_search(es, {"query": {"match_all": {}}}, index=gone),
+        "fold_versions": lambda: fold_versions(es, {"query": {"match_all": {}}}, [{"fields": {FOLD: ["c"]}}],
+                                               index=gone),
         "ingest": lambda: ingest([sign_text(TEXT, page_id="x", settings=settings)], client=es, settings=settings,
                                  index=gone),
         "unfolded_documents": lambda: unfolded_documents(client=es, index=gone),

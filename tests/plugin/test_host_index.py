@@ -17,6 +17,7 @@ from newsfold.plugin import (
     ensure_fold_fields,
     fold_query,
     fold_search,
+    fold_versions,
     folded_hits,
     ingest,
     sign_page,
@@ -148,6 +149,38 @@ def test_fold_search_keeps_unfolded_documents_as_their_own_stories(es, settings,
     walked = [folded_hits(fold_search(es, {**body, "from": i, "size": 1}, index=host))[0]["hit"]["_id"]
               for i in range(4)]
     assert sorted(walked) == ids
+
+
+def test_versions_on_demand_are_those_fold_search_would_have_given(es, settings, host):
+    """The fast way (docs/embedding.md): a results page without versions, then one story's versions when opened."""
+    from newsfold.plugin import InputError
+
+    texts = {"a": story(21), "b": story(22)}
+    for n in range(3):
+        _put(es, host, f"a-{n}", texts["a"], headline="tram line", section=f"s{n}")
+    _put(es, host, "b-0", texts["b"], headline="tram depot")
+    _put(es, host, "u-0", story(23), headline="tram fares")  # never given to newsfold
+    signed = [sign_text("\n\n".join(texts[i[0]]), page_id=i, settings=settings) for i in ("a-0", "a-1", "a-2", "b-0")]
+    ingest(signed, client=es, settings=settings, index=host)
+    body = {"query": {"match": {"headline": "tram"}}, "size": 10, "sort": [{"section": "asc"}, "_score"]}
+    full = {s["hit"]["_id"]: s for s in folded_hits(fold_search(es, body, index=host, versions=3))}
+    page_only = fold_search(es, body, index=host, versions=0)
+    bare = {s["hit"]["_id"]: s for s in folded_hits(page_only)}
+    assert bare.keys() == full.keys() and all(s["versions"] == [] for s in bare.values())
+    hits = {h["_id"]: h for h in page_only["hits"]["hits"]}
+    story_a = next(i for i in hits if i.startswith("a-"))
+    opened = fold_versions(es, body, [hits[story_a]], index=host, versions=3)
+    assert opened == [hits[story_a]]
+    after = {s["hit"]["_id"]: s for s in folded_hits(page_only)}
+    got = [v["_id"] for v in after[story_a]["versions"]]
+    assert got == [v["_id"] for v in full[story_a]["versions"]] and len(got) == 2
+    assert after["b-0"]["versions"] == [] and after["u-0"]["versions"] == []  # only the story opened
+    fold_versions(es, body, page_only["hits"]["hits"], index=host, versions=1)  # a whole page at once
+    assert len(folded_hits(page_only)[0]["versions"]) <= 1
+    for bad, word in (({"versions": 0}, "versions"), ({"hits": {"a": 1}}, "hits")):
+        kwargs = {"hits": [hits[story_a]], "versions": 3, **bad}
+        with pytest.raises(InputError, match=word):
+            fold_versions(es, body, kwargs.pop("hits"), index=host, **kwargs)
 
 
 def test_versions_in_a_host_index_say_what_they_hold_and_add(es, settings, host):
