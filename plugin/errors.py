@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -59,6 +59,48 @@ def server_error(exc: Exception, what: str) -> ServerError:
     error = getattr(exc, "error", None) or type(exc).__name__
     out = ServerError(f"{what}: Elasticsearch answered {status} {error}: {_reason(exc)}")
     out.status, out.error = status, str(error)
+    return out
+
+
+#: refusals of one item of an answer (a document of an ``mget``, a search of an ``msearch``, an action of a
+#: ``bulk``) that pass once the cluster settles: a shard not started or moving, a node lost, no master yet
+UNAVAILABLE_TYPES = (
+    "no_shard_available_action_exception", "illegal_index_shard_state_exception", "unavailable_shards_exception",
+    "primary_missing_action_exception", "node_not_connected_exception", "node_disconnected_exception",
+    "node_closed_exception", "connect_transport_exception", "send_request_transport_exception",
+    "receive_timeout_transport_exception", "no_node_available_exception", "master_not_discovered_exception",
+    "SERVICE_UNAVAILABLE/",  # a cluster block that passes: no master, state not recovered
+)  # fmt: skip
+#: ... and those that pass once the cluster is less busy
+BUSY_TYPES = ("es_rejected_execution_exception", "circuit_breaking_exception", "TOO_MANY_REQUESTS/")
+
+
+def item_status(item: dict[str, Any]) -> int | None:
+    """The status of one refused item of an answer: 429 or 503 when waiting may help, else its own (or None).
+
+    A document of an ``mget`` carries no status of its own, and a search of an
+    ``msearch`` may carry 500 for a node lost mid-search: the error's type (or
+    a cluster block's class) says whether it passes (``UNAVAILABLE_TYPES``,
+    ``BUSY_TYPES``). A block set on purpose (``FORBIDDEN/8/index write``)
+    keeps its own status.
+    """
+    text = str(item.get("error"))
+    if any(kind in text for kind in BUSY_TYPES):
+        return 429
+    if any(kind in text for kind in UNAVAILABLE_TYPES):
+        return 503
+    status = item.get("status")
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
+
+
+def item_refusal(message: str, item: dict[str, Any]) -> ServerError:
+    """A :class:`ServerError` for one refused item of a 200 answer, with :func:`item_status` and the error type;
+    workers retry it when the status is 429 or 503."""
+    error = item.get("error")
+    out = ServerError(f"{message}: {error}")
+    out.status = item_status(item)
+    kind = error.get("type") if isinstance(error, dict) else None
+    out.error = str(kind) if kind else None
     return out
 
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from newsfold.plugin.errors import ServerError, server_error
+from newsfold.plugin.errors import ServerError, item_refusal, server_error
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -147,9 +147,8 @@ def read_docs(
     out: dict[str, dict[str, Any]] = {}
     for doc in docs:  # newest index first: the first copy found wins
         if "error" in doc:
-            refused = ServerError(f"reading page {doc.get('_id')!r} from {doc.get('_index')!r} failed: {doc['error']}")
-            refused.status = 503 if no_shard(doc) else None  # a shard still not started: worth waiting for
-            raise refused
+            # a shard not started yet or a node lost: a 503 the workers retry
+            raise item_refusal(f"reading page {doc.get('_id')!r} from {doc.get('_index')!r} failed", doc)
         if doc.get("found") and not out.get(doc["_id"], {}).get("found"):
             out[doc["_id"]] = doc
         else:

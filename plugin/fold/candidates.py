@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from newsfold.plugin.errors import ServerError
+from newsfold.plugin.errors import item_refusal
 from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.by_id import SHARD_WAITS, no_shard, read_docs
 from newsfold.plugin.fold.cluster import Constraints, Match, verify
@@ -75,7 +75,7 @@ def lookup(
     out: dict[str, list[Candidate]] = {}
     for p, res in zip(pages, responses, strict=True):
         if "error" in res:
-            raise ServerError(f"band lookup failed for {p.page_id}: {res['error']}")
+            raise item_refusal(f"band lookup failed for {p.page_id}", res)
         out[p.page_id] = [c for c in map(read_candidate, res["hits"]["hits"]) if c is not None]
     return out
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from newsfold.plugin.errors import ServerError
+from newsfold.plugin.errors import ServerError, item_refusal, item_status
 from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.by_id import read_docs, route
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
@@ -37,6 +37,10 @@ def bulk_failures(
     missing_ok: bool = True,
 ) -> dict[str, str]:
     """Send bulk actions and return the ones Elasticsearch refused, as ``_id`` -> reason.
+
+    An action refused for a passing reason (429, or 503: a node lost, a shard
+    moving) raises a :class:`ServerError` with that status instead, which the
+    workers retry: a page is never rejected for the cluster's state.
 
     A missing document (status 404: a page deleted while the caller worked)
     is not a failure when ``missing_ok``. Connection errors are raised, so an
@@ -71,6 +75,8 @@ def bulk_failures(
         item = next(iter(err.values()))
         if missing_ok and item.get("status") == 404:
             continue
+        if item_status(item) in (429, 503):  # a node lost, a shard moving, a full queue: the batch is tried again
+            raise item_refusal(f"writing page {item.get('_id')!r} to {item.get('_index')!r} failed", item)
         reason = item.get("error")
         failed[str(item.get("_id"))] = reason.get("reason", str(reason)) if isinstance(reason, dict) else str(reason)
     return failed

@@ -13,8 +13,8 @@ from elasticsearch import BadRequestError, Elasticsearch
 from newsfold.plugin.errors import (
     IndexMismatchError,
     InputError,
-    ServerError,
     check_type,
+    item_refusal,
     refusals_as_server_errors,
 )
 from newsfold.plugin.search.queries import ALL_VERSIONS_KEY, FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
@@ -197,7 +197,7 @@ def _merge_unfolded(
     res_stories, res_loose = client.msearch(searches=[{"index": index}, stories, {"index": index}, loose])["responses"]
     for res in (res_stories, res_loose):
         if "error" in res:
-            raise ServerError(f"folded search failed: {res['error']}")
+            raise item_refusal("folded search failed", res)
     for hit in res_loose["hits"]["hits"]:  # each unfolded document is its own story with no other versions
         hit.setdefault("inner_hits", {})[VERSIONS_NAME] = {
             "hits": {"total": {"value": 1, "relation": "eq"}, "hits": [copy.deepcopy(hit)]}

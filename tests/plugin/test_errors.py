@@ -176,3 +176,29 @@ def test_connection_errors_stay_the_clients_own(settings):
     with pytest.raises(elastic_transport.ConnectionError) as err:
         fold_search(down, {"query": {"match_all": {}}}, index=settings.index)
     assert not isinstance(err.value, NewsfoldError)
+
+
+@pytest.mark.parametrize(
+    ("item", "status"),
+    [
+        ({"_id": "a", "error": {"type": "node_not_connected_exception", "reason": "[n2] Node not connected"}}, 503),
+        ({"status": 500, "error": {"type": "search_phase_execution_exception",
+                                   "caused_by": {"type": "node_disconnected_exception"}}}, 503),  # fmt: skip
+        ({"status": 503, "error": {"type": "unavailable_shards_exception"}}, 503),
+        ({"status": 429, "error": {"type": "es_rejected_execution_exception"}}, 429),
+        ({"status": 429, "error": {"type": "cluster_block_exception",
+                                   "reason": "index [x] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded]"}}, 429),
+        ({"error": {"type": "cluster_block_exception", "reason": "blocked by: [SERVICE_UNAVAILABLE/2/no master];"}}, 503),
+        ({"status": 403, "error": {"type": "cluster_block_exception",
+                                   "reason": "index [x] blocked by: [FORBIDDEN/8/index write (api)];"}}, 403),
+        ({"status": 409, "error": {"type": "version_conflict_engine_exception"}}, 409),
+        ({"_id": "a", "error": {"type": "index_not_found_exception"}}, None),
+    ],
+)
+def test_a_refused_item_of_an_answer_says_whether_waiting_helps(item, status):
+    """A node lost mid-batch used to make its pages `failed` for good (a per-document refusal had no status)."""
+    from newsfold.plugin.errors import item_refusal
+
+    err = item_refusal("reading page 'a'", item)
+    assert isinstance(err, ServerError) and err.status == status
+    assert err.error == item["error"]["type"] and "reading page 'a'" in str(err)

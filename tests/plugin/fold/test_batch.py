@@ -181,3 +181,24 @@ def test_a_delivery_killed_between_write_and_reconcile_is_repaired_by_the_next_o
     # the delivery that died never reported its story: the next one commits it and reports it new, once
     assert again["k1"].status == "new" and again["k1"].cluster_id == "k1"
     assert current_labels(["k1", "k2"], client=es, settings=settings) == {"k1": "k1", "k2": "k1"}
+
+
+def test_pages_refused_for_a_passing_reason_are_retried_not_rejected(es, settings):
+    """A full disk's block (429) or a node lost (503) refuses each write of a bulk: the batch must be tried again
+    (a ServerError with that status, which the workers retry), never its pages rejected as `index_failed`."""
+    import pytest
+
+    from newsfold.plugin.errors import ServerError
+    from newsfold.plugin.fold.by_id import behind
+
+    concrete = behind(es, settings.index).write
+    es.indices.put_settings(index=concrete, settings={"index.blocks.read_only_allow_delete": True})
+    try:
+        with pytest.raises(ServerError) as err:
+            ingest([signed_page(settings, "held-1", "Tram line opens", story(31))], client=es,
+                   settings=settings.replace(es_max_retries=0))  # the client would wait out 429s first
+        assert err.value.status == 429
+    finally:
+        es.indices.put_settings(index=concrete, settings={"index.blocks.read_only_allow_delete": None})
+    outcomes = ingest([signed_page(settings, "held-1", "Tram line opens", story(31))], client=es, settings=settings)
+    assert [o.status for o in outcomes] == ["new"]  # the batch tried again, once the block is gone
