@@ -188,7 +188,7 @@ def test_connection_errors_stay_the_clients_own(settings):
         ({"status": 429, "error": {"type": "es_rejected_execution_exception"}}, 429),
         ({"status": 429, "error": {"type": "cluster_block_exception",
                                    "reason": "index [x] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded]"}}, 429),
-        ({"error": {"type": "cluster_block_exception", "reason": "blocked by: [SERVICE_UNAVAILABLE/2/no master];"}}, 503),
+        ({"error": {"type": "cluster_block_exception", "reason": "[SERVICE_UNAVAILABLE/2/no master]"}}, 503),
         ({"status": 403, "error": {"type": "cluster_block_exception",
                                    "reason": "index [x] blocked by: [FORBIDDEN/8/index write (api)];"}}, 403),
         ({"status": 409, "error": {"type": "version_conflict_engine_exception"}}, 409),
