@@ -45,7 +45,9 @@ def check_servers(settings) -> None:
     from newsfold.plugin.client import build_client
     from newsfold.state import build_redis
 
-    client: Elasticsearch = build_client(settings.replace(es_max_retries=0, es_timeout=10))
+    # no retries, but every node of the list is tried once: a dead node first in the list is passed over
+    nodes = [url for url in (settings.elasticsearch_url or "").split(",") if url.strip()]
+    client: Elasticsearch = build_client(settings.replace(es_max_retries=max(0, len(nodes) - 1), es_timeout=10))
     try:
         client.indices.exists(index=settings.index)  # needs only the product's own index privileges
     except Exception as exc:

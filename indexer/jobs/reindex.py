@@ -27,7 +27,7 @@ from newsfold.indexer.jobs.reindex_chunks import STORED_FIELDS, ChunkBuilder, Ch
 from newsfold.indexer.jobs.reindex_plan import ReindexPlan, prefix_length
 from newsfold.plugin.edit.corrections import reapply_corrections
 from newsfold.plugin.errors import NewsfoldError
-from newsfold.plugin.fold.index import current_index, index_body, new_index_name
+from newsfold.plugin.fold.index import create_index, current_index, index_body, new_index_name
 from newsfold.state.job_records import OUTCOMES, Job
 from newsfold.state.jobs import JobStore
 from newsfold.state.locks import LockBusy, RedisLock
@@ -204,7 +204,9 @@ class Reindex:
     def _create(self, old: str, target: str) -> dict:
         body = index_body(self.settings)
         body["settings"]["index"]["number_of_replicas"] = 0  # restored before the swap
-        self.client.indices.create(index=target, settings=body["settings"], mappings=body["mappings"])
+        # the name is this job's own: "already exists" is the client's retry of a create that took place
+        # (its node died before answering), so that is success
+        create_index(self.client, target, body)
         began = time.time()
         self.store.set_state(
             self.job_id,

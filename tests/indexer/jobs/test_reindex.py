@@ -449,3 +449,20 @@ def test_a_page_whose_id_predates_the_id_grammar_is_a_bad_id_rejection_not_a_fai
     es.indices.refresh(index=rejections_index(live))
     (record,) = es.search(index=rejections_index(live), query={"term": {"reason": "bad_id"}})["hits"]["hits"]
     assert record["_id"] == "legacy\nid" and "U+000A" in record["_source"]["detail"]
+
+
+def test_a_create_of_the_new_index_retried_by_the_client_is_not_a_failure(es, live, store, pool, monkeypatch):
+    """The node that created the new index died before answering; the client's retry met "already exists" and
+    failed the reindex (the cluster's reindex-kill test found it). The name is the job's own: it is the same index."""
+    from newsfold.indexer.jobs import reindex as reindex_module
+    from newsfold.plugin.fold.index import index_body, new_index_name
+
+    payloads = _pages("r", range(3))
+    _load(es, live, payloads)
+    target = new_index_name(live)
+    body = index_body(live)
+    es.indices.create(index=target, settings=body["settings"], mappings=body["mappings"])  # the first attempt
+    monkeypatch.setattr(reindex_module, "new_index_name", lambda settings: target)
+    job = _reindex(_new_job(store, live).id, pool, store, live, chunk_pages=5, grace=0.5)
+    assert job.status == "done", job.message
+    assert current_index(es, live) == target and es.count(index=live.index)["count"] == len(payloads)
