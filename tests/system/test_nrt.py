@@ -75,6 +75,11 @@ def _searchable(client, index: str, ids: list[str]) -> int:
 
 
 def _hold_refreshes(client, index: str) -> None:
+    # a replica still recovering (an index just made, on a cluster) ends its recovery with a refresh of the
+    # primary, which would show the racing write to the lookup: let every copy start first
+    client.options(ignore_status=408).cluster.health(
+        index=index, wait_for_status="yellow", wait_for_no_initializing_shards=True, timeout="60s"
+    )
     client.indices.refresh(index=index)
     client.indices.put_settings(index=index, settings={"index": {"refresh_interval": "-1"}})
 
