@@ -37,8 +37,9 @@ import hashlib
 import unicodedata
 from collections import Counter
 
-from newsfold.plugin.fold.origin_rule import plausible, utc
+from newsfold.plugin.fold.origin_rule import plausible
 from newsfold.plugin.text import tokenize
+from newsfold.plugin.times import utc
 
 MIN_LINE_CHARS = 20  # shorter lines ("Reply", "Share") carry little weight either way
 KEEP_AT_LEAST = 0.5  # never strip more than half a text: that is a same-site copy, not boilerplate

@@ -29,6 +29,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from newsfold.plugin.times import utc
+
 #: publication times believed: from this day on, and up to a day after the page was first seen
 EARLIEST_PLAUSIBLE = dt.datetime(1990, 1, 1, tzinfo=dt.UTC)
 FUTURE_SLACK = dt.timedelta(days=1)
@@ -41,21 +43,6 @@ VISIBLE_SOURCES = ("dateline", "credit line", "byline")
 VISIBLE, INVISIBLE = 1.0, 0.5
 #: the weight of independent sites that makes a story a wire story
 QUORUM = 2.0
-
-
-def utc(value: object) -> dt.datetime | None:
-    """An ISO 8601 time or date (a datetime too) as an aware UTC time (no zone: UTC); None when unreadable."""
-    when = value
-    if isinstance(value, str):
-        try:
-            when = dt.datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    if isinstance(when, dt.date) and not isinstance(when, dt.datetime):
-        when = dt.datetime(when.year, when.month, when.day)
-    if not isinstance(when, dt.datetime):
-        return None
-    return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
 
 
 def iso(when: dt.datetime) -> str:

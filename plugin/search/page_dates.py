@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
+from newsfold.plugin.times import utc
+
 #: publication times believed: from this day on, and up to a day after now (others count as undated)
 EARLIEST_PLAUSIBLE = dt.datetime(1990, 1, 1, tzinfo=dt.UTC)
 FUTURE_SLACK = dt.timedelta(days=1)
@@ -26,22 +28,9 @@ def plausible_times(times_ms: Sequence[int], *, now: dt.datetime | None = None) 
     return [t for t in times_ms if low <= t <= high]
 
 
-def utc_time(value: object) -> dt.datetime | None:
-    """An ISO 8601 time or date (or a datetime) as an aware UTC time (no zone: UTC); None when unreadable."""
-    when = value
-    if isinstance(value, str):
-        try:
-            when = dt.datetime.fromisoformat(value.strip())
-        except ValueError:
-            return None
-    if not isinstance(when, dt.datetime):
-        return None
-    return (when if when.tzinfo else when.replace(tzinfo=dt.UTC)).astimezone(dt.UTC)
-
-
 def epoch_millis(value: object) -> int | None:
     """An ISO 8601 time or date (UTC when no zone) as epoch milliseconds; None when unreadable."""
-    when = utc_time(value)
+    when = utc(value)
     return int(when.timestamp() * 1000) if when is not None else None
 
 

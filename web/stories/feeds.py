@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from newsfold.plugin.search.page_dates import utc_time
+from newsfold.plugin.times import utc
 
 ATOM = "http://www.w3.org/2005/Atom"
 MIMETYPE = "application/atom+xml"
@@ -28,7 +28,7 @@ def story_id(cluster_id: str) -> str:
 
 def rfc3339(value: str | dt.datetime | None) -> str | None:
     """An ISO 8601 time or date as an RFC 3339 UTC time (a bare date is its midnight UTC); None when unreadable."""
-    when = utc_time(value)
+    when = utc(value)
     if when is None:
         return None
     return when.isoformat(timespec="seconds").replace("+00:00", "Z")
