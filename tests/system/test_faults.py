@@ -10,6 +10,7 @@ indexed once, the same clusters.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -173,16 +174,27 @@ def _kill_a_busy_worker(store: JobStore, job_id: str, candidates, *, when=lambda
     holds too; returns the batch's key. With ``pause``, that process is stopped (SIGSTOP) just before the kill."""
     busy: dict[str, int] = {}
 
+    def signal_all(pids, sig) -> None:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+
     def find() -> bool:
         if not when():
             return False
         pids = candidates()
-        for key, where in store.workers(job_id).items():
-            pid = int(where.rsplit(":", 1)[1])
-            if pid in pids and not store.is_recorded(job_id, key):
-                busy[key] = pid
-                return True
-        return False
+        # the candidates are held still while looking: a batch on the stand-in can take less than a poll, and
+        # the rest of a run ended between two looks
+        signal_all(pids, signal.SIGSTOP)
+        try:
+            for key, where in store.workers(job_id).items():
+                pid = int(where.rsplit(":", 1)[1])
+                if pid in pids and not store.is_recorded(job_id, key):
+                    busy[key] = pid
+                    return True
+            return False
+        finally:
+            signal_all([p for p in pids if p not in busy.values()], signal.SIGCONT)
 
     assert wait_until(find, timeout=60), "no worker was seen busy with a batch"
     key, pid = next(iter(busy.items()))
