@@ -75,11 +75,16 @@ def _searchable(client, index: str, ids: list[str]) -> int:
 
 
 def _hold_refreshes(client, index: str) -> None:
-    # a replica still recovering (an index just made, on a cluster) ends its recovery with a refresh of the
-    # primary, which would show the racing write to the lookup: let every copy start first
+    # a replica not yet started (an index just made, on a cluster) ends its recovery with a refresh, which would
+    # show a held write to searches: wait until every copy that can be placed has started (green when the
+    # cluster has nodes enough for the replicas; a single node leaves them unassigned)
+    nodes = client.cluster.health()["number_of_nodes"]
+    replicas = max(int(v["settings"]["index"]["number_of_replicas"]) for v in client.indices.get_settings(
+        index=index, name="index.number_of_replicas").values())  # fmt: skip
     client.options(ignore_status=408).cluster.health(
-        index=index, wait_for_status="yellow", wait_for_no_initializing_shards=True, timeout="60s"
-    )
+        index=index, wait_for_status="green" if replicas < nodes else "yellow",
+        wait_for_no_initializing_shards=True, timeout="60s",
+    )  # fmt: skip
     client.indices.refresh(index=index)
     client.indices.put_settings(index=index, settings={"index": {"refresh_interval": "-1"}})
 
