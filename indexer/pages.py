@@ -128,10 +128,16 @@ def sign_batch(
 
 
 def ingest_payloads(
-    pages: list[dict], settings: Settings, *, job_id: str | None = None, guard: CrashGuard | None = None
+    pages: list[dict],
+    settings: Settings,
+    *,
+    job_id: str | None = None,
+    guard: CrashGuard | None = None,
+    delivery: str | None = None,
 ) -> tuple[list[dict], dict[str, dict]]:
     """Sign and ingest pages into the alias (and into a running reindex's new index); record rejections.
 
+    ``delivery`` names the batch's delivery, the same on every retry (``plugin.ingest``'s argument).
     Returns one outcome dict per page (rejected ones carry ``url`` and
     ``site``) and each page's payload by the page id of its outcome.
     """
@@ -139,7 +145,7 @@ def ingest_payloads(
     client = client_for(settings)
     ensure_index_once(settings)
     _roll_over_when_due(client, settings)
-    outcomes = ingest(signed, client=client, settings=settings, stats=story_stats_for(settings))
+    outcomes = ingest(signed, client=client, settings=settings, stats=story_stats_for(settings), delivery=delivery)
     if signed and settings.redis_url:
         _write_to_reindex(signed, settings)
     got = [o.as_dict() for o in rejected + outcomes]

@@ -70,6 +70,9 @@ def ingest_batch(
         return store.outcomes(job, unit) or []  # a late redelivery of a batch already done: its outcomes
     started = time.perf_counter()
     guard_key = f"{job_id}:{key}" if tracked else None  # a job's batch keys repeat across jobs: qualify them
+    # the same on every delivery of the batch (a resumed job's too; a retry keeps its task id): a story its
+    # earlier run committed before it died is reported new by the run that ends
+    delivery = guard_key or self.request.id
     try:
         with (
             store.heartbeat(job, unit, claim=True, delivery=self.request.id)
@@ -84,7 +87,8 @@ def ingest_batch(
                 try:
                     # Redis down (it is the broker too): wait here; Elasticsearch down: retry through the broker
                     outcomes, sources = patiently(
-                        lambda: ingest_payloads(pages, settings, job_id=job_id, guard=guard), what=what
+                        lambda: ingest_payloads(pages, settings, job_id=job_id, guard=guard, delivery=delivery),
+                        what=what,
                     )
                 except (*TRANSIENT, ApiError, ServerError) as exc:
                     _retry_later(self, exc, settings, what)

@@ -228,7 +228,9 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
     log.warning("reconcile did not settle after %d rounds", MAX_RECONCILE_ROUNDS)
 
 
-def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> list[Outcome]:
+def finish(
+    state: BatchState, *, client: Elasticsearch, settings: Settings, delivery: str | None = None
+) -> list[Outcome]:
     """Commit the batch's new stories (``plugin.fold.founding``) and give every page its outcome.
 
     - ``new``: the page founded its story and this call committed it; exactly
@@ -241,7 +243,8 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
       still in the same story (edited, or re-extracted);
     - ``unchanged``: the same content was indexed already; an unchanged
       founder whose earlier delivery died before committing is committed now
-      and reported ``new``.
+      and reported ``new``, and so is one that an earlier run of the same
+      ``delivery`` committed and died before reporting.
     """
     decision = state.decision
     founders = {pid: name for name, pid in decision.founders.items()} if decision else {}
@@ -250,7 +253,8 @@ def finish(state: BatchState, *, client: Elasticsearch, settings: Settings) -> l
         cluster = state.outcomes[p.page_id].cluster_id
         if cluster:
             founders.setdefault(p.page_id, cluster)
-    committed = founding.commit(founders, client=client, settings=settings)  # reads which are still pending
+    # reads which are still pending, and which this delivery committed before
+    committed = founding.commit(founders, client=client, settings=settings, delivery=delivery)
     labels = current_labels([p.page_id for p in state.pages + state.unchanged], client=client, settings=settings)
     for p in state.unchanged:  # reconcile may have merged its cluster
         outcome = state.outcomes[p.page_id]
@@ -308,6 +312,16 @@ def check_pages(pages: object, *, settings: Settings) -> list[SignedPage]:
     return list(pages)
 
 
+MAX_DELIVERY_LENGTH = 256
+
+
+def check_delivery(delivery: object) -> None:
+    """``ingest``'s ``delivery``: None, or a non-empty string of at most :data:`MAX_DELIVERY_LENGTH` characters."""
+    check_type(delivery, str, "delivery", optional=True)
+    if delivery is not None and not 0 < len(delivery) <= MAX_DELIVERY_LENGTH:
+        raise InputError(f"delivery must be 1 to {MAX_DELIVERY_LENGTH} characters, not {len(delivery)}")
+
+
 @refusals_as_server_errors("ingest")
 def ingest(
     pages: list[SignedPage],
@@ -317,6 +331,7 @@ def ingest(
     index: str | None = None,
     content: bool | None = None,
     stats: StoryStatistics | None = None,
+    delivery: str | None = None,
 ) -> list[Outcome]:
     """Find the cluster of every signed page and write it (the public "find its cluster" call).
 
@@ -352,6 +367,7 @@ def ingest(
     pages = check_pages(pages, settings=settings)
     check_type(index, str, "index", optional=True)
     check_type(content, bool, "content", optional=True)
+    check_delivery(delivery)
     if content is None:
         content = index is None
     if index is not None and index != settings.index:
@@ -361,7 +377,7 @@ def ingest(
     write(state, client=client, settings=settings)
     reconcile(state, client=client, settings=settings)
     enforce_constraints([p.page_id for p in state.pages], client=client, settings=settings)
-    outcomes = finish(state, client=client, settings=settings)
+    outcomes = finish(state, client=client, settings=settings, delivery=delivery)
     _record_stories(state, outcomes, client=client, settings=settings, stats=stats)
     return outcomes
 

@@ -33,6 +33,7 @@ Pure except the functions that take a client.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -200,18 +201,32 @@ def claim(founder: Founder, survivor: str, *, client: Elasticsearch, settings: S
     return conditional_update(client, settings, founder, fold_update(cluster_id=survivor))
 
 
-def commit(founders: dict[str, str], *, client: Elasticsearch, settings: Settings) -> set[str]:
+def commit_token(delivery: str | None) -> str:
+    """The ``committed_by`` mark of one delivery's commits: derived from ``delivery``, random without one."""
+    if delivery is None:
+        return secrets.token_hex(8)
+    return hashlib.blake2b(delivery.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def commit(
+    founders: dict[str, str], *, client: Elasticsearch, settings: Settings, delivery: str | None = None
+) -> set[str]:
     """Commit the stories that pages founded (page id -> story name); returns the page ids whose commit held.
 
     A page is left out when its story was absorbed by a merge first (the page
     is in another story now), or the page is gone: that call must not report
     the story ``new``.
+
+    ``delivery`` names the delivery of a batch, the same each time it is
+    delivered again: a founder that an earlier run of this delivery committed
+    (then died before it reported) is returned again, so the story is reported
+    ``new`` by the run that ends. Without it, each call is its own delivery.
     """
     from newsfold.plugin.fold.store import bulk_failures
 
     todo = dict(founders)
     done: set[str] = set()
-    token = secrets.token_hex(8)  # this call's commits: a conflict may hide a write of ours that held
+    token = commit_token(delivery)  # this delivery's commits: a conflict may hide a write of ours that held
     for _ in range(VERSION_RETRIES):
         if not todo:
             break
@@ -234,8 +249,9 @@ def _committed_by(token: str, page_ids: list[str], *, client: Elasticsearch, set
     """The pages among ``page_ids`` whose founding a commit carrying ``token`` cleared (a realtime read).
 
     Elasticsearch's compare-and-set may answer a version conflict for a write
-    that took place (a retry across a primary failover meets its own write):
-    the page then reads committed, by this call.
+    that took place (a retry across a primary failover meets its own write),
+    and an earlier run of the same delivery may have committed before it died:
+    the page then reads committed, by this delivery.
     """
     if not page_ids:
         return set()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.batch import finish, ingest, prepare, reconcile, write
 from newsfold.plugin.fold.candidates import lookup
 from newsfold.plugin.fold.store import current_labels
@@ -153,7 +156,6 @@ def test_index_meta_records_signature_parameters(es, settings):
 
 
 def test_index_built_with_other_parameters_is_refused(es, settings):
-    import pytest
 
     from newsfold.plugin.fold.index import ensure_index
 
@@ -183,10 +185,36 @@ def test_a_delivery_killed_between_write_and_reconcile_is_repaired_by_the_next_o
     assert current_labels(["k1", "k2"], client=es, settings=settings) == {"k1": "k1", "k2": "k1"}
 
 
+def test_a_delivery_killed_after_its_commit_reports_new_when_delivered_again(es, settings):
+    """A batch commits its story, then dies before it returns (the whole cluster stopped, found on a cluster).
+
+    Delivered again under the same name, the founder is unchanged and its
+    story already committed: it used to come back ``unchanged``, and the job
+    never counted the story's ``new``. Another delivery still sees it unchanged.
+    """
+    pages = [_signed(settings, "f1", "Bridge reopens", story(72)), _signed(settings, "f2", "Bridge reopens", story(72))]
+    state = prepare(pages, client=es, settings=settings)
+    write(state, client=es, settings=settings)
+    reconcile(state, client=es, settings=settings)
+    outcomes = {o.page_id: o.status for o in finish(state, client=es, settings=settings, delivery="job-7:batch-3")}
+    assert outcomes == {"f1": "new", "f2": "duplicate"}  # ... and the worker dies here, before it reports
+    again = {o.page_id: o for o in ingest(pages, client=es, settings=settings, delivery="job-7:batch-3")}
+    assert (again["f1"].status, again["f1"].cluster_id) == ("new", "f1")
+    assert again["f2"].status == "unchanged"
+    for other in ("job-8:batch-3", None):
+        assert {o.status for o in ingest(pages, client=es, settings=settings, delivery=other)} == {"unchanged"}
+
+
+@pytest.mark.parametrize("delivery, message", [(7, "delivery must be str or None"), ("", "1 to 256"),
+                                               ("x" * 257, "1 to 256")])  # fmt: skip
+def test_ingest_checks_its_delivery_name(es, settings, delivery, message):
+    with pytest.raises(InputError, match=message):
+        ingest([_signed(settings, "d1", "Title", story(73))], client=es, settings=settings, delivery=delivery)
+
+
 def test_pages_refused_for_a_passing_reason_are_retried_not_rejected(es, settings):
     """A full disk's block (429) or a node lost (503) refuses each write of a bulk: the batch must be tried again
     (a ServerError with that status, which the workers retry), never its pages rejected as `index_failed`."""
-    import pytest
 
     from newsfold.plugin.errors import ServerError
     from newsfold.plugin.fold.by_id import behind
