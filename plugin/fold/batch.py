@@ -317,9 +317,9 @@ MAX_DELIVERY_LENGTH = 256
 
 def check_delivery(delivery: object) -> None:
     """``ingest``'s ``delivery``: None, or a non-empty string of at most :data:`MAX_DELIVERY_LENGTH` characters."""
-    check_type(delivery, str, "delivery", optional=True)
-    if delivery is not None and not 0 < len(delivery) <= MAX_DELIVERY_LENGTH:
-        raise InputError(f"delivery must be 1 to {MAX_DELIVERY_LENGTH} characters, not {len(delivery)}")
+    name = check_type(delivery, str, "delivery", optional=True)
+    if isinstance(name, str) and not 0 < len(name) <= MAX_DELIVERY_LENGTH:
+        raise InputError(f"delivery must be 1 to {MAX_DELIVERY_LENGTH} characters, not {len(name)}")
 
 
 @refusals_as_server_errors("ingest")
