@@ -1,11 +1,16 @@
-"""Zero-downtime reindex: a new index behind the alias, built in chunks by the workers, resumable.
+"""Zero-downtime reindex: new indices behind the alias, built in chunks by the workers, one period at a time, resumable.
 
 The coordinator (:class:`Reindex`, run by ``newsfold reindex`` or by the task
-``indexer.tasks.reindex``) takes a lock, creates the new concrete index (no
-replicas while loading), queues chunks (``indexer.tasks.reindex_chunk``),
-catches up with pages ingested meanwhile, restores the replicas, swaps the
-alias in one ``_aliases`` call, catches up once more, and deletes the old
-index. Every step's progress is in Redis (``newsfold.state.jobs.JobStore``), so a
+``indexer.tasks.reindex``) takes a lock and rebuilds each index behind the
+alias (each period of a rolled-over alias), oldest first: it creates the new
+concrete index (no replicas while loading; the period it replaces recorded in
+its ``_meta``), queues chunks (``indexer.tasks.reindex_chunk``), catches up
+with pages ingested meanwhile, restores the replicas, swaps the old index for
+the new one in one ``_aliases`` call, catches up once more, and deletes the old
+index. A period's pages are looked up in its new index and in the (already
+rebuilt) older periods within the lookup window, through an alias of the job
+(``indexer.jobs.reindex_chunks.lookup_alias``): a story whose copies straddle
+a rollover stays one story. Every step's progress is in Redis (``newsfold.state.jobs.JobStore``), so a
 coordinator or worker that dies is restarted from its checkpoint. The design
 and why no page is lost are in ``docs/ingest.md``.
 
@@ -15,7 +20,9 @@ works on exactly the same chunks (``indexer.jobs.reindex_plan``).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -23,11 +30,19 @@ from typing import Any
 
 from newsfold import task_names
 from newsfold.indexer.jobs.dispatch import Work, drive
-from newsfold.indexer.jobs.reindex_chunks import STORED_FIELDS, ChunkBuilder, ChunkContext, scan, target_settings
+from newsfold.indexer.jobs.reindex_chunks import (
+    STORED_FIELDS,
+    ChunkBuilder,
+    ChunkContext,
+    lookup_alias,
+    scan,
+    target_settings,
+)
 from newsfold.indexer.jobs.reindex_plan import ReindexPlan, prefix_length
 from newsfold.plugin.edit.corrections import reapply_corrections
-from newsfold.plugin.errors import NewsfoldError
-from newsfold.plugin.fold.index import create_index, current_index, index_body, new_index_name
+from newsfold.plugin.errors import NewsfoldError, ServerError
+from newsfold.plugin.fold.by_id import Behind, behind
+from newsfold.plugin.fold.index import create_index, index_body, new_index_name, with_period
 from newsfold.state.job_records import OUTCOMES, Job
 from newsfold.state.jobs import JobStore
 from newsfold.state.locks import LockBusy, RedisLock
@@ -43,6 +58,9 @@ CATCH_UP_MARGIN = 300.0
 #: a chunk is about this many ingest batches (500 pages at the default batch size: small enough that
 #: every worker gets chunks of a modest index, large enough that the coordinator's bookkeeping is negligible)
 CHUNK_BATCHES = 5
+#: the job state of one period's rebuild, cleared when the next period begins
+PERIOD_STATE = ("target", "old", "writes", "since", "catch_up", "began", "planned", "planning", "buckets", "records",
+                "files", "total", "text_planned", "prefix_length")  # fmt: skip
 
 
 class ReindexError(NewsfoldError, RuntimeError):
@@ -159,8 +177,8 @@ class Reindex:
     def _beat(self) -> None:
         """Keep the announcement and the job's ``updated`` fresh (called from every loop)."""
         state = self.store.state(self.job_id)
-        if state.get("target"):
-            self._announce(state["target"])
+        if state.get("target") and state.get("writes"):
+            self._announce(state["target"])  # live ingest writes there too: only while the write index is rebuilt
         self.store.touch(self.job_id)
 
     def _report(self, phase: str) -> None:
@@ -169,40 +187,85 @@ class Reindex:
 
     # ------------------------------------------------------------------ phases
     def _run(self) -> None:
+        periods = self._periods()
+        first = int(self.store.state(self.job_id).get("period") or 0)
+        for n in range(first, len(periods)):
+            self._rebuild(periods[n], n, len(periods))
+            state = self.store.state(self.job_id)
+            base = int(state.get("base_total") or 0) + int(state.get("period_total") or 0)
+            cleared = dict.fromkeys(PERIOD_STATE) if n + 1 < len(periods) else {}  # the last period's stays to read
+            self.store.set_state(self.job_id, period=n + 1, base_total=base, period_total=None, **cleared)
+            self.swapped = False
+        job = self.store.require(self.job_id)
+        summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in OUTCOMES)
+        caught = self.store.state(self.job_id).get("caught_up") or "0"
+        rebuilt = "1 index" if len(periods) == 1 else f"{len(periods)} indices (periods)"
+        self.store.finish(
+            self.job_id,
+            "done",
+            message=f"{rebuilt} of {self.alias} rebuilt, each swapped for its old one: {summary}; "
+            f"{caught} pages caught up",
+        )
+        self.progress(self.store.require(self.job_id), "done")
+
+    def _periods(self) -> list[str]:
+        """The indices this job rebuilds, oldest first (planned once: a resumed job keeps its list)."""
         state = self.store.state(self.job_id)
-        current = current_index(self.client, self.settings)
+        if state.get("periods"):
+            return list(json.loads(state["periods"]))
+        if state.get("old"):  # a job begun before reindexes went period by period: its one index
+            periods = [state["old"]]
+        else:
+            try:
+                where = behind(self.client, self.alias)
+            except ServerError as exc:
+                if exc.status != 404:
+                    raise
+                raise ReindexError(f"there is no index behind the alias {self.alias}: nothing to reindex") from exc
+            periods = list(reversed(where.indices))
+        self.store.set_state(self.job_id, periods=json.dumps(periods), period=0)
+        return periods
+
+    def _rebuild(self, old: str, n: int, count: int) -> None:
+        """Rebuild one period: the index ``old`` behind the alias, the ``n``-th of ``count`` (from 0)."""
+        self.store.update(self.job_id, message=f"reindex of {self.alias} from {self.source}: {old}, period {n + 1} "
+                          f"of {count}")  # fmt: skip
+        state = self.store.state(self.job_id)
+        where = behind(self.client, self.alias)
         target = state.get("target")
-        if target and current == target:
+        if target and target in where.indices:
             self.swapped = True  # the swap happened before an interruption
             self._after_swap(state)
             return
-        if current is None:
-            raise ReindexError(f"there is no index behind the alias {self.alias}: nothing to reindex")
+        if old not in where.indices:
+            raise ReindexError(f"{old} is no longer behind the alias {self.alias}: not rebuilding it")
         if target and not self.client.indices.exists(index=target):
-            log.warning("job %s: the new index %s is gone; starting over", self.job_id, target)
+            log.warning("job %s: the new index %s is gone; starting this period over", self.job_id, target)
             self.plan.forget(state)
-            self.store.reset_progress(self.job_id)
-            self.store.set_state(
-                self.job_id, target=None, planned=None, buckets=None, records=None, total=None, text_planned=None
-            )
+            self.store.set_state(self.job_id, **dict.fromkeys(PERIOD_STATE))
             target = None
         if not target:
             target = new_index_name(self.settings)
-            state = self._create(current, target)
-        elif state.get("old") != current:
-            raise ReindexError(f"the alias {self.alias} moved to {current} while the job was interrupted")
-        self._announce(target)
+            state = self._create(old, target, where)
+        elif state.get("old") != old:
+            raise ReindexError(f"job {self.job_id}: its state names {state.get('old')}, its plan {old}")
+        self._lookup_through(target, old, where)
+        if state.get("writes"):
+            self._announce(target)
         self._report("load")
-        self._load(state)
+        self._load(state, n)
         self._catch_up(state["since"], phase="catch-up")
         self.store.set_state(self.job_id, catch_up=self._since(time.time()))
         self._finish_load(target)
         reapply_corrections(client=self.client, settings=target_settings(self.settings, target), since=state["since"])
-        self._swap(current, target)
+        self._swap(old, target, writes=bool(state.get("writes")))
         self._after_swap(self.store.state(self.job_id))
 
-    def _create(self, old: str, target: str) -> dict:
-        body = index_body(self.settings)
+    def _create(self, old: str, target: str, where: Behind) -> dict:
+        position = where.indices.index(old)
+        start = where.created[position]
+        end = where.created[position - 1] if position else None  # the next period's start: this one is over
+        body = with_period(index_body(self.settings), start, end)
         body["settings"]["index"]["number_of_replicas"] = 0  # restored before the swap
         # the name is this job's own: "already exists" is the client's retry of a create that took place
         # (its node died before answering), so that is success
@@ -214,16 +277,34 @@ class Reindex:
             source=self.source,
             old=old,
             target=target,
+            writes="1" if old == where.write else None,  # live ingest writes into this period
             began=dt.datetime.fromtimestamp(began, dt.UTC).isoformat(timespec="milliseconds"),
             since=self._since(began),
         )
         return self.store.state(self.job_id)
 
+    def _lookup_through(self, target: str, old: str, where: Behind) -> None:
+        """Make the job's lookup alias: the new index (written through it) and the alias's older periods."""
+        older = where.indices[where.indices.index(old) + 1 :]
+        actions = [{"add": {"index": target, "alias": lookup_alias(target), "is_write_index": True}}]
+        actions += [{"add": {"index": i, "alias": lookup_alias(target), "is_write_index": False}} for i in older]
+        self.client.indices.update_aliases(actions=actions)
+
+    def _drop_lookup_alias(self, target: str) -> None:
+        name = lookup_alias(target)
+        try:
+            holders = behind(self.client, name).indices
+        except ServerError as exc:
+            if exc.status == 404:
+                return
+            raise
+        self.client.indices.update_aliases(actions=[{"remove": {"index": i, "alias": name}} for i in holders])
+
     @staticmethod
     def _since(moment: float) -> str:
         return dt.datetime.fromtimestamp(moment - CATCH_UP_MARGIN, dt.UTC).isoformat(timespec="milliseconds")
 
-    def _load(self, state: dict) -> None:
+    def _load(self, state: dict, n: int) -> None:
         old = state["old"]
         if not state.get("total"):
             pages = self.client.count(index=old)["count"]
@@ -231,12 +312,14 @@ class Reindex:
             state = self.store.state(self.job_id)
         if self.source == "archive":
             chunks, records = self.plan.archive_chunks(state, None if state.get("planned") else self._archive_root())
-            self.store.update(self.job_id, total=records)
+            period_total = records
         else:
             chunks = self.plan.text_chunks(state)
-            self.store.update(self.job_id, total=int(state["total"]))
-        self._chunks(chunks)
-        self._chunks(self.plan.missing_chunks(state))
+            period_total = int(state["total"])
+        self.store.set_state(self.job_id, period_total=period_total)
+        self.store.update(self.job_id, total=int(state.get("base_total") or 0) + period_total)
+        self._chunks(chunks, n)
+        self._chunks(self.plan.missing_chunks(state), n)
 
     def _archive_root(self) -> str:
         """The raw-page archive to plan from; a missing or empty one fails the job."""
@@ -249,7 +332,9 @@ class Reindex:
             raise ReindexError(f"the archive {root} holds no page files (pages-*.warc.gz)")
         return root
 
-    def _chunks(self, chunks: list[dict]) -> None:
+    def _chunks(self, chunks: list[dict], n: int) -> None:
+        """Send the chunks of the ``n``-th period not counted yet (their keys name the period: each has its own)."""
+        chunks = [{**c, "key": f"{n}/{c['key']}" if n else c["key"]} for c in chunks]
         done = self.store.recorded(self.job_id)
         drive([(c["key"], c) for c in chunks if c["key"] not in done], _ChunkWork(self), max_in_flight=64)
 
@@ -282,7 +367,7 @@ class Reindex:
                 log.warning("replicas of %s not all allocated after 60 s; swapping anyway", target)
         self.client.indices.refresh(index=target)
 
-    def _swap(self, old: str, target: str) -> None:
+    def _swap(self, old: str, target: str, *, writes: bool) -> None:
         unwritten = self.store.require(self.job_id).rejected.get("index_failed", 0)
         if unwritten:
             raise ReindexError(
@@ -291,13 +376,14 @@ class Reindex:
             )
         if not self.lock.held():
             raise ReindexError("the reindex lock was lost (Redis restarted?); not swapping")
-        if current_index(self.client, self.settings) != old:
+        where = behind(self.client, self.alias)
+        if old not in where.indices or (writes and where.write != old):
             raise ReindexError(f"the alias {self.alias} no longer points to {old}; not swapping")
         self._report("swap")
         self.client.indices.update_aliases(
             actions=[
                 {"remove": {"index": old, "alias": self.alias, "must_exist": True}},
-                {"add": {"index": target, "alias": self.alias, "is_write_index": True}},
+                {"add": {"index": target, "alias": self.alias, "is_write_index": writes}},
             ]
         )
         self.swapped = True
@@ -314,16 +400,9 @@ class Reindex:
             # corrections made while the new index was built (its chunks did not see them), also the last moments'
             reapply_corrections(client=self.client, settings=self.settings, since=state["since"])
             self.client.indices.delete(index=old)
+        self._drop_lookup_alias(state["target"])
         self.plan.forget(state)
-        job = self.store.require(self.job_id)
-        summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in OUTCOMES)
-        caught = self.store.state(self.job_id).get("caught_up") or "0"
-        self.store.finish(
-            self.job_id,
-            "done",
-            message=f"{state['target']} is behind {self.alias}: {summary}; {caught} pages caught up; {old} deleted",
-        )
-        self.progress(self.store.require(self.job_id), "done")
+        log.info("job %s: %s is behind %s in place of %s", self.job_id, state["target"], self.alias, old)
 
     def _fail(self, exc: Exception) -> str:
         """Mark the job failed; before the swap, delete the half-built index."""
@@ -338,6 +417,8 @@ class Reindex:
         self.store.finish(self.job_id, "failed", message=f"{message}; the half-built index {target} was deleted")
         withdraw_target(self.redis, self.alias)
         self.plan.forget(state)
+        with contextlib.suppress(Exception):  # the older periods' part of the job's alias (the index's goes with it)
+            self._drop_lookup_alias(target)
         for _ in range(3):  # a write in flight when it is deleted could create it again (auto-create)
             self.client.options(ignore_status=404).indices.delete(index=target)
             time.sleep(1.0)

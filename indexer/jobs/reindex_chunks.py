@@ -43,9 +43,16 @@ STORED_FIELDS = [*CONTENT_FIELDS, "newsfold.wire"]
 SCROLL = "10m"
 
 
+def lookup_alias(target: str) -> str:
+    """The alias a reindex writes through while it builds ``target``: the new index as its write index, and the
+    alias's indices of older periods, so that a story whose copies straddle a rollover stays one story."""
+    return f"{target}-lookup"
+
+
 def target_settings(settings: Settings, target: str) -> Settings:
-    """Settings that write into the concrete ``target`` while corrections stay the alias's."""
-    return settings.replace(index=target, corrections_index=corrections_index(settings))
+    """Settings that write into the new index ``target`` (through :func:`lookup_alias`) while corrections stay
+    the alias's."""
+    return settings.replace(index=lookup_alias(target), corrections_index=corrections_index(settings))
 
 
 def sign_stored(page_id: str, source: dict, settings: Settings, *, repeated=None, stats=None) -> SignedPage:

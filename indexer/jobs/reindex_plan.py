@@ -29,6 +29,7 @@ from collections.abc import Callable
 
 from elasticsearch import Elasticsearch
 
+from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.state.jobs import JobStore
 
@@ -151,31 +152,40 @@ class ReindexPlan:
                 damaged += 1  # e.g. the tail a live ingest is writing: not part of this plan
                 continue
             pending.append((page.id or page.url or f"{file_no}:{ref.offset}", f"{file_no}:{ref.offset}:{ref.length}"))
-            records += 1
             if len(pending) >= PLAN_FLUSH:
-                self._push(state["old"], pending, buckets)
-        self._push(state["old"], pending, buckets)
+                records += self._push(state["old"], pending, buckets)
+        records += self._push(state["old"], pending, buckets)
         if damaged:
             log.warning("job %s: %d damaged archive records left out", self.job_id, damaged)
         self.store.set_state(self.job_id, planned=1, buckets=buckets, records=records, planning=None)
 
-    def _push(self, old: str, pending: list[tuple[str, str]], buckets: int) -> None:
-        """Append plan entries to their buckets and empty ``pending``.
+    def _push(self, old: str, pending: list[tuple[str, str]], buckets: int) -> int:
+        """Append the period's plan entries to their buckets, empty ``pending``; returns how many were kept.
 
         The copies of a story go to one bucket (by their cluster in the old
         index), so one worker takes them in order and decides them as the first
-        ingest did.
+        ingest did. A record of a page that another index behind the alias
+        holds belongs to that index's period, and is left out.
         """
         ids = sorted({ident for ident, _ in pending})
-        docs = self.client.mget(index=old, ids=ids, source=[CLUSTER_ID])["docs"] if ids else []
-        cluster = {d["_id"]: cluster_of(d["_source"]) for d in docs if d.get("found")}
+        alias = self.store.state(self.job_id).get("alias") or old
+        docs = read_docs(self.client, alias, ids, source=[CLUSTER_ID]) if ids else []
+        found = {d["_id"]: d for d in docs if d.get("found")}
+        cluster = {i: cluster_of(d["_source"]) for i, d in found.items() if d["_index"] == old}
+        writes = bool(self.store.state(self.job_id).get("writes"))
         pipe = self.redis.pipeline(transaction=False)
+        kept = 0
         for ident, entry in pending:
+            # a period's own pages; a page in no index (archived, never indexed) goes to the write index's period
+            if ident not in cluster and (ident in found or not writes):
+                continue
             bucket = zlib.crc32((cluster.get(ident) or ident).encode("utf-8")) % buckets
             pipe.rpush(self._key(bucket), entry)
+            kept += 1
         pipe.execute()
         pending.clear()
         self.beat()
+        return kept
 
     def forget(self, state: dict) -> None:
         """Delete the plan's lists (a finished or failed job, or a plan made again)."""

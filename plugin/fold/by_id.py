@@ -52,8 +52,11 @@ class Behind:
 
     indices: tuple[str, ...]
     write: str
-    #: each index's creation time (epoch milliseconds), in the order of ``indices``
+    #: when each index's period began (epoch milliseconds), in the order of ``indices``: its creation, or for an
+    #: index a reindex rebuilt, the period of the index it replaced (``_meta.newsfold.period_start``)
     created: tuple[int, ...] = ()
+    #: when each index's period ended, where recorded (a rebuilt old period; 0: at the next index's start)
+    ended: tuple[int, ...] = ()
 
     @property
     def single(self) -> bool:
@@ -67,13 +70,17 @@ class Behind:
     def within(self, seconds: float, now_ms: int) -> tuple[str, ...]:
         """The indices holding pages ingested in the last ``seconds`` (all of them when 0), newest first.
 
-        An index holds the pages ingested from its creation until the next
-        index was created (the newest one until now).
+        An index holds the pages ingested from the start of its period (its
+        creation) until the next index's start (the newest one until now, or
+        until the end recorded for a rebuilt old period: the window is then
+        counted back from that end, as when the period was ingested).
         """
         if not seconds or len(self.created) != len(self.indices):
             return self.indices
-        since = now_ms - seconds * 1000
-        ends = (now_ms, *self.created[:-1])
+        ends = [now_ms, *self.created[:-1]]
+        for n, end in enumerate(self.ended):
+            ends[n] = end or ends[n]
+        since = min(now_ms, ends[0]) - seconds * 1000
         return tuple(i for i, end in zip(self.indices, ends, strict=True) if end >= since) or self.indices[:1]
 
 
@@ -85,16 +92,26 @@ def behind(client: Elasticsearch, name: str) -> Behind:
     """
     from elasticsearch import ApiError
 
+    wanted = ["*.aliases", "*.settings.index.creation_date", "*.mappings._meta.newsfold.period_start",
+              "*.mappings._meta.newsfold.period_end"]  # fmt: skip
     try:
-        res = client.indices.get(index=name, filter_path=["*.aliases", "*.settings.index.creation_date"]).body
+        res = client.indices.get(index=name, filter_path=wanted).body
     except ApiError as exc:
         raise server_error(exc, f"resolving {name!r}") from exc
     if not res:
         raise ServerError(f"{name!r} names no index")
-    created = {i: int((v.get("settings") or {}).get("index", {}).get("creation_date") or 0) for i, v in res.items()}
+    created, ended = {}, {}
+    for i, v in res.items():
+        period = ((v.get("mappings") or {}).get("_meta") or {}).get("newsfold") or {}
+        created[i] = int(period.get("period_start") or (v.get("settings") or {}).get("index", {}).get("creation_date")
+                         or 0)  # fmt: skip
+        ended[i] = int(period.get("period_end") or 0)
     indices = tuple(sorted(res, key=lambda i: (created[i], i), reverse=True))
     flagged = [i for i, v in res.items() if ((v.get("aliases") or {}).get(name) or {}).get("is_write_index")]
-    return Behind(indices, flagged[0] if flagged else indices[0], tuple(created[i] for i in indices))
+    return Behind(
+        indices, flagged[0] if flagged else indices[0], tuple(created[i] for i in indices),
+        tuple(ended[i] for i in indices),
+    )  # fmt: skip
 
 
 def _behind_if_any(client: Elasticsearch, name: str) -> Behind | None:

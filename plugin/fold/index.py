@@ -113,6 +113,17 @@ def index_body(settings: Settings) -> dict[str, Any]:
     return body
 
 
+def with_period(body: dict[str, Any], start_ms: int, end_ms: int | None = None) -> dict[str, Any]:
+    """``body`` (from :func:`index_body`) for an index that rebuilds a period: it records the period's start (and
+    its end, for a period that is over) in ``_meta.newsfold``, so the lookup window, the rollover age and the
+    order of the indices behind the alias are those of the period, not of the rebuild (``plugin.fold.by_id``)."""
+    meta = body["mappings"]["_meta"]["newsfold"]
+    meta["period_start"] = int(start_ms)
+    if end_ms:
+        meta["period_end"] = int(end_ms)
+    return body
+
+
 def new_index_name(settings: Settings) -> str:
     """A fresh concrete index name behind the alias."""
     return f"{settings.index}-{time.strftime('%Y%m%d%H%M%S')}-{time.time_ns() % 1_000_000:06d}"

@@ -191,6 +191,36 @@ def test_reindex_swaps_the_alias_while_search_keeps_answering(es, live, store, p
     assert store.redis.get(lock_key(live.index)) is None
 
 
+def test_a_reindex_rebuilds_every_period_of_a_rolled_alias_and_keeps_stories_across_them(es, live, store, pool):
+    """Behind a rolled-over alias a reindex rebuilt the write index alone, its pages looked up only among
+    themselves: a story whose copies straddled the rollover split in two, and older indices kept old signatures."""
+    from newsfold.plugin.fold.by_id import behind
+    from newsfold.plugin.fold.rollover import roll_over
+
+    payloads = _pages("r", range(3))
+    early = [p for p in payloads if p["id"].endswith(("-0", "-1"))]
+    late = [p for p in payloads if p not in early] + _pages("late", range(70, 72), copies=1)
+    _load(es, live, early)
+    roll_over(es, live, force=True)
+    _load(es, live, late)
+    ids = [p["id"] for p in payloads + late[-2:]]
+    before = _partition(es, live, ids)
+    assert len(before) == 3 + 2 and frozenset({"r0-0", "r0-1", "r0-2", "r0-3"}) in before
+    was = behind(es, live.index)
+    steps: list[str] = []
+    job = _reindex(_new_job(store, live).id, pool, store, live, chunk_pages=5, grace=0.5,
+                   progress=lambda job, phase: steps.append(phase))  # fmt: skip
+    now = behind(es, live.index)
+    assert len(now.indices) == 2 and not set(now.indices) & set(was.indices)  # both periods rebuilt, the old gone
+    assert now.created == was.created  # each keeps its period: the window and the rollover age still hold
+    assert es.count(index=now.indices[1])["count"] == len(early)
+    assert es.count(index=now.write)["count"] == len(late) and now.write == now.indices[0]
+    assert _partition(es, live, ids) == before  # a story across the rollover is still one story
+    assert job.status == "done" and job.done == job.total == len(ids)
+    assert job.counts["new"] == 5 and "2 indices (periods)" in job.message and steps.count("swap") == 2
+    assert not es.indices.exists_alias(name=f"{now.write}-lookup")
+
+
 def test_editor_decisions_survive_a_reindex(es, live, store, pool):
     from newsfold.plugin.edit.corrections import corrections_index, split_page
 

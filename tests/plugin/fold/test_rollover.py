@@ -44,6 +44,32 @@ def test_the_window_holds_the_indices_with_pages_of_the_last_period():
     assert where.recent() == ("a-3", "a-2")
 
 
+def test_the_window_of_a_rebuilt_old_period_counts_back_from_its_end():
+    """A reindex builds an old period's new index behind an alias of its own, with the older periods: its pages
+    are looked up as when they were ingested, back from the period's end, not from today."""
+    day = 86_400_000
+    now = 400 * day
+    where = Behind(("new-2", "a-2", "a-1"), "new-2", (now - 100 * day, now - 130 * day, now - 160 * day),
+                   (now - 70 * day, 0, 0))  # fmt: skip
+    assert where.within(40 * 86_400, now) == ("new-2", "a-2")  # a-2 took pages until 100 days ago, the window's start
+    assert where.within(20 * 86_400, now) == ("new-2",)
+    assert where.within(0, now) == ("new-2", "a-2", "a-1")
+
+
+def test_a_rebuilt_index_keeps_the_period_of_the_index_it_replaces(es, settings):
+    from newsfold.plugin.fold.index import index_body, with_period
+
+    first = behind(es, settings.index)
+    name = f"{settings.index}-rebuilt"
+    body = with_period(index_body(settings), first.created[0] - 86_400_000, first.created[0] - 1000)
+    es.indices.create(index=name, settings=body["settings"], mappings=body["mappings"])
+    es.indices.update_aliases(actions=[{"add": {"index": name, "alias": settings.index, "is_write_index": False}}])
+    where = behind(es, settings.index)
+    assert where.indices == (first.write, name) and where.write == first.write  # older, though created later
+    assert where.created == (first.created[0], first.created[0] - 86_400_000)
+    assert where.ended == (0, first.created[0] - 1000)
+
+
 def test_nothing_rolls_over_before_it_is_due(es, settings):
     first = behind(es, settings.index).write
     assert roll_over(es, settings) is None
