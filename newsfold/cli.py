@@ -238,8 +238,11 @@ def _add_demo_commands(sub) -> None:
     p.add_argument("--data", help="folder for the indices, kept across restarts (default: a temporary folder)")
     p.add_argument("--heap", default=None, help="JVM heap, for example 1g (default 2g; 1g each with --nodes)")
     p.add_argument("--nodes", type=int, default=1, help="nodes of a local cluster, 1-5 (default 1: a single node)")
-    p.add_argument("--secure", action="store_true",
-                   help="security on: user elastic with a password made at start and printed once (one node)")
+    p.add_argument(
+        "--secure",
+        action="store_true",
+        help="security on: user elastic with a password made at start and printed once (one node)",
+    )
     p.set_defaults(func=cmd_elasticsearch)
 
 
@@ -279,7 +282,9 @@ def _add_job_commands(sub) -> None:
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("reindex", help="rebuild the index behind the alias (zero downtime, resumable)")
+    p = sub.add_parser(
+        "reindex", help="rebuild each index behind the alias, one period at a time (zero downtime, resumable)"
+    )
     p.add_argument(
         "--source",
         choices=("text", "archive"),

@@ -269,7 +269,10 @@ def cmd_reindex(args) -> int:
                 )
             params = {"source": args.source, "user": getpass.getuser(), "index": live.index}
             job = store.create("reindex", params=params)
-        print(f"reindex job {job.id}: {job.params.get('source')} -> a new index behind {live.index}", file=sys.stderr)
+        print(
+            f"reindex job {job.id}: {job.params.get('source')} -> new indices behind {live.index}, a period at a time",
+            file=sys.stderr,
+        )
         bar = tqdm(desc="reindex", unit="page", disable=args.quiet)
 
         def progress(current, phase: str) -> None:
@@ -277,11 +280,12 @@ def cmd_reindex(args) -> int:
                 bar.total = current.total
             if current.done > bar.n:
                 bar.update(current.done - bar.n)
-            bar.set_postfix_str(phase)
+            bar.set_postfix_str(f"{phase}, {reindex.period}" if reindex.period else phase)
 
         try:
             ctx = chunk_context(live.replace(index=job.params.get("index") or live.index))
-            job = Reindex(job.id, app=app, store=store, ctx=ctx, progress=progress).run()
+            reindex = Reindex(job.id, app=app, store=store, ctx=ctx, progress=progress)
+            job = reindex.run()
         except ReindexError as exc:
             bar.close()
             print(f"newsfold: reindex job {job.id} failed: {exc}", file=sys.stderr)

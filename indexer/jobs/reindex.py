@@ -120,6 +120,8 @@ class Reindex:
         self.lock = RedisLock(self.redis, lock_key(self.alias), job_id, ttl=LOCK_TTL)
         self.plan = ReindexPlan(store, job_id, self.client, chunk_pages=self.chunk_pages, beat=self._beat)
         self.swapped = False
+        #: the period being rebuilt, for a progress bar ("period 2 of 12: <index>"; empty with one index)
+        self.period = ""
 
     # ------------------------------------------------------------------ entry point
     def run(self) -> Job:
@@ -228,6 +230,7 @@ class Reindex:
 
     def _rebuild(self, old: str, n: int, count: int) -> None:
         """Rebuild one period: the index ``old`` behind the alias, the ``n``-th of ``count`` (from 0)."""
+        self.period = f"period {n + 1} of {count}: {old}" if count > 1 else ""
         self.store.update(self.job_id, message=f"reindex of {self.alias} from {self.source}: {old}, period {n + 1} "
                           f"of {count}")  # fmt: skip
         state = self.store.state(self.job_id)
