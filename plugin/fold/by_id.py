@@ -155,9 +155,10 @@ def read_docs(
         wanted = [{"_index": i, "_id": pid} for pid in ids for i in (found.get(pid) or where.recent())]
     for wait in (*SHARD_WAITS, None):
         docs = client.mget(docs=wanted, source=source)["docs"]
-        if wait is None or not any(no_shard(d) for d in docs):
+        if wait is None or not any(no_shard(d) or not_known_yet(d) for d in docs):
             break
-        # a primary not started yet (an index another process has just created) or recovering: wait, ask again
+        # a primary not started yet (an index another process has just created) or recovering, or an index this
+        # node does not know yet (every index asked for was listed by `behind` a moment ago): wait, ask again
         log.info("a read by id in %s found no active shard; waiting %.1f s", name, wait)
         client.options(ignore_status=408).cluster.health(index=name, wait_for_status="yellow", timeout="30s")
         time.sleep(wait)
@@ -176,6 +177,18 @@ def read_docs(
 def no_shard(response: dict[str, Any]) -> bool:
     """An answer (of a search or of one document) refused because no copy of its shard is started."""
     return "error" in response and any(kind in str(response["error"]) for kind in UNSTARTED)
+
+
+def not_known_yet(response: dict[str, Any]) -> bool:
+    """An answer refused for an index its node does not know (yet).
+
+    Asked of an index :func:`behind` named a moment ago, that is a new index
+    (a rollover's) whose creation has not reached the node that coordinated
+    the request: on a cluster each node applies the new cluster state on its
+    own, so for a moment one node lists the index and another has never heard
+    of it. Waiting a little and asking again is the remedy.
+    """
+    return "error" in response and "index_not_found_exception" in str(response["error"])
 
 
 def route(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

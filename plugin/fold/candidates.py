@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import item_refusal
 from newsfold.plugin.fold import lookups
-from newsfold.plugin.fold.by_id import SHARD_WAITS, no_shard, read_docs
+from newsfold.plugin.fold.by_id import SHARD_WAITS, no_shard, not_known_yet, read_docs
 from newsfold.plugin.fold.cluster import Constraints, Match, verify
 from newsfold.plugin.fold.document import LOOKUP_SOURCE, Candidate, read_candidate, site_signals
 from newsfold.plugin.fold.index import wait_until_active
@@ -66,10 +66,11 @@ def lookup(
         )
     for wait in (*SHARD_WAITS, None):
         responses = client.msearch(searches=searches)["responses"]
-        if wait is None or not any(no_shard(r) for r in responses):
+        # named indices were listed behind the alias a moment ago: one the node does not know is new (a rollover's)
+        if wait is None or not any(no_shard(r) or (indices and not_known_yet(r)) for r in responses):
             break
         # a primary not started yet (an index another process has just created) or moving: wait, then ask again
-        log.info("band lookup in %s found no active shard; waiting %.1f s", settings.index, wait)
+        log.info("band lookup in %s found no active shard (or no index yet); waiting %.1f s", settings.index, wait)
         wait_until_active(client, settings.index)
         time.sleep(wait)
     out: dict[str, list[Candidate]] = {}

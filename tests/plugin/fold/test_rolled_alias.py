@@ -132,3 +132,29 @@ def test_corrections_reach_pages_in_both_indices(es, settings):
     assert fold_of(doc["_source"]).get("representative") is True
     for pid in ("c0", "c1", "c2", "o0", "o1"):
         assert len(_where(es, settings, pid)) == 1, pid  # no correction left a ghost in the write index
+
+
+def test_a_lookup_in_an_index_its_node_does_not_know_yet_waits_for_it(es, settings):
+    """On a cluster, ``behind`` may list a rollover's new index that the node coordinating the next search has not
+    heard of yet; the lookup failed with index_not_found (found by racing writers across a rollover on 3 nodes)."""
+    import threading
+
+    from newsfold.plugin.errors import ServerError
+    from newsfold.plugin.fold.candidates import lookup
+
+    first, copy = _copies(settings, "k", 91, 2)
+    ingest([first], client=es, settings=settings)
+    late = f"{settings.index}-late"
+    body = index_body(settings)
+    creator = threading.Timer(0.1, lambda: es.indices.create(index=late, settings=body["settings"],
+                                                              mappings=body["mappings"]))  # fmt: skip
+    creator.start()
+    try:
+        found = lookup([copy], client=es, settings=settings, indices=[late, behind(es, settings.index).write])
+    finally:
+        creator.join()
+        es.options(ignore_status=404).indices.delete(index=late)
+    assert [c.page_id for c in found[copy.page_id]] == [first.page_id]
+    with pytest.raises(ServerError) as gone:  # an index that never comes is still an error, after the waits
+        lookup([copy], client=es, settings=settings, indices=[f"{settings.index}-never"])
+    assert gone.value.status == 404
