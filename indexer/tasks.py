@@ -52,8 +52,7 @@ def ingest_batch(
         pages: dicts with ``html``/``html_utf8``/``html_b64``/``html_path``/``archive`` and
             optional ``id``, ``url``, ``site``, ``lang``, ``published``.
         index: the alias to write to (default: the configured one).
-        job_id: the job the batch belongs to; its outcomes are counted into
-            it once, under ``key``.
+        job_id: the job the batch belongs to (its outcomes are counted once, under ``key``).
         key: the batch's checkpoint key in the job.
 
     Returns:
@@ -70,9 +69,7 @@ def ingest_batch(
         return store.outcomes(job, unit) or []  # a late redelivery of a batch already done: its outcomes
     started = time.perf_counter()
     guard_key = f"{job_id}:{key}" if tracked else None  # a job's batch keys repeat across jobs: qualify them
-    # the same on every delivery of the batch (a resumed job's too; a retry keeps its task id): a story its
-    # earlier run committed before it died is reported new by the run that ends
-    delivery = guard_key or self.request.id
+    delivery = guard_key or self.request.id  # the same on every delivery and retry (plugin ingest's ``delivery``)
     try:
         with (
             store.heartbeat(job, unit, claim=True, delivery=self.request.id)
@@ -84,12 +81,10 @@ def ingest_batch(
                 outcomes, sources = crashed_batch(pages, guard.delivery)
             else:
                 what = f"the batch of {len(pages)} pages"
+                batch = dict(job_id=job_id, guard=guard, delivery=delivery)
                 try:
                     # Redis down (it is the broker too): wait here; Elasticsearch down: retry through the broker
-                    outcomes, sources = patiently(
-                        lambda: ingest_payloads(pages, settings, job_id=job_id, guard=guard, delivery=delivery),
-                        what=what,
-                    )
+                    outcomes, sources = patiently(lambda: ingest_payloads(pages, settings, **batch), what=what)
                 except (*TRANSIENT, ApiError, ServerError) as exc:
                     _retry_later(self, exc, settings, what)
             if store is not None:

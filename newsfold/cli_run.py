@@ -269,10 +269,7 @@ def cmd_reindex(args) -> int:
                 )
             params = {"source": args.source, "user": getpass.getuser(), "index": live.index}
             job = store.create("reindex", params=params)
-        print(
-            f"reindex job {job.id}: {job.params.get('source')} -> new indices behind {live.index}, a period at a time",
-            file=sys.stderr,
-        )
+        print(f"reindex job {job.id}: {job.params.get('source')} -> new indices behind {live.index}", file=sys.stderr)
         bar = tqdm(desc="reindex", unit="page", disable=args.quiet)
 
         def progress(current, phase: str) -> None:
@@ -284,8 +281,7 @@ def cmd_reindex(args) -> int:
 
         try:
             ctx = chunk_context(live.replace(index=job.params.get("index") or live.index))
-            reindex = Reindex(job.id, app=app, store=store, ctx=ctx, progress=progress)
-            job = reindex.run()
+            job = (reindex := Reindex(job.id, app=app, store=store, ctx=ctx, progress=progress)).run()
         except ReindexError as exc:
             bar.close()
             print(f"newsfold: reindex job {job.id} failed: {exc}", file=sys.stderr)

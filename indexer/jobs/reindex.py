@@ -1,21 +1,14 @@
-"""Zero-downtime reindex: new indices behind the alias, built in chunks by the workers, one period at a time, resumable.
+"""Zero-downtime reindex: new indices behind the alias, built in chunks by the workers, a period at a time, resumable.
 
 The coordinator (:class:`Reindex`, run by ``newsfold reindex`` or by the task
 ``indexer.tasks.reindex``) takes a lock and rebuilds each index behind the
-alias (each period of a rolled-over alias), oldest first: it creates the new
-concrete index (no replicas while loading; the period it replaces recorded in
-its ``_meta``), queues chunks (``indexer.tasks.reindex_chunk``), catches up
-with pages ingested meanwhile, restores the replicas, swaps the old index for
-the new one in one ``_aliases`` call, catches up once more, and deletes the old
-index. A period's pages are looked up in its new index and in the (already
-rebuilt) older periods within the lookup window, through an alias of the job
-(``indexer.jobs.reindex_chunks.lookup_alias``): a story whose copies straddle
-a rollover stays one story. Every step's progress is in Redis (``newsfold.state.jobs.JobStore``), so a
-coordinator or worker that dies is restarted from its checkpoint. The design
-and why no page is lost are in ``docs/ingest.md``.
-
-The chunks are planned once and the plan kept in Redis, so a resumed run
-works on exactly the same chunks (``indexer.jobs.reindex_plan``).
+alias, oldest first (``indexer.jobs.reindex_periods``): it creates the new
+index, queues chunks (``indexer.tasks.reindex_chunk``; planned once and kept
+in Redis, ``indexer.jobs.reindex_plan``), catches up with pages ingested
+meanwhile, restores the replicas, swaps the old index for the new one, catches
+up once more, and deletes the old index. Every step's progress is in Redis
+(``newsfold.state.jobs.JobStore``), so a coordinator or worker that dies is
+restarted from its checkpoint. Why no page is lost: ``docs/ingest.md``.
 """
 
 from __future__ import annotations
@@ -30,19 +23,19 @@ from typing import Any
 
 from newsfold import task_names
 from newsfold.indexer.jobs.dispatch import Work, drive
-from newsfold.indexer.jobs.reindex_chunks import (
-    STORED_FIELDS,
-    ChunkBuilder,
-    ChunkContext,
-    lookup_alias,
-    scan,
-    target_settings,
+from newsfold.indexer.jobs.reindex_chunks import ChunkBuilder, ChunkContext, target_settings
+from newsfold.indexer.jobs.reindex_periods import (
+    close_lookup_alias,
+    create_period_index,
+    open_lookup_alias,
+    periods,
+    swap_period,
 )
 from newsfold.indexer.jobs.reindex_plan import ReindexPlan, prefix_length
 from newsfold.plugin.edit.corrections import reapply_corrections
-from newsfold.plugin.errors import NewsfoldError, ServerError
+from newsfold.plugin.errors import NewsfoldError
 from newsfold.plugin.fold.by_id import Behind, behind
-from newsfold.plugin.fold.index import create_index, index_body, new_index_name, with_period
+from newsfold.plugin.fold.index import new_index_name
 from newsfold.state.job_records import OUTCOMES, Job
 from newsfold.state.jobs import JobStore
 from newsfold.state.locks import LockBusy, RedisLock
@@ -189,25 +182,21 @@ class Reindex:
 
     # ------------------------------------------------------------------ phases
     def _run(self) -> None:
-        periods = self._periods()
+        planned = self._periods()
         first = int(self.store.state(self.job_id).get("period") or 0)
-        for n in range(first, len(periods)):
-            self._rebuild(periods[n], n, len(periods))
+        for n in range(first, len(planned)):
+            self._rebuild(planned[n], n, len(planned))
             state = self.store.state(self.job_id)
             base = int(state.get("base_total") or 0) + int(state.get("period_total") or 0)
-            cleared = dict.fromkeys(PERIOD_STATE) if n + 1 < len(periods) else {}  # the last period's stays to read
+            cleared = dict.fromkeys(PERIOD_STATE) if n + 1 < len(planned) else {}  # the last period's stays to read
             self.store.set_state(self.job_id, period=n + 1, base_total=base, period_total=None, **cleared)
             self.swapped = False
         job = self.store.require(self.job_id)
         summary = ", ".join(f"{job.counts.get(k, 0)} {k}" for k in OUTCOMES)
         caught = self.store.state(self.job_id).get("caught_up") or "0"
-        rebuilt = "1 index" if len(periods) == 1 else f"{len(periods)} indices (periods)"
-        self.store.finish(
-            self.job_id,
-            "done",
-            message=f"{rebuilt} of {self.alias} rebuilt, each swapped for its old one: {summary}; "
-            f"{caught} pages caught up",
-        )
+        rebuilt = "1 index" if len(planned) == 1 else f"{len(planned)} indices (periods)"
+        message = f"{rebuilt} of {self.alias} rebuilt, each in its old one's place: {summary}; {caught} pages caught up"
+        self.store.finish(self.job_id, "done", message=message)
         self.progress(self.store.require(self.job_id), "done")
 
     def _periods(self) -> list[str]:
@@ -215,18 +204,12 @@ class Reindex:
         state = self.store.state(self.job_id)
         if state.get("periods"):
             return list(json.loads(state["periods"]))
-        if state.get("old"):  # a job begun before reindexes went period by period: its one index
-            periods = [state["old"]]
-        else:
-            try:
-                where = behind(self.client, self.alias)
-            except ServerError as exc:
-                if exc.status != 404:
-                    raise
-                raise ReindexError(f"there is no index behind the alias {self.alias}: nothing to reindex") from exc
-            periods = list(reversed(where.indices))
-        self.store.set_state(self.job_id, periods=json.dumps(periods), period=0)
-        return periods
+        # a job begun before reindexes went period by period rebuilds its one index
+        planned = [state["old"]] if state.get("old") else periods(self.client, self.alias)
+        if not planned:
+            raise ReindexError(f"there is no index behind the alias {self.alias}: nothing to reindex")
+        self.store.set_state(self.job_id, periods=json.dumps(planned), period=0)
+        return planned
 
     def _rebuild(self, old: str, n: int, count: int) -> None:
         """Rebuild one period: the index ``old`` behind the alias, the ``n``-th of ``count`` (from 0)."""
@@ -252,7 +235,7 @@ class Reindex:
             state = self._create(old, target, where)
         elif state.get("old") != old:
             raise ReindexError(f"job {self.job_id}: its state names {state.get('old')}, its plan {old}")
-        self._lookup_through(target, old, where)
+        open_lookup_alias(self.client, target, old, where)
         if state.get("writes"):
             self._announce(target)
         self._report("load")
@@ -265,14 +248,7 @@ class Reindex:
         self._after_swap(self.store.state(self.job_id))
 
     def _create(self, old: str, target: str, where: Behind) -> dict:
-        position = where.indices.index(old)
-        start = where.created[position]
-        end = where.created[position - 1] if position else None  # the next period's start: this one is over
-        body = with_period(index_body(self.settings), start, end)
-        body["settings"]["index"]["number_of_replicas"] = 0  # restored before the swap
-        # the name is this job's own: "already exists" is the client's retry of a create that took place
-        # (its node died before answering), so that is success
-        create_index(self.client, target, body)
+        create_period_index(self.client, self.settings, target, old, where)
         began = time.time()
         self.store.set_state(
             self.job_id,
@@ -285,23 +261,6 @@ class Reindex:
             since=self._since(began),
         )
         return self.store.state(self.job_id)
-
-    def _lookup_through(self, target: str, old: str, where: Behind) -> None:
-        """Make the job's lookup alias: the new index (written through it) and the alias's older periods."""
-        older = where.indices[where.indices.index(old) + 1 :]
-        actions = [{"add": {"index": target, "alias": lookup_alias(target), "is_write_index": True}}]
-        actions += [{"add": {"index": i, "alias": lookup_alias(target), "is_write_index": False}} for i in older]
-        self.client.indices.update_aliases(actions=actions)
-
-    def _drop_lookup_alias(self, target: str) -> None:
-        name = lookup_alias(target)
-        try:
-            holders = behind(self.client, name).indices
-        except ServerError as exc:
-            if exc.status == 404:
-                return
-            raise
-        self.client.indices.update_aliases(actions=[{"remove": {"index": i, "alias": name}} for i in holders])
 
     @staticmethod
     def _since(moment: float) -> str:
@@ -344,17 +303,8 @@ class Reindex:
     def _catch_up(self, since: str, *, phase: str) -> int:
         """Re-ingest the old index's pages written since ``since`` (live writes during the reindex)."""
         state = self.store.state(self.job_id)
-        old, target = state["old"], state["target"]
-        self.client.indices.refresh(index=old)  # every acknowledged write becomes visible to the scan
-        work = ChunkBuilder(self.job_id, state, self.settings, self.ctx, target)
-        query = {"range": {"ingested": {"gte": since}}}
-        pages = 0
-        for hits in scan(self.client, old, query, size=self.settings.batch_size, source=STORED_FIELDS):
-            hits = work.not_yet_handled(hits)
-            if hits:
-                work.ingest_stored(hits)
-                pages += len(hits)
-            self._report(phase)
+        work = ChunkBuilder(self.job_id, state, self.settings, self.ctx, state["target"])
+        pages = work.catch_up(since, beat=lambda: self._report(phase))
         caught = int(state.get("caught_up") or 0) + pages
         self.store.set_state(self.job_id, caught_up=caught)
         return pages
@@ -383,12 +333,7 @@ class Reindex:
         if old not in where.indices or (writes and where.write != old):
             raise ReindexError(f"the alias {self.alias} no longer points to {old}; not swapping")
         self._report("swap")
-        self.client.indices.update_aliases(
-            actions=[
-                {"remove": {"index": old, "alias": self.alias, "must_exist": True}},
-                {"add": {"index": target, "alias": self.alias, "is_write_index": writes}},
-            ]
-        )
+        swap_period(self.client, self.alias, old, target, writes=writes)
         self.swapped = True
 
     def _after_swap(self, state: dict) -> None:
@@ -403,7 +348,7 @@ class Reindex:
             # corrections made while the new index was built (its chunks did not see them), also the last moments'
             reapply_corrections(client=self.client, settings=self.settings, since=state["since"])
             self.client.indices.delete(index=old)
-        self._drop_lookup_alias(state["target"])
+        close_lookup_alias(self.client, state["target"])
         self.plan.forget(state)
         log.info("job %s: %s is behind %s in place of %s", self.job_id, state["target"], self.alias, old)
 
@@ -421,7 +366,7 @@ class Reindex:
         withdraw_target(self.redis, self.alias)
         self.plan.forget(state)
         with contextlib.suppress(Exception):  # the older periods' part of the job's alias (the index's goes with it)
-            self._drop_lookup_alias(target)
+            close_lookup_alias(self.client, target)
         for _ in range(3):  # a write in flight when it is deleted could create it again (auto-create)
             self.client.options(ignore_status=404).indices.delete(index=target)
             time.sleep(1.0)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from elasticsearch import Elasticsearch, NotFoundError
 
+from newsfold.indexer.jobs.reindex_periods import lookup_alias
 from newsfold.indexer.jobs.reindex_plan import plan_key
 from newsfold.plugin.extract.article import Article
 from newsfold.plugin.fold.batch import ingest
@@ -41,12 +42,6 @@ STORED_FIELDS = [*CONTENT_FIELDS, "newsfold.wire"]
 
 
 SCROLL = "10m"
-
-
-def lookup_alias(target: str) -> str:
-    """The alias a reindex writes through while it builds ``target``: the new index as its write index, and the
-    alias's indices of older periods, so that a story whose copies straddle a rollover stays one story."""
-    return f"{target}-lookup"
 
 
 def target_settings(settings: Settings, target: str) -> Settings:
@@ -236,6 +231,21 @@ class ChunkBuilder:
             added += len(found)
             outcomes += self.ingest_stored(found)
         return outcomes, {}, added
+
+    def catch_up(self, since: str, *, beat: Callable[[], None]) -> int:
+        """The coordinator's catch-up pass: re-ingest the old index's pages written since ``since`` (live writes
+        during the reindex) that this job has not handled; returns how many."""
+        old = self.state["old"]
+        self.client.indices.refresh(index=old)  # every acknowledged write becomes visible to the scan
+        query = {"range": {"ingested": {"gte": since}}}
+        pages = 0
+        for hits in scan(self.client, old, query, size=self.settings.batch_size, source=STORED_FIELDS):
+            hits = self.not_yet_handled(hits)
+            if hits:
+                self.ingest_stored(hits)
+                pages += len(hits)
+            beat()
+        return pages
 
     def ingest_stored(self, hits: list[dict]) -> list[dict]:
         """Re-sign stored pages and ingest them into the new index; a page whose id the grammar of ``plugin.ids``
