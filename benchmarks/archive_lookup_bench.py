@@ -50,6 +50,7 @@ from benchlib import (
     fmt_ms,
     headline,
     machine,
+    parse_sizes,
     percentiles,
     server_description,
     server_pid,
@@ -163,13 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     add_elasticsearch_flag(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    try:
-        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    except ValueError:
-        print(f"archive_lookup_bench: --sizes must be comma-separated integers, got {args.sizes!r}", file=sys.stderr)
-        return 2
-    if not sizes or sizes != sorted(sizes) or sizes[0] < 1 or len(set(sizes)) != len(sizes):
-        print(f"archive_lookup_bench: --sizes must be distinct, positive, ascending: {args.sizes!r}", file=sys.stderr)
+    sizes = parse_sizes(args.sizes, "archive_lookup_bench")
+    if sizes is None:
         return 2
     if args.months < 1 or args.batches < 1 or args.batch < 1 or not 0.0 <= args.dup_share <= 1.0:
         print("archive_lookup_bench: --months, --batches and --batch must be >= 1, --dup-share in [0, 1]",

@@ -241,3 +241,18 @@ def server_description(url: str | None) -> str:
     if _NODE is not None:
         return f"Elasticsearch {_NODE.version} (real local node started by the benchmark, heap {_NODE.heap})"
     return url or "?"
+
+
+def parse_sizes(text: str, program: str) -> list[int] | None:
+    """``--sizes`` (comma-separated, distinct, positive, ascending integers), or None after saying what is wrong."""
+    import sys
+
+    try:
+        sizes = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        print(f"{program}: --sizes must be comma-separated integers, got {text!r}", file=sys.stderr)
+        return None
+    if not sizes or sizes != sorted(sizes) or sizes[0] < 1 or len(set(sizes)) != len(sizes):
+        print(f"{program}: --sizes must be distinct, positive and ascending, got {text!r}", file=sys.stderr)
+        return None
+    return sizes

@@ -64,6 +64,7 @@ from benchlib import (
     fmt_ms,
     headline,
     machine,
+    parse_sizes,
     percentiles,
     rss_mb,
     server_description,
@@ -533,13 +534,8 @@ def main(argv: list[str] | None = None) -> int:
     add_elasticsearch_flag(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    try:
-        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    except ValueError:
-        print(f"lookup_bench: --sizes must be comma-separated integers, got {args.sizes!r}", file=sys.stderr)
-        return 2
-    if not sizes or sizes != sorted(sizes) or sizes[0] < 1 or len(set(sizes)) != len(sizes):
-        print(f"lookup_bench: --sizes must be distinct, positive and ascending, got {args.sizes!r}", file=sys.stderr)
+    sizes = parse_sizes(args.sizes, "lookup_bench")
+    if sizes is None:
         return 2
     if args.bulk_docs < 1:
         print(f"lookup_bench: --bulk-docs must be >= 1, got {args.bulk_docs}", file=sys.stderr)
