@@ -212,3 +212,21 @@ def test_cluster_bench_gives_the_cluster_as_ratios_to_the_single_node(bench, mon
     with pytest.raises(SystemExit):  # it starts its own node and cluster
         cluster_bench.main(["/nonexistent"])
     assert "unset ELASTICSEARCH_URL" in capsys.readouterr().err
+
+
+def test_archive_lookup_bench_looks_up_the_window_of_monthly_indices(bench, es_url, monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("ELASTICSEARCH_URL", es_url)
+    import archive_lookup_bench
+
+    out = tmp_path / "archive.json"
+    args = ["--sizes", "60,240", "--months", "8", "--window", "90d", "--batches", "3", "--batch", "4", "--warmup", "1"]
+    assert archive_lookup_bench.main([*args, "--bulk-docs", "25", "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert [(row["pages"], row["indices"]) for row in result["sizes"]] == [(60, 2), (240, 8)]  # 30 pages a month
+    # a 90-day window over 30-day months: the write index and the three before it, however many there are
+    assert result["sizes"][0]["window"]["indices_searched"] == [2]
+    assert result["sizes"][1]["window"]["indices_searched"] == [4]
+    assert result["sizes"][1]["every_index"]["indices_searched"] == [8]
+    assert result["sizes"][1]["window"]["candidates_per_page_mean"] > 0  # copies of stories inside the window
+    assert "p50 ratio 240 / 60 pages" in capsys.readouterr().out
+    assert archive_lookup_bench.main(["--window", "ninety days"]) == 2
