@@ -21,7 +21,6 @@ from newsfold.embedded import EmbeddedRedis
 from newsfold.plugin.fold.by_id import behind
 from tests.backends import CLUSTER
 from tests.system.test_faults import (  # noqa: F401  (corpus, calm and target are fixtures used here)
-    BEFORE_FAULT,
     _assert_as_undisturbed,
     _clusters,
     _env,
@@ -29,7 +28,8 @@ from tests.system.test_faults import (  # noqa: F401  (corpus, calm and target a
     _ingest,
     _job,
     _lines,
-    _wait_for_lines,
+    _stop,
+    _wait_for_progress,
     calm,
     corpus,
     target,
@@ -74,15 +74,17 @@ def test_a_node_holding_a_primary_killed_during_ingest_loses_nothing(tmp_path, s
     es_url, es = target
     out = tmp_path / "out.jsonl"
     redis = EmbeddedRedis()
+    run = None
     try:
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index, **SPREAD)
-        _wait_for_lines(out, BEFORE_FAULT, run)
+        _wait_for_progress(redis.url, run)
         victim = _a_primary_node(es, settings.index)
         cluster.kill(victim)
         _finish(run, out)
         _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
         _one_new_per_story(out)
     finally:
+        _stop(run)
         redis.close()
 
 
@@ -91,15 +93,17 @@ def test_the_node_the_workers_talked_to_first_killed_during_ingest_loses_nothing
     es_url, es = target
     out = tmp_path / "out.jsonl"
     redis = EmbeddedRedis()
+    run = None
     try:
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index, **SPREAD)
-        _wait_for_lines(out, BEFORE_FAULT, run)
+        _wait_for_progress(redis.url, run)
         assert es_url.split(",")[0] == cluster.node("newsfold-1").url
         cluster.kill("newsfold-1")
         _finish(run, out)
         _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
         _one_new_per_story(out)
     finally:
+        _stop(run)
         redis.close()
 
 
@@ -107,10 +111,11 @@ def test_a_node_paused_for_30_s_during_ingest_loses_nothing(tmp_path, settings, 
     es_url, es = target
     out = tmp_path / "out.jsonl"
     redis = EmbeddedRedis()
+    run = None
     try:
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index,
                       NEWSFOLD_ES_TIMEOUT="10", **SPREAD)  # fmt: skip
-        _wait_for_lines(out, BEFORE_FAULT, run)
+        _wait_for_progress(redis.url, run)
         cluster.pause("newsfold-2")
         try:
             time.sleep(30)
@@ -120,6 +125,7 @@ def test_a_node_paused_for_30_s_during_ingest_loses_nothing(tmp_path, settings, 
         _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
         _one_new_per_story(out)
     finally:
+        _stop(run)
         redis.close()
 
 
@@ -129,11 +135,11 @@ def test_the_whole_cluster_stopped_during_ingest_then_the_job_resumes_to_the_end
     the coordinator is then stopped too, and ``newsfold ingest --resume`` finishes the job once it is back."""
     es_url, es = target
     redis = EmbeddedRedis()
+    first = None
     try:
         first = _ingest(corpus, tmp_path / "first.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index,
                         NEWSFOLD_TASK_RETRIES="20", **SPREAD)  # fmt: skip
-        _wait_for_lines(tmp_path / "first.jsonl", BEFORE_FAULT, first)
-        store, job = _job(redis.url)
+        store, job = _wait_for_progress(redis.url, first)
         cluster.stop_all()
         assert wait_until(lambda: "Elasticsearch unavailable" in (tmp_path / "first.err").read_text(), timeout=120)
         os.killpg(first.pid, signal.SIGKILL)  # the operator stops the run while the cluster is down
@@ -145,6 +151,7 @@ def test_the_whole_cluster_stopped_during_ingest_then_the_job_resumes_to_the_end
         _assert_as_undisturbed(out, calm, es, settings.index, store, job)
         _one_new_per_story(out)
     finally:
+        _stop(first)
         redis.close()
 
 

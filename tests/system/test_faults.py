@@ -33,8 +33,6 @@ from tests.waits import wait_until
 pytestmark = pytest.mark.slow
 
 BATCH_SIZE = 4
-#: outcomes written before a fault strikes: two of the corpus's seven batches are done, the others in flight or queued
-BEFORE_FAULT = 8
 #: a dead worker's batch is sent again this long after its last heartbeat (10 s by default)
 HEARTBEAT_TTL = 3
 
@@ -111,9 +109,23 @@ def _printed(out: Path) -> str:
     return out.with_suffix(".err").read_text(errors="replace")
 
 
-def _wait_for_lines(path: Path, n: int, run: subprocess.Popen, timeout: float = 120) -> None:
-    assert wait_until(lambda: len(_lines(path)) >= n or run.poll() is not None, timeout=timeout)
+def _wait_for_progress(redis_url: str, run: subprocess.Popen, timeout: float = 120) -> tuple[JobStore, str]:
+    """The run's job, once its first batch is counted and the run still goes on: where a fault strikes.
+
+    Counted in the job, not in the run's printed lines, which lag its workers: on the stand-in, the workers could
+    be done with all 28 pages by the time the eighth line showed."""
+    store, job = _job(redis_url)
+    assert wait_until(lambda: store.get(job).done >= BATCH_SIZE or run.poll() is not None, timeout=timeout)
     assert run.poll() is None, "the run ended before the fault"
+    return store, job
+
+
+def _stop(*runs: subprocess.Popen | None) -> None:
+    """Kill what is left of runs a failed test leaves behind (their process groups), so none outlives its test."""
+    for run in runs:
+        if run is not None and run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait(timeout=30)
 
 
 def _lines(path: Path) -> list[dict]:
@@ -209,13 +221,15 @@ def test_a_redis_restart_during_ingest_loses_nothing(tmp_path, settings, corpus,
     es_url, es = target
     out = tmp_path / "out.jsonl"
     redis = EmbeddedRedis()  # persistent: its append-only file survives the restart
+    run = None
     try:
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index)
-        _wait_for_lines(out, BEFORE_FAULT, run)
+        _wait_for_progress(redis.url, run)
         redis.restart(down_seconds=2.0)
         _finish(run, out)
         _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
     finally:
+        _stop(run)
         redis.close()
 
 
@@ -228,11 +242,12 @@ def test_elasticsearch_paused_past_the_client_timeout_loses_nothing(tmp_path, se
     es_url, es = target
     out = tmp_path / "out.jsonl"
     redis = EmbeddedRedis()
+    run = None
     try:
         # no client-side retry: the timed-out request fails the batch, which the broker retries with backoff
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index,
                       NEWSFOLD_ES_TIMEOUT="2", NEWSFOLD_ES_MAX_RETRIES="0", NEWSFOLD_TASK_RETRIES="8")
-        _wait_for_lines(out, BEFORE_FAULT, run)
+        _wait_for_progress(redis.url, run)
         es_server.pause()
         try:
             timed_out = wait_until(lambda: "Elasticsearch unavailable" in _printed(out), timeout=60)
@@ -242,19 +257,17 @@ def test_elasticsearch_paused_past_the_client_timeout_loses_nothing(tmp_path, se
         _finish(run, out)
         _assert_as_undisturbed(out, calm, es, settings.index, *_job(redis.url))
     finally:
+        _stop(run)
         redis.close()
 
 
 def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, settings, corpus, calm, target):
     es_url, es = target
     redis = EmbeddedRedis()
+    first = None
     try:
         first = _ingest(corpus, tmp_path / "first.jsonl", es_url=es_url, redis_url=redis.url, index=settings.index)
-        store, job = _job(redis.url)
-        # killed once the first batch is counted: the run's printed lines lag its workers, which could be done
-        # with all 28 pages by the time the eighth line shows (seen on the stand-in)
-        assert wait_until(lambda: store.get(job).done >= BATCH_SIZE or first.poll() is not None, timeout=120)
-        assert first.poll() is None, "the run ended before the fault"
+        store, job = _wait_for_progress(redis.url, first)
         os.killpg(first.pid, signal.SIGKILL)  # the coordinator and its local workers, no cleanup
         first.wait(timeout=60)
         assert store.get(job).status == "running"  # as a killed coordinator leaves it
@@ -264,6 +277,7 @@ def test_a_killed_coordinator_resumes_and_every_page_is_indexed_once(tmp_path, s
         # the resumed run reports every page, the batches the first run finished included (from the job's records)
         _assert_as_undisturbed(out, calm, es, settings.index, store, job)
     finally:
+        _stop(first)
         redis.close()
 
 
@@ -272,14 +286,16 @@ def test_a_killed_worker_loses_nothing(tmp_path, settings, corpus, calm, target)
     es_url, es = target
     out = tmp_path / "out.jsonl"
     redis = EmbeddedRedis()
+    run = None
     try:
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index)
-        _wait_for_lines(out, BEFORE_FAULT, run)
+        # looked for from the start: on the stand-in, a wait for progress first could outlast the whole run
         store, job = _job(redis.url)
         _kill_a_busy_worker(store, job, lambda: _children(run.pid))
         _finish(run, out)
         _assert_as_undisturbed(out, calm, es, settings.index, store, job)
     finally:
+        _stop(run)
         redis.close()
 
 
@@ -307,6 +323,7 @@ def test_a_killed_pool_child_of_a_prefork_worker_loses_nothing(tmp_path, setting
             env=_env(es_url, redis.url, settings.index), stdout=subprocess.DEVNULL, stderr=err,
             start_new_session=True,
         )  # fmt: skip
+    run = None
     try:
         # no local workers: the prefork worker takes the batches
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index, workers=0)
@@ -326,6 +343,7 @@ def test_a_killed_pool_child_of_a_prefork_worker_loses_nothing(tmp_path, setting
         assert worker.poll() is None  # the worker lives on; its pool replaced the child
         _assert_as_undisturbed(out, calm, es, settings.index, store, job)
     finally:
+        _stop(run)
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait(30)
         redis.close()
