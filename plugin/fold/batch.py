@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import check_type, refusals_as_server_errors
 from newsfold.plugin.fold import founding
@@ -32,6 +32,7 @@ from newsfold.plugin.fold.candidates import lookup, must_link_edges, verified_ed
 from newsfold.plugin.fold.cluster import NO_CONSTRAINTS, Constraints, Decision, Match, decide, merge_survivor, verify
 from newsfold.plugin.fold.constraints import load_constraints
 from newsfold.plugin.fold.document import (
+    FOLD,
     UNCHANGED_SOURCE,
     Candidate,
     Outcome,
@@ -43,7 +44,7 @@ from newsfold.plugin.fold.document import (
 )
 from newsfold.plugin.fold.index import check_meta_cached
 from newsfold.plugin.fold.ingest_args import check_delivery, check_pages
-from newsfold.plugin.fold.provenance import refresh_origins
+from newsfold.plugin.fold.provenance import refresh_origins, story_origin
 from newsfold.plugin.fold.regroup import enforce_constraints, relabel
 from newsfold.plugin.fold.rollover import lookup_indices, reconcile_indices
 from newsfold.plugin.fold.store import bulk_failures, current_labels
@@ -153,10 +154,10 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
     decision = state.decision
     assert decision is not None
     now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-    actions = []
+    docs: dict[str, dict[str, Any]] = {}
     founder_of = {pid: name for name, pid in decision.founders.items()}
     for p in state.pages:
-        doc = fold_fields(
+        doc = docs[p.page_id] = fold_fields(
             p,
             cluster_id=decision.cluster_of[p.page_id],
             match=_copy_of(p, decision),
@@ -168,9 +169,9 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         )
         if state.content:
             doc.update(content_fields(p, ingested=now))
-        actions.append(
-            {"_op_type": "update", "_index": settings.index, "_id": p.page_id, "doc": doc, "doc_as_upsert": True}
-        )
+    _with_origins(state, docs)
+    actions = [{"_op_type": "update", "_index": settings.index, "_id": pid, "doc": doc, "doc_as_upsert": True}
+               for pid, doc in docs.items()]  # fmt: skip
     failed = bulk_failures(client, actions, settings=settings, refresh="wait_for", missing_ok=False)
     for p in state.pages:
         if p.page_id in failed:
@@ -183,6 +184,25 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         joiner = min((pid for pid, c in decision.cluster_of.items() if c == survivor and pid in written), default=None)
         if absorbed and joiner is not None:
             state.absorbed.setdefault(joiner, []).extend(absorbed)
+
+
+def _with_origins(state: BatchState, docs: dict[str, dict[str, Any]]) -> None:
+    """Give each page its story's origin in its one write (``plugin.fold.provenance``): the origin of a story the
+    batch founds from its pages, else the origin the story's indexed pages hold (a candidate's). A story the batch
+    merges gets it after the write, as does one whose origin this batch changes."""
+    decision = state.decision
+    assert decision is not None
+    stored = {c.cluster_id: c.origin for found in state.candidates.values() for c in found if c.origin}
+    merging = set(decision.merges) | set(decision.merges.values())
+    stories: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for pid, doc in docs.items():
+        stories.setdefault(decision.cluster_of[pid], []).append((pid, doc))
+    for cluster, versions in stories.items():
+        if cluster in merging:
+            continue
+        origin = story_origin(versions) if cluster in decision.founders else stored.get(cluster)
+        for _, doc in versions if origin else ():
+            doc[FOLD].update(origin)
 
 
 def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -> None:

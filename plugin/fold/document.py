@@ -78,7 +78,8 @@ FOLD_FIELDS: dict[str, dict[str, Any]] = {
     #: when newsfold first saw the page (its first write; a re-ingest of changed content keeps it)
     "first_seen": {"type": "date"},
 }
-#: the story-level provenance fields (kept by ``plugin.fold.provenance.refresh_origins``, never by a page's own write)
+#: the story-level provenance fields: a batch writes its pages with their story's origin, and
+#: ``plugin.fold.provenance.refresh_origins`` keeps every page of the story up to date after it
 ORIGIN_FIELDS = ("origin_wire", "origin_site", "origin_id")
 #: the article fields of newsfold's own index (a host index keeps its own)
 CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested", "title_affixes", "lede", "image")
@@ -104,6 +105,9 @@ LOOKUP_SOURCE = [
         "title_key",
         "url_key",
         "day",
+        "origin_wire",
+        "origin_site",
+        "origin_id",
     )
 ]
 #: what a search result shows of a version (newsfold's own index): a hit, and what compares it with its story's others
@@ -252,6 +256,8 @@ class Candidate:
     title_key: str | None = None
     url_key: str | None = None
     day: str | None = None
+    #: the origin its story's pages hold (``ORIGIN_FIELDS``; None before provenance wrote one)
+    origin: dict[str, Any] | None = None
 
 
 def read_signature(source: dict[str, Any]) -> Signature | None:
@@ -282,6 +288,7 @@ def read_candidate(hit: dict[str, Any]) -> Candidate | None:
         title_key=src.get("title_key"),
         url_key=src.get("url_key"),
         day=day if isinstance(day, str) else None,
+        origin={f: src.get(f) for f in ORIGIN_FIELDS} if src.get("origin_id") else None,
     )
 
 

@@ -12,9 +12,11 @@ extraction: ``plugin.extract.credits``). A story's **origin** is
 batch touched (``newsfold.origin_wire``, ``origin_site``, ``origin_id``), so
 filters such as "this site's own stories" (:func:`originals_filter`) and "no
 wire stories" (:func:`no_wire_filter`) are plain term filters that page like
-any other search. Only pages whose stored origin differs are rewritten: a new
-copy costs one partial update, a story whose origin changes costs one update
-per page. Two searches and one bulk request per batch.
+any other search. A batch writes its pages with their story's origin already
+(:func:`story_origin` for a story it founds, the stored origin of the story a
+page joins), so a page is written once; only pages whose stored origin then
+differs from the story's are rewritten: a story whose origin changes costs one
+update per page. One or two searches and at most one bulk request per batch.
 
 The evidence shown with an origin ("credited by 31 of 40 versions",
 "earliest by 2 h") comes from aggregations of the story's own request
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.fold.document import CLUSTER_ID, FOLD, fold_of, path
 from newsfold.plugin.fold.origin_rule import VISIBLE_SOURCES, Version, Wire, decide, support
+from newsfold.plugin.times import utc
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -177,6 +180,55 @@ def _origin(bucket: Mapping[str, Any]) -> dict[str, Any] | None:
     return decide(chosen=_first(bucket.get("chosen")), earliest=_first(bucket), wires=read_wires(bucket))
 
 
+def story_origin(versions: Sequence[tuple[str, Mapping[str, Any]]], *, time_field: str = "published"
+                 ) -> dict[str, Any] | None:  # fmt: skip
+    """The origin of a story whose every version is given (``(id, _source)``, as about to be written): what
+    :func:`origins_body` aggregates from the index, computed in memory, so a batch writes the pages of a story it
+    founds with their origin at once. Ties the index would break by its own order may come out otherwise;
+    :func:`refresh_origins`, which runs after the write, then corrects the pages."""
+    ordered = sorted(versions, key=lambda v: _believed_order(v[1], time_field))
+    if not ordered:
+        return None
+    chosen = next((_version_of(v) for v in ordered if fold_of(v[1]).get("representative")), None)
+    credits: dict[str, list[tuple[str, Mapping[str, Any]]]] = {}
+    for v in ordered:
+        if wire := fold_of(v[1]).get("wire"):
+            credits.setdefault(wire, []).append(v)
+    # the terms aggregation of wire_aggs: most domains, then most pages, then by name; MAX_WIRES of them
+    ranked = sorted(credits.items(), key=lambda kv: (-_sites(kv[1])[1], -len(kv[1]), kv[0]))[:MAX_WIRES]
+    wires = [Wire(name, support(_sites(vs)[0], _sites([v for v in vs if _shown(v[1])])[0]), _version_of(vs[0]))
+             for name, vs in ranked]  # fmt: skip
+    return decide(chosen=chosen, earliest=_version_of(ordered[0]), wires=wires)
+
+
+def _version_of(version: tuple[str, Mapping[str, Any]]) -> Version:
+    fold = fold_of(version[1])
+    return Version(version[0], fold.get("site_key"), fold.get("wire"))
+
+
+def _believed_order(source: Mapping[str, Any], time_field: str) -> tuple[Any, ...]:
+    """The sort key of :func:`_time_sort` (missing values last)."""
+    fold = fold_of(source)
+    aged, url = fold.get("archive_aged"), fold.get("url_key")
+    times = [utc(fold.get("believed_time")), utc(source.get(time_field)), utc(source.get("ingested"))]
+    return ((aged is None, bool(aged)), *((t is None, t.timestamp() if t else 0.0) for t in times),
+            (url is None, url or ""))  # fmt: skip
+
+
+def _sites(versions: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[int, int]:
+    """``(sites, registrable domains)`` of some versions, as :func:`site_count` counts them."""
+    folds = [fold_of(s) for _, s in versions]
+    domains = {f["domain"] for f in folds if f.get("domain")}
+    legacy = {f["site_key"] for f in folds if not f.get("domain") and f.get("site_key")}
+    return len(domains) + len(legacy), len(domains)
+
+
+def _shown(source: Mapping[str, Any]) -> bool:
+    """:func:`_visible`: a credit a reader sees, or one whose place was not stored."""
+    by = fold_of(source).get("wire_by")
+    return not by or by in VISIBLE_SOURCES
+
+
 def _same(field: str, value: object) -> dict[str, Any]:
     return {"term": {field: value}} if value is not None else {"bool": {"must_not": [{"exists": {"field": field}}]}}
 
@@ -230,6 +282,8 @@ def refresh_origins(
         search: dict[str, dict[str, Any]] = {}
         for cluster, (origin, (_pages, unset, agree)) in found.items():
             mine = list((new_pages or {}).get(cluster, ()))
+            if agree and not unset:  # every page holds it (a batch writes its pages with their origin)
+                continue
             if agree and unset <= len(mine):  # only the new pages lack the origin the others hold
                 actions += [{"_op_type": "update", "_index": index, "_id": pid, "doc": {FOLD: dict(origin)}}
                             for pid in mine]  # fmt: skip

@@ -206,6 +206,29 @@ def test_the_origin_is_kept_on_every_page_and_moves_with_an_earlier_copy(es, set
                            client=es, settings=settings) == 0  # fmt: skip
 
 
+def test_a_page_is_written_once_with_its_story_origin(es, settings):
+    """The batch's write carries each page's origin: a new story's (decided from the batch's pages, a wire story
+    included) and the stored one of a story a page joins. No page is updated a second time for its origin; a
+    founder is, once, by its commit."""
+    pages = provenance_pages(settings)
+    wire = story(712, sentences=14)
+    pages += [_signed(settings, f"wire-{s[0]}", s, f"2025-03-01T0{n + 8}:00:00Z",
+                      [f"LONDON (Reuters) - {wire[0]}", *wire[1:]] if n else wire)
+              for n, s in enumerate(("a.test", "b.test", "c.test"))]  # fmt: skip
+    first = ingest(pages, client=es, settings=settings)
+    late = ingest([_signed(settings, "c-copy0", "c.test", "2025-04-02T12:00:00Z", story(720, sentences=14))],
+                  client=es, settings=settings)  # fmt: skip
+    assert late[0].status == "duplicate"
+    found = _origins(es, settings)
+    assert found["wire-a"] == found["wire-b"] == found["wire-c"] == (None, "Reuters", "wire-b")
+    assert found["a-wire"] == found["b-wire"] == (None, "AFP", "a-wire")
+    assert found["c-copy0"] == found["b-copy0"] == ("a.test", None, "a-own0")
+    versions = {o.page_id: es.get(index=settings.index, id=o.page_id)["_version"] for o in first + late}
+    assert versions == {o.page_id: 2 if o.status == "new" else 1 for o in first + late}
+    clusters = sorted({o.cluster_id for o in first + late})
+    assert refresh_origins(clusters, client=es, settings=settings) == 0  # what the index decides, already held
+
+
 @pytest.fixture
 def corpus(es, settings):
     """Seven stories: a.test originates four (one runs on b.test too), b.test two, one is a wire story a.test ran."""
