@@ -54,6 +54,7 @@ def test_server_cost_attributes_the_stand_ins_cpu_to_requests(monkeypatch, tmp_p
         "without band_keys",
         "without body",
     }
+    assert server_cost.main([str(tmp_path), "--warmup", "-1", "--cache", str(cache)]) == 2
 
 
 def test_distinct_band_keys_are_counted_exactly(bench):
