@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -245,8 +246,6 @@ def server_description(url: str | None) -> str:
 
 def parse_sizes(text: str, program: str) -> list[int] | None:
     """``--sizes`` (comma-separated, distinct, positive, ascending integers), or None after saying what is wrong."""
-    import sys
-
     try:
         sizes = [int(s) for s in text.split(",") if s.strip()]
     except ValueError:

@@ -163,10 +163,7 @@ def _read(response: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], tuple[
 
 
 def _version(hit: Mapping[str, Any] | None) -> Version | None:
-    if not hit:
-        return None
-    fold = fold_of(hit.get("_source"))
-    return Version(str(hit["_id"]), fold.get("site_key"), fold.get("wire"))
+    return _version_of((str(hit["_id"]), hit.get("_source") or {})) if hit else None
 
 
 def _first(bucket: Mapping[str, Any] | None) -> Version | None:
