@@ -10,16 +10,20 @@ of its page:
 
 - :func:`behind` says which indices a name stands for (one metadata request);
 - :func:`read_docs` is ``mget`` that answers the same through an alias over
-  several indices: one search on ``_id`` finds the index of each page that
-  searches see, and one realtime ``mget`` reads them, with the pages no search
-  sees yet read from the write index (and the one before it, for a page written
-  while the alias rolled over);
+  several indices: one realtime ``mget`` asks every index behind the name for
+  each id, and the newest index holding it answers;
 - :func:`route` gives each bulk ``update`` and ``delete`` the concrete index
-  of its page (a page found nowhere goes to the write index).
+  of its page, found the same way (a page found nowhere goes to the write
+  index).
+
+Both are realtime: a page is found in the index it was written to before any
+refresh, wherever a host wrote it (a back-dated article in its month's index,
+a write a rollover overtook). A search would not see such a page, and newsfold
+would then write a second document, a ghost, into the write index.
 
 Through a name that stands for one index this costs one metadata request and
-nothing else. A refusal of one document is a :class:`ServerError`, never taken
-for "not indexed".
+nothing else; through several, one ``mget`` item per id and index. A refusal of
+one document is a :class:`ServerError`, never taken for "not indexed".
 """
 
 from __future__ import annotations
@@ -42,8 +46,8 @@ UNSTARTED = ("no_shard_available_action_exception", "illegal_index_shard_state_e
              "unavailable_shards_exception")  # fmt: skip
 log = logging.getLogger(__name__)
 
-#: ids per request when locating pages (Elasticsearch allows 65,536 terms; ``index.max_result_window`` 10,000 hits)
-LOCATE_CHUNK = 5_000
+#: ids x indices per realtime ``mget`` when reading or locating pages through a name over several indices
+MGET_ITEMS = 10_000
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ class Behind:
         return len(self.indices) == 1
 
     def recent(self) -> tuple[str, ...]:
-        """Where a page no search sees yet can be: the write index and the newest index before it."""
+        """Where a racing writer's newest pages can be: the write index and the newest index before it."""
         older = [i for i in self.indices if i != self.write]
         return (self.write, *older[:1])
 
@@ -124,22 +128,45 @@ def _behind_if_any(client: Elasticsearch, name: str) -> Behind | None:
         raise
 
 
-def locate(client: Elasticsearch, name: str, ids: Sequence[str]) -> dict[str, list[str]]:
-    """Page id -> the indices behind ``name`` that searches see it in (usually one)."""
-    where: dict[str, list[str]] = {}
-    for start in range(0, len(ids), LOCATE_CHUNK):
-        chunk = list(ids[start : start + LOCATE_CHUNK])
-        size = min(10_000, 2 * len(chunk))  # a page in two indices is found twice
-        body: dict[str, Any] = {"query": {"ids": {"values": chunk}}, "size": size, "_source": False}
-        for hit in client.search(index=name, **body)["hits"]["hits"]:
-            where.setdefault(hit["_id"], []).append(hit["_index"])
-    return where
+def _mget(client: Elasticsearch, name: str, wanted: list[dict[str, str]], source: Any) -> list[dict[str, Any]]:
+    """One realtime ``mget`` of ``wanted`` (index and id pairs), waiting for shards that are not started yet.
+
+    Raises:
+        ServerError: Elasticsearch refused to read a document.
+    """
+    for wait in (*SHARD_WAITS, None):
+        docs: list[dict[str, Any]] = client.mget(docs=wanted, source=source)["docs"]
+        if wait is None or not any(no_shard(d) or not_known_yet(d) for d in docs):
+            break
+        # a primary not started yet (an index another process has just created) or recovering, or an index this
+        # node does not know yet (every index asked for was listed by `behind` a moment ago): wait, ask again
+        log.info("a read by id in %s found no active shard; waiting %.1f s", name, wait)
+        client.options(ignore_status=408).cluster.health(index=name, wait_for_status="yellow", timeout="30s")
+        time.sleep(wait)
+    for doc in docs:
+        if "error" in doc:
+            # a shard not started yet or a node lost: a 503 the workers retry
+            raise item_refusal(f"reading page {doc.get('_id')!r} from {doc.get('_index')!r} failed", doc)
+    return docs
+
+
+def _found(client: Elasticsearch, name: str, where: Behind, ids: Sequence[str], source: Any) -> list[dict[str, Any]]:
+    """Realtime answers for ``ids`` from every index behind ``name``: the found documents, newest index first."""
+    per = max(1, MGET_ITEMS // len(where.indices))
+    out: list[dict[str, Any]] = []
+    for start in range(0, len(ids), per):
+        wanted = [{"_index": i, "_id": pid} for pid in ids[start : start + per] for i in where.indices]
+        out += [d for d in _mget(client, name, wanted, source) if d.get("found")]
+    return out
 
 
 def read_docs(
     client: Elasticsearch, name: str, ids: Iterable[str], *, source: bool | str | Sequence[str] = True
 ) -> list[dict[str, Any]]:
     """A realtime read of ``ids`` through ``name``: one ``mget`` answer per id, in order, each naming its ``_index``.
+
+    Through a name over several indices every index is asked for every id, and
+    the newest index holding a page answers for it.
 
     Raises:
         ServerError: no such index, or Elasticsearch refused to read a document.
@@ -149,29 +176,15 @@ def read_docs(
         return []
     where = behind(client, name)
     if where.single:
-        wanted = [{"_index": where.indices[0], "_id": pid} for pid in ids]
-    else:
-        found = locate(client, name, ids)
-        wanted = [{"_index": i, "_id": pid} for pid in ids for i in (found.get(pid) or where.recent())]
-    for wait in (*SHARD_WAITS, None):
-        docs = client.mget(docs=wanted, source=source)["docs"]
-        if wait is None or not any(no_shard(d) or not_known_yet(d) for d in docs):
-            break
-        # a primary not started yet (an index another process has just created) or recovering, or an index this
-        # node does not know yet (every index asked for was listed by `behind` a moment ago): wait, ask again
-        log.info("a read by id in %s found no active shard; waiting %.1f s", name, wait)
-        client.options(ignore_status=408).cluster.health(index=name, wait_for_status="yellow", timeout="30s")
-        time.sleep(wait)
-    out: dict[str, dict[str, Any]] = {}
-    for doc in docs:  # newest index first: the first copy found wins
-        if "error" in doc:
-            # a shard not started yet or a node lost: a 503 the workers retry
-            raise item_refusal(f"reading page {doc.get('_id')!r} from {doc.get('_index')!r} failed", doc)
-        if doc.get("found") and not out.get(doc["_id"], {}).get("found"):
-            out[doc["_id"]] = doc
-        else:
-            out.setdefault(doc["_id"], doc)
-    return [out.get(pid) or {"_id": pid, "found": False} for pid in ids]
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), MGET_ITEMS):
+            wanted = [{"_index": where.indices[0], "_id": pid} for pid in ids[start : start + MGET_ITEMS]]
+            out.update((d["_id"], d) for d in _mget(client, name, wanted, source))
+        return [out[pid] for pid in ids]
+    found: dict[str, dict[str, Any]] = {}
+    for doc in _found(client, name, where, ids, source):  # newest index first: the first copy found wins
+        found.setdefault(doc["_id"], doc)
+    return [found.get(pid) or {"_id": pid, "found": False} for pid in ids]
 
 
 def no_shard(response: dict[str, Any]) -> bool:
@@ -203,14 +216,18 @@ def route(client: Elasticsearch, actions: Sequence[dict[str, Any]]) -> list[dict
     spread = {n: b for n in sorted(names) if (b := _behind_if_any(client, n)) is not None and not b.single}
     if not spread:
         return list(actions)
-    found = {n: locate(client, n, [a["_id"] for a in actions if a.get("_index") == n]) for n in spread}
+    found: dict[str, dict[str, list[str]]] = {n: {} for n in spread}
+    for n, where in spread.items():
+        ids = list(dict.fromkeys(a["_id"] for a in actions if a.get("_index") == n))
+        for doc in _found(client, n, where, ids, False):
+            found[n].setdefault(doc["_id"], []).append(doc["_index"])
     out: list[dict[str, Any]] = []
     for a in actions:
         name = a.get("_index")
         if a.get("_op_type") not in ("update", "delete") or name not in spread:
             out.append(a)
             continue
-        places = found[name].get(a["_id"]) or [spread[name].write]
+        places = found[a["_index"]].get(a["_id"]) or [spread[a["_index"]].write]
         if a["_op_type"] == "update":
             places = places[:1]
         out += [{**a, "_index": i} for i in places]

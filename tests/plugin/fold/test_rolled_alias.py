@@ -100,6 +100,26 @@ def test_delete_pages_deletes_a_page_of_the_older_index(es, settings):
     assert set(current_labels(["d0", "d2"], client=es, settings=settings).values()) == {"d0"}
 
 
+def test_a_page_written_unrefreshed_outside_the_write_index_is_folded_where_it_is_not_ghosted(es, settings):
+    """A host writes a back-dated article into its month's index (two behind the write index), and a page whose write
+    a rollover overtook (the index just before), then ingests both before any refresh. A search cannot see them, and
+    newsfold found a page's index by search: it wrote a second document into the write index, the host's stayed
+    unfolded, and the story's ``new`` was lost (issue 36, item 0; 1 run in 3 on the cluster)."""
+    oldest = behind(es, settings.index).write
+    middle = roll(es, settings, 2)
+    roll(es, settings, 3)
+    for index in (oldest, middle):  # no refresh before the ingest, scheduled or idle
+        es.indices.put_settings(index=index, settings={"index": {"refresh_interval": "-1"}})
+    es.index(index=oldest, id="g0", document={"title": "Back-dated"})
+    es.index(index=middle, id="g1", document={"title": "Overtaken"})
+    outs = ingest(_copies(settings, "g", 410, 2), client=es, settings=settings)
+    assert sorted((o.page_id, o.status, o.cluster_id) for o in outs) == [("g0", "new", "g0"), ("g1", "duplicate", "g0")]
+    assert _where(es, settings, "g0") == [oldest] and _where(es, settings, "g1") == [middle]  # no ghost beside them
+    for doc in read_docs(es, settings.index, ["g0", "g1"]):
+        assert fold_of(doc["_source"]).get("cluster_id") == "g0", doc["_id"]  # the host's own document is folded
+        assert fold_of(doc["_source"]).get("founding") is None
+
+
 def test_a_refused_read_of_one_document_is_an_error_not_a_missing_page(es, settings):
     from newsfold.plugin import ServerError
 
