@@ -70,8 +70,7 @@ def fold_search(
             ) from exc
         raise
     out = _merge_unfolded(client, body, index, folded, first)
-    if versions:
-        _attach_versions(client, body, index, out["hits"]["hits"], versions)  # checked above
+    _attach_versions(client, body, index, out["hits"]["hits"], versions)  # checked above; 0: the counts alone
     if count_all:
         _count_all_versions(client, index, out["hits"]["hits"])
     return out
@@ -127,7 +126,9 @@ def _attach_versions(
     cluster ids with a ``top_hits`` in the body's sort, ``_source`` and
     highlight), where collapse's inner hits cost Elasticsearch one more search
     per story: 4.1-4.4x an unfolded search on a real node against about 1.3x
-    this way (docs/scaling.md).
+    this way (docs/scaling.md). With ``versions`` 0 the hits get their counts
+    of matching versions alone: the same aggregation without ``top_hits``, its
+    query in filter context (nothing is scored).
     """
     clusters = sorted({c for h in hits if (c := _cluster(h))})
     if not clusters:
@@ -135,17 +136,18 @@ def _attach_versions(
     filters: list[dict[str, Any]] = [{"terms": {FOLD_FIELD: clusters}}]
     if body.get("post_filter"):
         filters.append(copy.deepcopy(body["post_filter"]))
-    top: dict[str, Any] = {"size": versions + 1}
-    for key in ("sort", "_source", "highlight"):
-        if key in body:
-            top[key] = copy.deepcopy(body[key])
-    search = {
-        "size": 0,
-        "query": {"bool": {"must": [copy.deepcopy(body.get("query") or {"match_all": {}})], "filter": filters}},
-        "aggs": {
-            "stories": {"terms": {"field": FOLD_FIELD, "size": len(clusters)}, "aggs": {"top": {"top_hits": top}}}
-        },
-    }
+    query = copy.deepcopy(body.get("query") or {"match_all": {}})
+    stories: dict[str, Any] = {"terms": {"field": FOLD_FIELD, "size": len(clusters)}}
+    if versions:
+        top: dict[str, Any] = {"size": versions + 1}
+        for key in ("sort", "_source", "highlight"):
+            if key in body:
+                top[key] = copy.deepcopy(body[key])
+        stories["aggs"] = {"top": {"top_hits": top}}
+        where: dict[str, Any] = {"bool": {"must": [query], "filter": filters}}
+    else:
+        where = {"bool": {"filter": [query, *filters]}}
+    search = {"size": 0, "track_total_hits": False, "query": where, "aggs": {"stories": stories}}
     if "timeout" in body:
         search["timeout"] = body["timeout"]
     res = client.search(index=index, body=search)
@@ -154,7 +156,8 @@ def _attach_versions(
         bucket = found.get(_cluster(h))
         if bucket is None:
             continue  # a document not folded: it has its own inner hits already
-        inner = {"total": {"value": int(bucket["doc_count"]), "relation": "eq"}, "hits": bucket["top"]["hits"]["hits"]}
+        shown = bucket["top"]["hits"]["hits"] if versions else []
+        inner = {"total": {"value": int(bucket["doc_count"]), "relation": "eq"}, "hits": shown}
         h.setdefault("inner_hits", {})[VERSIONS_NAME] = {"hits": inner}
 
 

@@ -167,6 +167,10 @@ def test_versions_on_demand_are_those_fold_search_would_have_given(es, settings,
     page_only = fold_search(es, body, index=host, versions=0)
     bare = {s["hit"]["_id"]: s for s in folded_hits(page_only)}
     assert bare.keys() == full.keys() and all(s["versions"] == [] for s in bare.values())
+    # the page still says how many other versions match (issue 36: it said 0 for every story)
+    assert {i: s["other_versions_matching"] for i, s in bare.items()} == {
+        i: s["other_versions_matching"] for i, s in full.items()}
+    assert sorted(s["other_versions_matching"] for s in bare.values()) == [0, 0, 2]
     hits = {h["_id"]: h for h in page_only["hits"]["hits"]}
     story_a = next(i for i in hits if i.startswith("a-"))
     opened = fold_versions(es, body, [hits[story_a]], index=host, versions=3)
