@@ -17,7 +17,14 @@ from newsfold.plugin.errors import (
     item_refusal,
     refusals_as_server_errors,
 )
-from newsfold.plugin.search.queries import ALL_VERSIONS_KEY, FOLD_FIELD, UNFOLDED_AGG, VERSIONS_NAME, fold_query
+from newsfold.plugin.search.queries import (
+    ALL_VERSIONS_KEY,
+    FOLD_FIELD,
+    UNFOLDED_AGG,
+    VERSIONS_NAME,
+    fold_query,
+    story_count,
+)
 
 
 @refusals_as_server_errors("folded search")
@@ -39,7 +46,10 @@ def fold_search(
             highlight and aggregations; not ``collapse``, ``search_after``,
             ``scroll`` or ``rescore``).
         index: the index or alias to search.
-        versions: other versions per story (see ``fold_query``).
+        versions: other versions per story (see ``fold_query``). With 0 the
+            hits still carry how many other versions match (one small
+            counting search, skipped when the first search shows one
+            matching version per story).
         count_all: also count every story's versions in the whole index,
             matching the body or not (one more search, a ``terms``
             aggregation on the stories of the page): ``folded_hits`` then
@@ -70,7 +80,10 @@ def fold_search(
             ) from exc
         raise
     out = _merge_unfolded(client, body, index, folded, first)
-    _attach_versions(client, body, index, out["hits"]["hits"], versions)  # checked above; 0: the counts alone
+    if versions or not _one_version_each(body, first):
+        _attach_versions(client, body, index, out["hits"]["hits"], versions)  # checked above; 0: the counts alone
+    else:
+        _attach_single_versions(out["hits"]["hits"])
     if count_all:
         _count_all_versions(client, index, out["hits"]["hits"])
     return out
@@ -159,6 +172,24 @@ def _attach_versions(
         shown = bucket["top"]["hits"]["hits"] if versions else []
         inner = {"total": {"value": int(bucket["doc_count"]), "relation": "eq"}, "hits": shown}
         h.setdefault("inner_hits", {})[VERSIONS_NAME] = {"hits": inner}
+
+
+def _one_version_each(body: dict[str, Any], first: ObjectApiResponse[Any]) -> bool:
+    """Whether the first response proves that every matching story has one matching version: its documents are
+    as many as its stories. (The story count never counts too many: two stories may share a hash, never one story
+    counted twice. A ``post_filter`` makes the counts disagree, since aggregations run before it.)"""
+    total = first["hits"].get("total") or {}
+    if body.get("post_filter") or not isinstance(total, dict) or total.get("relation") != "eq":
+        return False
+    return story_count(first.body) == int(total.get("value", -1))
+
+
+def _attach_single_versions(hits: list[dict[str, Any]]) -> None:
+    """Every folded hit's story has no other matching version (:func:`_one_version_each`)."""
+    for h in hits:
+        if _cluster(h):
+            h.setdefault("inner_hits", {})[VERSIONS_NAME] = {"hits": {"total": {"value": 1, "relation": "eq"},
+                                                                       "hits": []}}  # fmt: skip
 
 
 def _cluster(hit: dict[str, Any]) -> str | None:

@@ -187,6 +187,40 @@ def test_versions_on_demand_are_those_fold_search_would_have_given(es, settings,
             fold_versions(es, body, kwargs.pop("hits"), index=host, **kwargs)
 
 
+def test_a_page_whose_stories_have_one_matching_version_each_costs_one_search(es, settings, host):
+    """fold_search(versions=0) counts the versions of a page's stories with a second search, unless the first one
+    proves each story has a single matching version (as many documents as stories); a post_filter disproves it."""
+    texts = {"a": story(31), "b": story(32)}
+    for n in range(2):
+        _put(es, host, f"a-{n}", texts["a"], headline="quay" if n else "quay wall", section=f"s{n}")
+    _put(es, host, "b-0", texts["b"], headline="quay lights")
+    signed = [sign_text("\n\n".join(texts[i[0]]), page_id=i, settings=settings) for i in ("a-0", "a-1", "b-0")]
+    ingest(signed, client=es, settings=settings, index=host)
+    es.indices.refresh(index=host)
+    searches = []
+    sent = es.transport.perform_request
+
+    def counting(method, path, **kwargs):
+        searches.append(path.split("?")[0])
+        return sent(method, path, **kwargs)
+
+    es.transport.perform_request = counting
+    try:
+        for query, post, expected, requests in (
+            ({"match": {"headline": "wall lights"}}, None, {"a-0": 0, "b-0": 0}, 1),  # one version each
+            ({"match": {"headline": "quay"}}, None, {"a": 1, "b-0": 0}, 2),  # story a: both versions match
+            ({"match": {"headline": "wall lights"}}, {"term": {"section": "s0"}}, {"a-0": 0}, 2),
+        ):
+            searches.clear()
+            body = {"query": query, "size": 10, **({"post_filter": post} if post else {})}
+            got = {s["hit"]["_id"]: s["other_versions_matching"] for s in folded_hits(
+                fold_search(es, body, index=host, versions=0))}  # fmt: skip
+            got = {("a" if i.startswith("a-") and "a" in expected else i): n for i, n in got.items()}
+            assert (got, len(searches)) == (expected, requests), query
+    finally:
+        es.transport.perform_request = sent
+
+
 def test_versions_in_a_host_index_say_what_they_hold_and_add(es, settings, host):
     text = story(8, sentences=16)
     local = ("The Harbour Gazette asked the operator whether the night ferry would keep its Sunday crossings "
