@@ -5,7 +5,7 @@ lookup on band keys, realtime GETs, and bulk writes. The design for
 concurrency under near-real-time search is in ``docs/concurrency.md``:
 
 1. pages of one batch are compared with each other in memory;
-2. each page is looked up by its band keys (``bool.should`` of term queries);
+2. each page is looked up by its band keys (a ``terms_set`` query);
 3. candidates are verified from their stored signatures (steps 2 and 3 are
    ``plugin.fold.candidates``), clusters decided (``plugin.fold.cluster``);
 4. the batch is written with ``refresh=wait_for``, so when the bulk returns

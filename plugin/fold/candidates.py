@@ -1,7 +1,7 @@
 """A batch's candidates and its verified copies: the band-key lookup, then the pairs that verify.
 
 Steps 2 and 3 of the batch protocol (``plugin.fold.batch``): each page is
-looked up by its band keys (``bool.should`` of term queries, one ``msearch``
+looked up by its band keys (a ``terms_set`` query, one ``msearch``
 for the batch); its candidates, the batch's other pages that share enough
 band keys with it, and its editors' must-link partners are verified from
 their signatures (``plugin.fold.cluster.verify``). The edges found are what
@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from elasticsearch import BadRequestError
 
 from newsfold.plugin.errors import item_refusal
 from newsfold.plugin.fold import lookups
@@ -51,6 +54,47 @@ def lookup(
     if not pages:
         return {}
     own = exclude_clusters or {}
+    responses = None
+    if client not in _REFUSE_TERMS_SET:
+        try:
+            responses = _msearch(pages, client=client, settings=settings, exclude_clusters=own, indices=indices,
+                                 shape="terms_set")  # fmt: skip
+        except BadRequestError as exc:
+            if not _refuses_terms_set(str(exc)):
+                raise
+        if responses is None or any("error" in r and _refuses_terms_set(str(r["error"])) for r in responses):
+            # a server without terms_set's constant minimum_should_match (the stand-in): one clause per key now on
+            _REFUSE_TERMS_SET.add(client)
+            responses = None
+    if responses is None:
+        responses = _msearch(pages, client=client, settings=settings, exclude_clusters=own, indices=indices,
+                             shape="bool")  # fmt: skip
+    out: dict[str, list[Candidate]] = {}
+    for p, res in zip(pages, responses, strict=True):
+        if "error" in res:
+            raise item_refusal(f"band lookup failed for {p.page_id}", res)
+        out[p.page_id] = [c for c in map(read_candidate, res["hits"]["hits"]) if c is not None]
+    return out
+
+
+#: clients whose server refused the ``terms_set`` lookup (their lookups send one ``bool`` clause per key)
+_REFUSE_TERMS_SET: weakref.WeakSet[Elasticsearch] = weakref.WeakSet()
+
+
+def _refuses_terms_set(error: str) -> bool:
+    return "terms_set" in error and "minimum_should_match" in error
+
+
+def _msearch(
+    pages: list[SignedPage],
+    *,
+    client: Elasticsearch,
+    settings: Settings,
+    exclude_clusters: Mapping[str, str | None],
+    indices: Sequence[str] | None,
+    shape: str,
+) -> list[dict[str, Any]]:
+    """The band lookups of ``pages`` in one ``msearch``, asked again while a shard or a new index is not ready."""
     target = ",".join(indices) if indices else settings.index
     searches: list[dict[str, Any]] = []
     for p in pages:
@@ -61,11 +105,12 @@ def lookup(
                 size=MAX_CANDIDATES,
                 exclude_ids=[p.page_id],
                 min_bands=settings.min_bands,
-                exclude_cluster=own.get(p.page_id),
+                exclude_cluster=exclude_clusters.get(p.page_id),
+                shape=shape,
             )
         )
     for wait in (*SHARD_WAITS, None):
-        responses = client.msearch(searches=searches)["responses"]
+        responses: list[dict[str, Any]] = client.msearch(searches=searches)["responses"]
         # named indices were listed behind the alias a moment ago: one the node does not know is new (a rollover's)
         if wait is None or not any(no_shard(r) or (indices and not_known_yet(r)) for r in responses):
             break
@@ -73,12 +118,7 @@ def lookup(
         log.info("band lookup in %s found no active shard (or no index yet); waiting %.1f s", settings.index, wait)
         wait_until_active(client, settings.index)
         time.sleep(wait)
-    out: dict[str, list[Candidate]] = {}
-    for p, res in zip(pages, responses, strict=True):
-        if "error" in res:
-            raise item_refusal(f"band lookup failed for {p.page_id}", res)
-        out[p.page_id] = [c for c in map(read_candidate, res["hits"]["hits"]) if c is not None]
-    return out
+    return responses
 
 
 def verified_edges(

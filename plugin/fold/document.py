@@ -39,7 +39,7 @@ FOLD = "newsfold"
 #: the fold fields (inside ``newsfold``) and their Elasticsearch mapping
 FOLD_FIELDS: dict[str, dict[str, Any]] = {
     "cluster_id": {"type": "keyword"},
-    "band_keys": {"type": "keyword", "doc_values": False},
+    "band_keys": {"type": "keyword", "doc_values": False, "similarity": "boolean"},  # a lookup scores shared keys
     "signature": {"type": "binary"},
     "shingle_count": {"type": "integer"},
     "token_count": {"type": "integer"},

@@ -10,18 +10,27 @@ from newsfold.plugin.urls import normalize_url, site_of
 
 
 def test_band_lookup_counts_matching_bands():
-    body = lookups.band_lookup(["0:aa", "1:bb"], size=5, exclude_ids=["me"])
-    assert body["query"]["bool"]["minimum_should_match"] == 1
-    term = {"term": {"newsfold.band_keys": "1:bb"}}
-    assert body["query"]["bool"]["should"][1] == {"constant_score": {"filter": term}}
+    body = lookups.band_lookup(["0:aa", "1:bb"], size=5, exclude_ids=["me"], min_bands=2)
+    match = {"terms_set": {"newsfold.band_keys": {"terms": ["0:aa", "1:bb"], "minimum_should_match": 2}}}
+    assert body["query"]["bool"]["must"] == [match]
     assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}]
     assert body["size"] == 5
+    assert lookups.band_lookup(["0:aa"], min_bands=1)["query"] == {
+        "terms_set": {"newsfold.band_keys": {"terms": ["0:aa"], "minimum_should_match": 1}}
+    }
+    # the same lookup for a server without terms_set's constant minimum_should_match: one clause per key
+    (inner,) = lookups.band_lookup(["0:aa", "1:bb"], exclude_ids=["me"], min_bands=2, shape="bool")["query"]["bool"][
+        "must"]  # fmt: skip
+    assert inner["bool"]["minimum_should_match"] == 2
+    assert inner["bool"]["should"][1] == {"constant_score": {"filter": {"term": {"newsfold.band_keys": "1:bb"}}}}
+    with pytest.raises(ValueError, match="shape"):
+        lookups.band_lookup(["0:aa"], shape="fuzzy")
 
 
 def test_band_lookup_can_leave_out_one_cluster():
     body = lookups.band_lookup(["0:aa"], exclude_ids=["me"], exclude_cluster="c7")
     assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}, {"term": {"newsfold.cluster_id": "c7"}}]
-    assert "must_not" not in lookups.band_lookup(["0:aa"])["query"]["bool"]
+    assert "bool" not in lookups.band_lookup(["0:aa"])["query"]
 
 
 def test_collapsed_search_collapses_and_counts_stories():
