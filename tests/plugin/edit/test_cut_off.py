@@ -1,0 +1,205 @@
+"""Issue 39: a correction or an undo cut off by a failed request is finished by one retry, whatever request failed.
+
+Each scenario runs once uninterrupted, counting its client's requests. Then, for every N, the same scenario
+runs on pages of its own (a prefix and texts of their own, in the same index) with a transport whose Nth
+request raises a ConnectionError (the real client, a real server behind it), and is retried once: by the
+same call again, or by ``reapply_corrections``. The pages' clusters, flags and origins and the log must then
+equal the uninterrupted run's.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from elasticsearch import ConnectionError as EsConnectionError
+
+from newsfold.plugin.client import build_client
+from newsfold.plugin.edit.correction_log import Correction
+from newsfold.plugin.edit.corrections import (
+    mark_not_duplicates,
+    merge_clusters,
+    reapply_corrections,
+    set_representative,
+    split_page,
+)
+from newsfold.plugin.edit.undo import undo_correction
+from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.fold.index import corrections_index
+from newsfold.plugin.fold.store import current_labels
+from tests.pages import signed_page, story
+
+ED = "editor@example.test"
+FOLD_KEPT = ("cluster_id", "representative", "origin_wire", "origin_site", "origin_id")
+
+
+class FailingTransport:
+    """Counts the requests of one client and raises a ConnectionError instead of sending the ``fail_at``-th."""
+
+    def __init__(self, client) -> None:
+        self.transport = client.transport
+        self.real = self.transport.perform_request
+        self.sent = 0
+        self.fail_at: int | None = None
+        self.failed = False
+        self.transport.perform_request = self._perform
+
+    def arm(self, fail_at: int | None) -> None:
+        self.sent, self.fail_at, self.failed = 0, fail_at, False
+
+    def _perform(self, *args, **kwargs):
+        self.sent += 1
+        if self.sent == self.fail_at:
+            self.failed = True
+            raise EsConnectionError("injected: the connection to Elasticsearch was lost")
+        return self.real(*args, **kwargs)
+
+
+@dataclass
+class Trial:
+    """One run of a scenario on pages of its own: ``p(name)`` is the page id ``name`` gets in this run."""
+
+    prefix: str
+    seed: int
+    es: Any
+    settings: Any
+    made: dict[str, Correction]
+
+    def p(self, name: str) -> str:
+        return f"{self.prefix}{name}"
+
+    def ingest(self, story_no: int, names: list[str], title: str) -> None:
+        paras = story(self.seed + story_no)
+        pages = [signed_page(self.settings, self.p(n), f"{title} ({self.p(n)})", paras) for n in names]
+        ingest(pages, client=self.es, settings=self.settings)
+
+    def label(self, name: str) -> str:
+        return current_labels([self.p(name)], client=self.es, settings=self.settings)[self.p(name)]
+
+
+def _copies(t: Trial) -> None:
+    t.ingest(0, ["a", "b", "c", "d"], "Storm closes harbour")
+
+
+def _two_stories(t: Trial) -> None:
+    t.ingest(0, ["x1", "x2"], "Budget passes")
+    t.ingest(1, ["y1", "y2"], "Storm closes harbour")
+    # an earlier cannot-link between the two stories, which the merge releases (and marks superseded)
+    mark_not_duplicates(t.p("x2"), t.p("y2"), user=ED, client=t.es, settings=t.settings)
+    t.made.update(x=t.label("x1"), y=t.label("y1"))  # a repeated merge names the clusters the first one named
+
+
+def _two_choices(t: Trial) -> None:
+    _copies(t)
+    set_representative(t.p("a"), user=ED, client=t.es, settings=t.settings)  # overridden by the second choice
+
+
+# the four corrections (on ``client``, the failing one), each after its setup
+def _split(t: Trial, client) -> Correction:
+    return split_page(t.p("a"), user=ED, client=client, settings=t.settings)
+
+
+def _merge(t: Trial, client) -> Correction:
+    return merge_clusters(t.made["x"], t.made["y"], user=ED, client=client, settings=t.settings)
+
+
+def _not_duplicates(t: Trial, client) -> Correction:
+    return mark_not_duplicates(t.p("a"), t.p("c"), user=ED, client=client, settings=t.settings)
+
+
+def _representative(t: Trial, client) -> Correction:
+    return set_representative(t.p("b"), user=ED, client=client, settings=t.settings)
+
+
+KINDS: dict[str, tuple[Callable[[Trial], None], Callable[[Trial, Any], Correction]]] = {
+    "split": (_copies, _split),
+    "merge": (_two_stories, _merge),
+    "not_duplicates": (_copies, _not_duplicates),
+    "representative": (_two_choices, _representative),
+}
+
+
+def _scenario(kind: str, undo: bool) -> tuple[Callable[[Trial], None], Callable[[Trial, Any], Any]]:
+    """The setup and the call a fault cuts off: the correction itself, or its undo after it."""
+    setup, correct = KINDS[kind]
+    if not undo:
+        return setup, correct
+
+    def setup_and_correct(t: Trial) -> None:
+        setup(t)
+        t.made["target"] = correct(t, t.es)
+
+    def undo_it(t: Trial, client):
+        return undo_correction(t.made["target"].id, user=ED, client=client, settings=t.settings)
+
+    return setup_and_correct, undo_it
+
+
+def _state(t: Trial, names: list[str]) -> dict[str, Any]:
+    """The trial's pages (cluster, flag, origin) and its log, its own prefix and correction ids taken out."""
+    ids = [t.p(n) for n in names]
+    docs = t.es.mget(index=t.settings.index, ids=ids)["docs"]
+    pages = {d["_id"]: {k: d["_source"]["newsfold"].get(k) for k in FOLD_KEPT} for d in docs if d["found"]}
+    t.es.indices.refresh(index=corrections_index(t.settings))
+    body = {"query": {"terms": {"touches": ids}}, "size": 100, "sort": [{"at": "asc"}, {"id": "asc"}]}
+    log = [h["_source"] for h in t.es.search(index=corrections_index(t.settings), **body)["hits"]["hits"]]
+    order = {c["id"]: f"#{n}" for n, c in enumerate(log)}
+    entries = []
+    for c in log:
+        c = {k: v for k, v in c.items() if k not in ("id", "at")}
+        c["superseded_by"] = sorted(order.get(i, "?") for i in c.get("superseded_by") or [])
+        if c.get("undoes"):
+            c["undoes"] = order.get(c["undoes"], "?")
+        c["pending"] = bool(c.get("pending"))
+        entries.append(c)
+    return json.loads(json.dumps({"pages": pages, "log": entries}).replace(t.prefix, ""))
+
+
+NAMES = ["a", "b", "c", "d", "x1", "x2", "y1", "y2"]
+SEEDS = itertools.count(7_000, 10)
+
+
+@pytest.mark.parametrize("undo", [False, True], ids=["correction", "undo"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_correction_cut_off_at_any_request_is_finished_by_one_retry(es, settings, kind, undo):
+    """Fails before the fix: an undo was logged before its pages moved, and cut off there it could not be finished
+    ("undone already"; reapply_corrections changed nothing); a merge or split cut off was logged twice."""
+    setup, call = _scenario(kind, undo)
+    client = build_client(settings)
+    faults = FailingTransport(client)
+
+    def trial(name: str) -> Trial:
+        t = Trial(f"{name}-", next(SEEDS), es, settings, {})
+        setup(t)
+        return t
+
+    base = trial("base")
+    faults.arm(None)
+    call(base, client)
+    requests = faults.sent
+    expected = _state(base, NAMES)
+    assert not any(c["pending"] for c in expected["log"])
+    assert requests > 5
+
+    for fail_at, retry in itertools.product(range(1, requests + 1), ("repeat", "reapply")):
+        t = trial(f"f{fail_at}{retry[:3]}")
+        since = dt.datetime.now(dt.UTC).isoformat()
+        faults.arm(fail_at)
+        with pytest.raises(EsConnectionError):
+            call(t, client)
+        assert faults.failed
+        cut = _state(t, NAMES)["log"][len(expected["log"]) - 1 :]
+        # the failure left either nothing of the call in the log, or its entry pending
+        assert cut == [] or (len(cut) == 1 and cut[0]["pending"]), (fail_at, cut)
+        faults.arm(None)
+        if retry == "reapply" and cut:
+            reapply_corrections(client=client, settings=settings, since=since)
+        else:
+            call(t, client)
+        assert _state(t, NAMES) == expected, f"cut off at request {fail_at} of {requests}, retried by {retry}"
+    client.close()
