@@ -287,10 +287,13 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
 
 
 def _undone_by(correction_ids: list[str]) -> dict[str, str]:
-    """Which of some corrections were undone, and by which undo (one search of the log)."""
+    """Which of some corrections were undone, and by which undo (one search of the log).
+
+    An undo that is not finished (cut off, ``pending``) leaves its correction's Undo button, which finishes it.
+    """
     if not correction_ids:
         return {}
-    body: dict[str, Any] = {"query": {"terms": {"undoes": correction_ids}}, "size": len(correction_ids),
-                            "_source": ["id", "undoes"]}  # fmt: skip
+    query = {"bool": {"filter": [{"terms": {"undoes": correction_ids}}], "must_not": [{"term": {"pending": True}}]}}
+    body: dict[str, Any] = {"query": query, "size": len(correction_ids), "_source": ["id", "undoes"]}
     res = get_es().search(index=corrections_index(get_settings()), ignore_unavailable=True, **body)
     return {hit["_source"]["undoes"]: hit["_source"]["id"] for hit in res["hits"]["hits"]}

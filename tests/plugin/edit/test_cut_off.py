@@ -32,32 +32,11 @@ from newsfold.plugin.edit.undo import undo_correction
 from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.store import current_labels
+from tests.failing_transport import FailingTransport
 from tests.pages import signed_page, story
 
 ED = "editor@example.test"
 FOLD_KEPT = ("cluster_id", "representative", "origin_wire", "origin_site", "origin_id")
-
-
-class FailingTransport:
-    """Counts the requests of one client and raises a ConnectionError instead of sending the ``fail_at``-th."""
-
-    def __init__(self, client) -> None:
-        self.transport = client.transport
-        self.real = self.transport.perform_request
-        self.sent = 0
-        self.fail_at: int | None = None
-        self.failed = False
-        self.transport.perform_request = self._perform
-
-    def arm(self, fail_at: int | None) -> None:
-        self.sent, self.fail_at, self.failed = 0, fail_at, False
-
-    def _perform(self, *args, **kwargs):
-        self.sent += 1
-        if self.sent == self.fail_at:
-            self.failed = True
-            raise EsConnectionError("injected: the connection to Elasticsearch was lost")
-        return self.real(*args, **kwargs)
 
 
 @dataclass
