@@ -58,6 +58,7 @@ from newsfold.plugin.settings import Settings
 __all__ = [
     "Correction",
     "CorrectionError",
+    "cut_off_correction",
     "list_corrections",
     "mark_not_duplicates",
     "merge_clusters",
@@ -76,8 +77,14 @@ def _labels(page_ids: list[str], *, client: Elasticsearch, settings: Settings) -
     return labels
 
 
-def _pending(kind: str, *, client: Elasticsearch, settings: Settings, **named: list[str]) -> Correction | None:
-    """A correction of ``kind`` naming the same pages (or clusters) that was logged but not finished."""
+def cut_off_correction(
+    kind: str, *, client: Elasticsearch, settings: Settings, **named: list[str]
+) -> Correction | None:
+    """A correction of ``kind`` naming the same ``pages`` (or ``clusters``) that was logged but not finished.
+
+    The same call again finishes it; a caller that checks a request against the clusters first (the web's
+    forms) asks here, since the cut-off correction may have moved the pages already.
+    """
     for correction in pending_corrections(client=client, settings=settings, kind=kind):
         if all(sorted(getattr(correction, name)) == sorted(values) for name, values in named.items()):
             return correction
@@ -112,7 +119,7 @@ def split_page(
             missing user, or a cluster too large to recluster.
     """
     page_id, user, note = check_page_id(page_id), check_user(user), check_note(note)
-    cut_off = _pending("split", client=client, settings=settings, pages=[page_id])
+    cut_off = cut_off_correction("split", client=client, settings=settings, pages=[page_id])
     if cut_off is not None:
         return finish(cut_off, client=client, settings=settings)
     cluster = _labels([page_id], client=client, settings=settings)[page_id]
@@ -156,7 +163,7 @@ def merge_clusters(
     user, note = check_user(user), check_note(note)
     if a == b:
         raise CorrectionError(f"clusters {a!r} and {b!r} are the same cluster")
-    cut_off = _pending("merge", client=client, settings=settings, clusters=[a, b])
+    cut_off = cut_off_correction("merge", client=client, settings=settings, clusters=[a, b])
     if cut_off is not None:
         return finish(cut_off, client=client, settings=settings)
     members = cluster_page_ids([a, b], client=client, settings=settings)
@@ -199,7 +206,7 @@ def mark_not_duplicates(
     user, note = check_user(user), check_note(note)
     if a == b:
         raise CorrectionError(f"page {a!r} cannot be marked as not a duplicate of itself")
-    cut_off = _pending("not_duplicates", client=client, settings=settings, pages=[a, b])
+    cut_off = cut_off_correction("not_duplicates", client=client, settings=settings, pages=[a, b])
     if cut_off is not None:
         return finish(cut_off, client=client, settings=settings)
     labels = _labels([a, b], client=client, settings=settings)
@@ -235,7 +242,7 @@ def set_representative(
         CorrectionError: unknown page or a missing user.
     """
     page_id, user, note = check_page_id(page_id), check_user(user), check_note(note)
-    cut_off = _pending("representative", client=client, settings=settings, pages=[page_id])
+    cut_off = cut_off_correction("representative", client=client, settings=settings, pages=[page_id])
     if cut_off is not None:
         return finish(cut_off, client=client, settings=settings)
     cluster = _labels([page_id], client=client, settings=settings)[page_id]

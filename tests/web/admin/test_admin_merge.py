@@ -10,7 +10,7 @@ from elasticsearch import ConnectionError as EsConnectionError
 
 from newsfold.plugin.client import build_client
 from newsfold.plugin.edit.correction_log import list_corrections
-from newsfold.plugin.edit.corrections import merge_clusters
+from newsfold.plugin.edit.corrections import merge_clusters, split_page
 from newsfold.plugin.edit.undo import undo_correction
 from tests.failing_transport import FailingTransport
 from tests.web.admin.helpers import BEARER, cluster_of, html_of, post_form
@@ -117,3 +117,28 @@ def test_an_undo_cut_off_is_shown_not_finished_and_its_undo_button_finishes_it(c
     html = html_of(client.get("/admin/corrections"))
     assert 'data-testid="pending"' not in html and 'data-testid="undone-by"' in html
     assert re.findall(r'data-kind="([^"]+)"', html) == ["undo", "merge"]  # the undo is logged once
+
+
+def test_a_split_cut_off_after_its_page_moved_is_finished_by_the_same_request(make_app, admin_settings, corpus, es,
+                                                                               settings):  # fmt: skip
+    """Fails before the fix: the request made again was refused (409, the page is not in that cluster any more)
+    while the split stayed half applied; now it finishes the logged split and logs nothing new."""
+    a = corpus["a"]
+    faulty = build_client(settings)
+    faults = FailingTransport(faulty)
+    for fail_at in itertools.count(1):  # cut the split off later each time, until its page has moved
+        faults.arm(fail_at)
+        with pytest.raises(EsConnectionError):
+            split_page("a3", user="admin", client=faulty, settings=settings)
+        if cluster_of(es, settings, "a3") != a:
+            break
+    faulty.close()
+    (cut,) = list_corrections(client=es, settings=settings)[1]
+    assert cut.pending and cluster_of(es, settings, "a1") == a
+    api = make_app(admin_settings).test_client()
+    res = api.post(f"/api/clusters/{a}/split", json={"page_id": "a3"}, headers=BEARER)
+    assert res.status_code == 200, res.get_json()
+    assert res.get_json()["correction"]["id"] == cut.id and "pending" not in res.get_json()["correction"]
+    total, (done,) = list_corrections(client=es, settings=settings)
+    assert total == 1 and not done.pending
+    assert cluster_of(es, settings, "a3") != cluster_of(es, settings, "a1") == a
