@@ -29,6 +29,8 @@ and returns the logged :class:`Correction`.
 
 from __future__ import annotations
 
+import logging
+
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.edit.correction_log import (
@@ -46,7 +48,7 @@ from newsfold.plugin.edit.correction_log import (
 )
 from newsfold.plugin.edit.effects import finish, set_flags
 from newsfold.plugin.edit.undo import finish_undo
-from newsfold.plugin.errors import refusals_as_server_errors
+from newsfold.plugin.errors import InputError, refusals_as_server_errors
 from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.cluster import merge_survivor, pair
 from newsfold.plugin.fold.constraints import load_constraints
@@ -54,6 +56,8 @@ from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.regroup import MAX_RECLUSTER_PAGES, recluster, relabel
 from newsfold.plugin.fold.store import cluster_page_ids, current_labels
 from newsfold.plugin.settings import Settings
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Correction",
@@ -280,10 +284,14 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
     """
     changed = 0
     for cut_off in pending_corrections(client=client, settings=settings):
-        if cut_off.kind == UNDO:
-            finish_undo(cut_off, client=client, settings=settings)
-        else:
-            finish(cut_off, client=client, settings=settings)
+        try:
+            if cut_off.kind == UNDO:
+                finish_undo(cut_off, client=client, settings=settings)
+            else:
+                finish(cut_off, client=client, settings=settings)
+        except InputError as exc:  # e.g. its cluster grew too large to recluster: the others are still finished
+            log.warning("correction %s stays pending: %s", cut_off.id, exc)
+            continue
         changed += 1
     touched: set[str] = set()
     after = None
@@ -299,7 +307,11 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
         return changed
     rules = load_constraints(touched, client=client, settings=settings)
     for cluster_id in sorted(rules.split_clusters()):
-        recluster(cluster_id, client=client, settings=settings)
+        try:
+            recluster(cluster_id, client=client, settings=settings)
+        except InputError as exc:  # too large to recluster: as on the ingest path, the rest goes on
+            log.warning("cluster %s holds a cannot-link pair but was not split again: %s", cluster_id, exc)
+            continue
         changed += 1
     for a, b in rules.must_link:  # latest first, as ingest applies them
         labels = current_labels([a, b], client=client, settings=settings)

@@ -125,9 +125,10 @@ def _state(t: Trial, names: list[str]) -> dict[str, Any]:
     ids = [t.p(n) for n in names]
     docs = t.es.mget(index=t.settings.index, ids=ids)["docs"]
     pages = {d["_id"]: {k: d["_source"]["newsfold"].get(k) for k in FOLD_KEPT} for d in docs if d["found"]}
-    t.es.indices.refresh(index=corrections_index(t.settings))
+    t.es.indices.refresh(index=corrections_index(t.settings), ignore_unavailable=True)
     body = {"query": {"terms": {"touches": ids}}, "size": 100, "sort": [{"at": "asc"}, {"id": "asc"}]}
-    log = [h["_source"] for h in t.es.search(index=corrections_index(t.settings), **body)["hits"]["hits"]]
+    hits = t.es.search(index=corrections_index(t.settings), ignore_unavailable=True, **body)["hits"]["hits"]
+    log = [h["_source"] for h in hits]
     order = {c["id"]: f"#{n}" for n, c in enumerate(log)}
     entries = []
     for c in log:
@@ -186,4 +187,38 @@ def test_a_correction_cut_off_at_any_request_is_finished_by_one_retry(es, settin
             call(t, client)
         way = f"retried by {retry}" + ("" if answered else ", the server applied it and its answer was lost")
         assert _state(t, NAMES) == expected, f"cut off at request {fail_at} of {requests}, {way}"
+    client.close()
+
+
+def _cut_off_once(call, faults, logged) -> None:
+    """Cut ``call`` off at the first request after which ``logged()`` holds (it is logged, not finished)."""
+    for fail_at in itertools.count(1):
+        faults.arm(fail_at)
+        with pytest.raises(EsConnectionError):
+            call()
+        if logged():
+            faults.arm(None)
+            return
+
+
+def test_reapply_finishes_the_other_pending_corrections_when_one_cannot_be_finished(es, settings, monkeypatch):
+    """A pending correction whose effect is refused (its cluster grew past the recluster limit) stays pending,
+    with a warning, and does not stop ``reapply_corrections`` (a reindex calls it) from finishing the others."""
+    t = Trial("lim-", next(SEEDS), es, settings, {})
+    _copies(t)
+    t.ingest(1, ["x1", "x2"], "Budget passes")
+    client = build_client(settings)
+    faults = FailingTransport(client)
+
+    def logged(count: int):
+        return lambda: len(_state(t, NAMES)["log"]) == count
+
+    _cut_off_once(lambda: _split(t, client), faults, logged(1))
+    _cut_off_once(lambda: set_representative(t.p("x2"), user=ED, client=client, settings=settings), faults, logged(2))
+    monkeypatch.setattr("newsfold.plugin.fold.regroup.MAX_RECLUSTER_PAGES", 2)  # the split's cluster is too large
+    assert reapply_corrections(client=client, settings=settings) >= 1
+    log = _state(t, NAMES)["log"]
+    assert [(c["kind"], c["pending"]) for c in log] == [("split", True), ("representative", False)]
+    assert {n: t.es.get(index=settings.index, id=t.p(n))["_source"]["newsfold"].get("representative")
+            for n in ("x1", "x2")} == {"x1": False, "x2": True}  # fmt: skip
     client.close()
