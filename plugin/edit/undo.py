@@ -157,9 +157,8 @@ def _restored_decisions(
     touched = set(target.touches())
     order = (target.at, target.id)
     docs = fetch_corrections(touched, client=client, settings=settings)
-    when = {id(d): (str(d.get("at") or ""), str(d.get("id") or "")) for d in docs}
-    earlier = decisions([d for d in docs if when[id(d)] < order], touched)
-    later = decisions([d for d in docs if order < when[id(d)] and (until is None or when[id(d)] < until)], touched)
+    earlier = decisions([d for d in docs if _order(d) < order], touched)
+    later = decisions([d for d in docs if order < _order(d) and (until is None or _order(d) < until)], touched)
     out: dict[str, list[Any]] = {
         "must_link": [], "cannot_link": [], "released": [], "representative": [], "not_representative": []
     }  # fmt: skip
@@ -174,6 +173,11 @@ def _restored_decisions(
         else:
             out["representative" if value is True else "not_representative"].append(key[1])
     return out, sorted(kept)
+
+
+def _order(doc: dict[str, Any]) -> tuple[str, str]:
+    """Where a stored correction stands in the log: its time, then its id."""
+    return str(doc.get("at") or ""), str(doc.get("id") or "")
 
 
 def _restored_pairs(undo: Correction) -> set[tuple[str, str]]:
