@@ -5,6 +5,13 @@ corrections index (``mappings/corrections.json``): who, when, what, and the
 page constraints it yields. The log is append-only; a later correction that
 overrides an earlier decision marks the earlier one ``superseded_by`` for
 the reader, while decisions themselves are read by ``plugin.fold.constraints``.
+
+A correction is logged ``pending`` before its effect on the clusters is
+applied, and marked done after (:func:`record_correction`,
+:func:`finish_correction`): its decisions are in force from the start, and a
+correction cut off between the two (a node restarting, a connection lost) is
+found again (:func:`pending_corrections`) and finished by repeating the call
+or by ``reapply_corrections``. Every effect is written to be applied again.
 """
 
 from __future__ import annotations
@@ -13,9 +20,9 @@ import datetime as dt
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from elasticsearch import ConflictError, Elasticsearch, NotFoundError
 
@@ -43,6 +50,10 @@ MAX_USER_CHARS = 200
 MAX_NOTE_CHARS = 2000
 MAX_LOG_SIZE = 1000
 MARK_ATTEMPTS = 5
+#: pending corrections read at once (a correction is pending only while its call runs, or after it was cut off)
+MAX_PENDING = 1000
+
+T = TypeVar("T")
 
 
 class CorrectionError(InputError):
@@ -76,6 +87,10 @@ class Correction:
     undoes: str | None = None  # an undo: the correction it undoes
     representative: list[str] = field(default_factory=list)  # an undo: pages made representative again
     before: dict[str, list[str]] = field(default_factory=dict)  # a merge: each cluster's pages before it
+    #: logged, its effect on the clusters not applied to the end yet (``finish_correction``)
+    pending: bool = False
+    #: an undo of a merge: the pages it moves back, from the merged story to the restored one
+    restore: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The correction as JSON-ready data (pairs as two-item lists)."""
@@ -94,6 +109,8 @@ class Correction:
             "superseded_by": list(self.superseded_by),
             **({"undoes": self.undoes, "representative": list(self.representative)} if self.kind == UNDO else {}),
             **({"before": {c: list(p) for c, p in self.before.items()}} if self.before else {}),
+            **({"restore": dict(self.restore)} if self.restore else {}),
+            **({"pending": True} if self.pending else {}),
         }
 
     def touches(self) -> list[str]:
@@ -130,6 +147,8 @@ class Correction:
             undoes=src.get("undoes"),
             representative=list(src.get("representative") or []),
             before={str(c): list(p) for c, p in (src.get("before") or {}).items()},
+            pending=bool(src.get("pending")),
+            restore=dict(src.get("restore") or {}),
         )
 
 
@@ -201,15 +220,12 @@ def new_correction(
 
 
 def record_correction(correction: Correction, *, client: Elasticsearch, settings: Settings) -> None:
-    """Write a correction (visible to searches on return) and mark the earlier ones it overrides."""
+    """Log a correction as pending (visible to searches on return); its decisions are in force from then on.
+
+    Then the caller applies its effect through :func:`finish_correction`.
+    """
     ensure_corrections_index(client, settings)
-    touched = correction.touches()
-    earlier = decisions(fetch_corrections(touched, client=client, settings=settings), set(touched))
-    overridden = set()
-    for key, (_, value, _) in decisions([correction.document()]).items():
-        prior = earlier.get(key)
-        if prior is not None and prior[1] != value:
-            overridden.add(prior[2])
+    correction.pending = True
     client.index(
         index=corrections_index(settings),
         id=correction.id,
@@ -217,8 +233,50 @@ def record_correction(correction: Correction, *, client: Elasticsearch, settings
         op_type="create",
         refresh="wait_for",
     )
+
+
+def finish_correction(
+    correction: Correction, apply: Callable[[], T], *, client: Elasticsearch, settings: Settings
+) -> T:
+    """Finish a logged correction: mark the earlier ones it overrides, apply its effect, mark it done.
+
+    Every step may be run again (after a failure, by the repeated call or by
+    ``reapply_corrections``): the marks are added once, the effect is written
+    as absolute values, and the done mark last.
+    """
+    touched = correction.touches()
+    order = (correction.at, correction.id)
+    docs = fetch_corrections(touched, client=client, settings=settings)
+    earlier = decisions([d for d in docs if (str(d.get("at") or ""), str(d.get("id") or "")) < order], set(touched))
+    overridden = set()
+    for key, (_, value, _) in decisions([correction.document()]).items():
+        prior = earlier.get(key)
+        if prior is not None and prior[1] != value:
+            overridden.add(prior[2])
     for old in sorted(overridden):
         _mark_superseded(old, correction.id, client=client, settings=settings)
+    result = apply()
+    if correction.pending:
+        client.update(index=corrections_index(settings), id=correction.id, doc={"pending": False},
+                      refresh="wait_for", retry_on_conflict=MARK_ATTEMPTS)  # fmt: skip
+        correction.pending = False
+    return result
+
+
+def pending_corrections(
+    *, client: Elasticsearch, settings: Settings, kind: str | None = None, undoes: str | None = None
+) -> list[Correction]:
+    """The corrections logged but not finished (oldest first), of one kind, or the undo of one correction.
+
+    A term query on ``pending`` (a corrections index older than the field answers none; so does a missing one).
+    """
+    filters: list[dict[str, Any]] = [{"term": {"pending": True}}]
+    filters += [{"term": {"kind": kind}}] if kind else []
+    filters += [{"term": {"undoes": undoes}}] if undoes else []
+    body: dict[str, Any] = {"query": {"bool": {"filter": filters}}, "size": MAX_PENDING,
+                            "sort": [{"at": "asc"}, {"id": "asc"}]}  # fmt: skip
+    hits = client.search(index=corrections_index(settings), ignore_unavailable=True, **body)["hits"]["hits"]
+    return [Correction.from_source(hit["_source"]) for hit in hits]
 
 
 def _mark_superseded(old_id: str, by: str, *, client: Elasticsearch, settings: Settings) -> None:

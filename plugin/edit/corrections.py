@@ -12,9 +12,12 @@ survive a reindex, where every page is ingested again and cluster ids change:
 
 For each pair (and each page's representative flag) the latest decision
 wins (``plugin.fold.constraints``). A correction takes effect before the call
-returns: it is written with ``refresh=wait_for``, then the cluster is split
-again (``plugin.fold.regroup.recluster``), relabelled or flagged, also with
-``refresh=wait_for``. Ingest honours the constraints for later pages
+returns: it is logged pending with ``refresh=wait_for``, then the cluster is
+split again (``plugin.fold.regroup.recluster``), relabelled or flagged, also
+with ``refresh=wait_for`` (``plugin.edit.effects``), then marked done. A call
+cut off in between is finished by the same call again (it finds the pending
+correction and applies its effect, logging nothing new) or by
+:func:`reapply_corrections`. Ingest honours the constraints for later pages
 (``plugin.fold.batch.prepare`` and ``plugin.fold.cluster.decide``). See
 ``docs/corrections.md``.
 
@@ -26,10 +29,13 @@ and returns the logged :class:`Correction`.
 
 from __future__ import annotations
 
+import logging
+
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.edit.correction_log import (
     MAX_LOG_SIZE,
+    UNDO,
     Correction,
     CorrectionError,
     check_note,
@@ -37,22 +43,26 @@ from newsfold.plugin.edit.correction_log import (
     check_user,
     list_corrections,
     new_correction,
+    pending_corrections,
     record_correction,
 )
-from newsfold.plugin.errors import refusals_as_server_errors
+from newsfold.plugin.edit.effects import finish, set_flags
+from newsfold.plugin.edit.undo import finish_undo
+from newsfold.plugin.errors import InputError, refusals_as_server_errors
 from newsfold.plugin.fold import lookups
 from newsfold.plugin.fold.cluster import merge_survivor, pair
 from newsfold.plugin.fold.constraints import load_constraints
-from newsfold.plugin.fold.document import fold_update
 from newsfold.plugin.fold.index import corrections_index
-from newsfold.plugin.fold.provenance import refresh_origins
 from newsfold.plugin.fold.regroup import MAX_RECLUSTER_PAGES, recluster, relabel
-from newsfold.plugin.fold.store import bulk_write, cluster_page_ids, current_labels
+from newsfold.plugin.fold.store import cluster_page_ids, current_labels
 from newsfold.plugin.settings import Settings
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Correction",
     "CorrectionError",
+    "cut_off_correction",
     "list_corrections",
     "mark_not_duplicates",
     "merge_clusters",
@@ -69,6 +79,20 @@ def _labels(page_ids: list[str], *, client: Elasticsearch, settings: Settings) -
         if pid not in labels:
             raise CorrectionError(f"unknown page {pid!r}")
     return labels
+
+
+def cut_off_correction(
+    kind: str, *, client: Elasticsearch, settings: Settings, **named: list[str]
+) -> Correction | None:
+    """A correction of ``kind`` naming the same ``pages`` (or ``clusters``) that was logged but not finished.
+
+    The same call again finishes it; a caller that checks a request against the clusters first (the web's
+    forms) asks here, since the cut-off correction may have moved the pages already.
+    """
+    for correction in pending_corrections(client=client, settings=settings, kind=kind):
+        if all(sorted(getattr(correction, name)) == sorted(values) for name, values in named.items()):
+            return correction
+    return None
 
 
 def _check_size(cluster_id: str, members: list[str]) -> None:
@@ -99,6 +123,9 @@ def split_page(
             missing user, or a cluster too large to recluster.
     """
     page_id, user, note = check_page_id(page_id), check_user(user), check_note(note)
+    cut_off = cut_off_correction("split", client=client, settings=settings, pages=[page_id])
+    if cut_off is not None:
+        return finish(cut_off, client=client, settings=settings)
     cluster = _labels([page_id], client=client, settings=settings)[page_id]
     members = cluster_page_ids([cluster], client=client, settings=settings)[cluster]
     others = sorted(m for m in members if m != page_id)
@@ -114,9 +141,7 @@ def split_page(
         cannot_link=[pair(page_id, m) for m in others],
     )
     record_correction(correction, client=client, settings=settings)
-    recluster(cluster, client=client, settings=settings)
-    _refresh_origins_of(members, client=client, settings=settings)
-    return correction
+    return finish(correction, client=client, settings=settings)
 
 
 @refusals_as_server_errors("merge_clusters")
@@ -142,6 +167,9 @@ def merge_clusters(
     user, note = check_user(user), check_note(note)
     if a == b:
         raise CorrectionError(f"clusters {a!r} and {b!r} are the same cluster")
+    cut_off = cut_off_correction("merge", client=client, settings=settings, clusters=[a, b])
+    if cut_off is not None:
+        return finish(cut_off, client=client, settings=settings)
     members = cluster_page_ids([a, b], client=client, settings=settings)
     for c in (a, b):
         if not members[c]:
@@ -161,10 +189,7 @@ def merge_clusters(
         before={c: sorted(members[c]) for c in (a, b)},  # what an undo restores (plugin.edit.undo)
     )
     record_correction(correction, client=client, settings=settings)
-    survivor, (loser,) = merge_survivor((a, b))
-    relabel(loser, survivor, client=client, settings=settings)
-    refresh_origins([survivor], client=client, settings=settings)
-    return correction
+    return finish(correction, client=client, settings=settings)
 
 
 @refusals_as_server_errors("mark_not_duplicates")
@@ -185,9 +210,14 @@ def mark_not_duplicates(
     user, note = check_user(user), check_note(note)
     if a == b:
         raise CorrectionError(f"page {a!r} cannot be marked as not a duplicate of itself")
+    cut_off = cut_off_correction("not_duplicates", client=client, settings=settings, pages=[a, b])
+    if cut_off is not None:
+        return finish(cut_off, client=client, settings=settings)
     labels = _labels([a, b], client=client, settings=settings)
+    before = {}
     if labels[a] == labels[b]:
-        _check_size(labels[a], cluster_page_ids([labels[a]], client=client, settings=settings)[labels[a]])
+        before = {labels[a]: sorted(cluster_page_ids([labels[a]], client=client, settings=settings)[labels[a]])}
+        _check_size(labels[a], before[labels[a]])
     correction = new_correction(
         "not_duplicates",
         user=user,
@@ -195,22 +225,10 @@ def mark_not_duplicates(
         pages=[a, b],
         clusters=list(dict.fromkeys([labels[a], labels[b]])),
         cannot_link=[pair(a, b)],
+        before=before,  # the shared cluster's pages: whose stories' origins the split decides again
     )
     record_correction(correction, client=client, settings=settings)
-    # read the labels again after the correction is visible: a concurrent merge is either seen here
-    # or sees the correction itself (plugin.fold.regroup.relabel checks before and after moving pages)
-    now = current_labels([a, b], client=client, settings=settings)
-    if now.get(a) is not None and now.get(a) == now.get(b):
-        members = cluster_page_ids([now[a]], client=client, settings=settings)[now[a]]
-        recluster(now[a], client=client, settings=settings)
-        _refresh_origins_of(members, client=client, settings=settings)
-    return correction
-
-
-def _refresh_origins_of(page_ids: list[str], *, client: Elasticsearch, settings: Settings) -> None:
-    """Decide again the origin of the stories some pages belong to now (after a split)."""
-    refresh_origins(sorted(set(current_labels(page_ids, client=client, settings=settings).values())),
-                    client=client, settings=settings)  # fmt: skip
+    return finish(correction, client=client, settings=settings)
 
 
 @refusals_as_server_errors("set_representative")
@@ -228,6 +246,9 @@ def set_representative(
         CorrectionError: unknown page or a missing user.
     """
     page_id, user, note = check_page_id(page_id), check_user(user), check_note(note)
+    cut_off = cut_off_correction("representative", client=client, settings=settings, pages=[page_id])
+    if cut_off is not None:
+        return finish(cut_off, client=client, settings=settings)
     cluster = _labels([page_id], client=client, settings=settings)[page_id]
     members = cluster_page_ids([cluster], client=client, settings=settings)[cluster]
     others = sorted(m for m in members if m != page_id)
@@ -235,24 +256,16 @@ def set_representative(
         "representative", user=user, note=note, pages=[page_id], clusters=[cluster], not_representative=others
     )
     record_correction(correction, client=client, settings=settings)
-    _set_flags({pid: pid == page_id for pid in [page_id, *others]}, client=client, settings=settings)
-    # the representative is the story's origin too (plugin.fold.origin_rule): an editor's word on provenance
-    refresh_origins([cluster], client=client, settings=settings, refresh="wait_for")
-    return correction
-
-
-def _set_flags(flags: dict[str, bool], *, client: Elasticsearch, settings: Settings) -> None:
-    """Write ``representative`` on pages with ``refresh=wait_for`` (a page deleted meanwhile is skipped)."""
-    actions = [
-        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(representative=flag)}
-        for pid, flag in sorted(flags.items())
-    ]
-    bulk_write(client, actions, settings=settings, refresh="wait_for", what="setting representative flags")
+    return finish(correction, client=client, settings=settings)
 
 
 @refusals_as_server_errors("reapply_corrections")
 def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str | None = None) -> int:
-    """Apply the corrections logged since ``since`` to the index behind ``settings.index`` again.
+    """Finish every correction left pending, then apply those logged since ``since`` to ``settings.index`` again.
+
+    A correction (or an undo) cut off after it was logged, by a failed
+    request or a node restarting, is pending: its effect is applied here
+    (oldest first) and it is marked done, whatever its time.
 
     For a reindex: pages the new index received before a correction was made
     (while the rebuild ran) did not see it. Call this after the alias swap
@@ -267,8 +280,19 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
         since: ISO 8601 time; None re-applies every correction.
 
     Returns:
-        How many clusters were split, merged or re-flagged.
+        How many pending corrections were finished, plus how many clusters were split, merged or re-flagged.
     """
+    changed = 0
+    for cut_off in pending_corrections(client=client, settings=settings):
+        try:
+            if cut_off.kind == UNDO:
+                finish_undo(cut_off, client=client, settings=settings)
+            else:
+                finish(cut_off, client=client, settings=settings)
+        except InputError as exc:  # e.g. its cluster grew too large to recluster: the others are still finished
+            log.warning("correction %s stays pending: %s", cut_off.id, exc)
+            continue
+        changed += 1
     touched: set[str] = set()
     after = None
     while True:
@@ -280,11 +304,14 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
             break
         after = hits[-1]["sort"]
     if not touched:
-        return 0
+        return changed
     rules = load_constraints(touched, client=client, settings=settings)
-    changed = 0
     for cluster_id in sorted(rules.split_clusters()):
-        recluster(cluster_id, client=client, settings=settings)
+        try:
+            recluster(cluster_id, client=client, settings=settings)
+        except InputError as exc:  # too large to recluster: as on the ingest path, the rest goes on
+            log.warning("cluster %s holds a cannot-link pair but was not split again: %s", cluster_id, exc)
+            continue
         changed += 1
     for a, b in rules.must_link:  # latest first, as ingest applies them
         labels = current_labels([a, b], client=client, settings=settings)
@@ -292,6 +319,6 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
             survivor, (loser,) = merge_survivor((labels[a], labels[b]))
             changed += bool(relabel(loser, survivor, client=client, settings=settings))
     if rules.representative:
-        _set_flags(dict(rules.representative), client=client, settings=settings)
+        set_flags(dict(rules.representative), client=client, settings=settings)
         changed += sum(rules.representative.values())
     return changed

@@ -3,14 +3,16 @@
 A merge relabels the pages of one story with the other's id (``plugin.fold.cluster.merge_survivor``
 decides which), so the old id names no page any more. The corrections log keeps the merge with one page
 of each story (its must-link pair); those pages' clusters now are where the old story went, after later
-merges too (a chain of merges is followed for free, since the pages carry the latest id).
+merges too (a chain of merges is followed for free, since the pages carry the latest id). A merge that was
+undone leads nowhere: the web answers its old address with a temporary redirect (307, ``no-store``), so a
+reader who followed it before the undo finds the story there again.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from newsfold.plugin.edit.correction_log import list_corrections
+from newsfold.plugin.edit.correction_log import UNDO, list_corrections
 from newsfold.plugin.fold.store import current_labels
 
 if TYPE_CHECKING:
@@ -35,7 +37,8 @@ def merged_into(cluster_id: str, *, client: Elasticsearch, settings: Settings) -
         settings: gives the index and the corrections index.
     """
     _, logged = list_corrections(client=client, settings=settings, cluster_id=cluster_id, size=MAX_MERGES)
-    merges = [c for c in logged if c.kind == "merge" and cluster_id in c.clusters]
+    undone = {c.undoes for c in logged if c.kind == UNDO}
+    merges = [c for c in logged if c.kind == "merge" and cluster_id in c.clusters and c.id not in undone]
     pages = [page for c in merges for link in c.must_link for page in link]
     if not pages:
         return None

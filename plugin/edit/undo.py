@@ -17,6 +17,13 @@ the undo reports that correction as a conflict. Then the clusters follow:
   join again (unless a later cannot-link forbids it);
 - representative: the flags are written as they were decided before.
 
+Like every correction, an undo is logged pending, applied, then marked done
+(``plugin.edit.correction_log.finish_correction``). An undo cut off in
+between is finished by undoing the same correction again, or by
+``reapply_corrections`` (:func:`finish_undo`). The undo of a merge decides
+before it is logged which pages go back and under which name
+(``restore``), so a second run moves the same pages to the same story.
+
 See ``docs/corrections.md``.
 """
 
@@ -36,9 +43,12 @@ from newsfold.plugin.edit.correction_log import (
     check_note,
     check_page_id,
     check_user,
+    finish_correction,
     new_correction,
+    pending_corrections,
     record_correction,
 )
+from newsfold.plugin.edit.effects import finish
 from newsfold.plugin.errors import refusals_as_server_errors
 from newsfold.plugin.fold import founding
 from newsfold.plugin.fold.cluster import merge_survivor
@@ -50,7 +60,7 @@ from newsfold.plugin.fold.regroup import recluster, relabel
 from newsfold.plugin.fold.store import bulk_write, cluster_page_ids, current_labels
 from newsfold.plugin.settings import Settings
 
-__all__ = ["Undone", "undo_correction"]
+__all__ = ["Undone", "finish_undo", "undo_correction"]
 
 
 @dataclass
@@ -73,6 +83,8 @@ def undo_correction(
         correction_id: the id of the correction to undo (not an undo itself).
         user, client, settings, note: as for every correction (``plugin.edit.corrections``).
 
+    An undo cut off by a failure (it is logged pending) is finished by the same call again.
+
     Raises:
         CorrectionError: unknown correction, an undo, a correction undone
             already, or one whose every decision a later correction changed.
@@ -82,9 +94,14 @@ def undo_correction(
     target = _read(correction_id, client=client, settings=settings)
     if target.kind == UNDO:
         raise CorrectionError(f"correction {target.id} is an undo: make the correction it undid again instead")
+    cut_off = next(iter(pending_corrections(client=client, settings=settings, kind=UNDO, undoes=target.id)), None)
+    if cut_off is not None:
+        return _finish(cut_off, target, client=client, settings=settings)
     undone_by = _undone_by(target.id, client=client, settings=settings)
     if undone_by:
         raise CorrectionError(f"correction {target.id} was undone already (by {undone_by})")
+    if target.pending:  # cut off itself: finish it first, so that the undo undoes all of it
+        finish(target, client=client, settings=settings)
     restored, kept = _restored_decisions(target, client=client, settings=settings)
     if not any(restored.values()):
         raise CorrectionError(
@@ -95,8 +112,26 @@ def undo_correction(
         UNDO, user=user, note=note, pages=list(target.pages), clusters=list(target.clusters), undoes=target.id,
         **restored,
     )  # fmt: skip
+    if target.kind == "merge":
+        undo.restore = _merge_plan(target, undo, client=client, settings=settings)
     record_correction(undo, client=client, settings=settings)
-    apart = _EFFECTS[target.kind](target, undo, client, settings)
+    return _finish(undo, target, kept, client=client, settings=settings)
+
+
+def finish_undo(undo: Correction, *, client: Elasticsearch, settings: Settings) -> Undone:
+    """Apply a logged undo's effect and mark it done (again: every step may run twice)."""
+    if undo.undoes is None:
+        raise CorrectionError(f"correction {undo.id} is not an undo")
+    return _finish(undo, _read(undo.undoes, client=client, settings=settings), client=client, settings=settings)
+
+
+def _finish(
+    undo: Correction, target: Correction, kept: list[str] | None = None, *, client: Elasticsearch, settings: Settings
+) -> Undone:
+    if kept is None:  # a later run: the conflicts are the corrections logged between the two
+        _, kept = _restored_decisions(target, until=(undo.at, undo.id), client=client, settings=settings)
+    effect = _EFFECTS[target.kind]
+    apart = finish_correction(undo, lambda: effect(target, undo, client, settings), client=client, settings=settings)
     return Undone(correction=undo, undone=target, kept=kept, apart=apart)
 
 
@@ -115,14 +150,15 @@ def _undone_by(correction_id: str, *, client: Elasticsearch, settings: Settings)
 
 
 def _restored_decisions(
-    target: Correction, *, client: Elasticsearch, settings: Settings
+    target: Correction, *, client: Elasticsearch, settings: Settings, until: tuple[str, str] | None = None
 ) -> tuple[dict[str, list[Any]], list[str]]:
-    """The decisions in force before ``target`` on what it decided, and the later corrections that decided too."""
+    """The decisions in force before ``target`` on what it decided, and the later corrections that decided too
+    (those logged before ``until``, when given)."""
     touched = set(target.touches())
     order = (target.at, target.id)
     docs = fetch_corrections(touched, client=client, settings=settings)
-    earlier = decisions([d for d in docs if (str(d.get("at") or ""), str(d.get("id") or "")) < order], touched)
-    later = decisions([d for d in docs if (str(d.get("at") or ""), str(d.get("id") or "")) > order], touched)
+    earlier = decisions([d for d in docs if _order(d) < order], touched)
+    later = decisions([d for d in docs if order < _order(d) and (until is None or _order(d) < until)], touched)
     out: dict[str, list[Any]] = {
         "must_link": [], "cannot_link": [], "released": [], "representative": [], "not_representative": []
     }  # fmt: skip
@@ -137,6 +173,11 @@ def _restored_decisions(
         else:
             out["representative" if value is True else "not_representative"].append(key[1])
     return out, sorted(kept)
+
+
+def _order(doc: dict[str, Any]) -> tuple[str, str]:
+    """Where a stored correction stands in the log: its time, then its id."""
+    return str(doc.get("at") or ""), str(doc.get("id") or "")
 
 
 def _restored_pairs(undo: Correction) -> set[tuple[str, str]]:
@@ -178,18 +219,19 @@ def _after_not_duplicates(target: Correction, undo: Correction, client: Elastics
     return _rejoin(a, [b], client=client, settings=settings)
 
 
-def _after_merge(target: Correction, undo: Correction, client: Elasticsearch, settings: Settings) -> list[str]:
-    if not set(target.must_link) & _restored_pairs(undo):
-        return []  # a later correction decided about the linked pages: it stands
-    if not target.before:  # logged before memberships were kept: let verification separate them
-        for cluster in sorted(set(current_labels(target.pages, client=client, settings=settings).values())):
-            recluster(cluster, client=client, settings=settings)
-        return []
+def _merge_plan(target: Correction, undo: Correction, *, client: Elasticsearch, settings: Settings) -> dict[str, Any]:
+    """Which pages the undo of a merge moves back, from which story to which name (empty: none move).
+
+    The pages of the story the merge moved (``before``) that are still in the merged cluster go back under
+    that story's old id, or a free name when another story carries it now.
+    """
+    if not set(target.must_link) & _restored_pairs(undo) or not target.before:
+        return {}  # a later correction decided about the linked pages, or a merge logged before `before` existed
     sides = target.before
     labels = current_labels(target.pages, client=client, settings=settings)
     merged = {labels[p] for p in target.pages if p in labels}
     if len(merged) != 1 or len(labels) != len(set(target.pages)):
-        return []  # a later correction separated them already (or a page is gone)
+        return {}  # a later correction separated them already (or a page is gone)
     (cluster,) = merged
     carried = cluster_page_ids(sorted(sides), client=client, settings=settings)
     gone = [name for name in sorted(sides) if not carried.get(name)]
@@ -197,15 +239,31 @@ def _after_merge(target: Correction, undo: Correction, client: Elasticsearch, se
     now = current_labels(sides[loser], client=client, settings=settings)
     moving = sorted(p for p in sides[loser] if now.get(p) == cluster)
     if not moving:
-        return []
+        return {}
     tag = hashlib.sha1(loser.encode("utf-8", "surrogatepass")).hexdigest()
     name = founding.free_names({loser: (moving[0], tag)}, besides=moving, client=client, settings=settings)[loser]
+    return {"from": cluster, "to": name, "pages": moving}
+
+
+def _after_merge(target: Correction, undo: Correction, client: Elasticsearch, settings: Settings) -> list[str]:
+    if not set(target.must_link) & _restored_pairs(undo):
+        return []  # a later correction decided about the linked pages: it stands
+    if not target.before:  # logged before memberships were kept: let verification separate them
+        for cluster in sorted(set(current_labels(target.pages, client=client, settings=settings).values())):
+            recluster(cluster, client=client, settings=settings)
+        return []
+    plan = undo.restore
+    if not plan:
+        return []
+    source, name, pages = str(plan["from"]), str(plan["to"]), [str(p) for p in plan["pages"]]
+    now = current_labels(pages, client=client, settings=settings)  # a second run moves those still to move
     actions = [
         {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(cluster_id=name)}
-        for pid in moving
+        for pid in pages
+        if now.get(pid) == source
     ]
     bulk_write(client, actions, settings=settings, refresh="wait_for", what=f"undo of merge {target.id}")
-    refresh_origins(sorted({cluster, name}), client=client, settings=settings)
+    refresh_origins(sorted({source, name}), client=client, settings=settings)
     return []
 
 

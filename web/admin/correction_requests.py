@@ -14,6 +14,7 @@ from typing import Any, Literal, overload
 from newsfold.plugin.edit.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS, Correction
 from newsfold.plugin.edit.corrections import (
     CorrectionError,
+    cut_off_correction,
     list_corrections,
     mark_not_duplicates,
     merge_clusters,
@@ -71,6 +72,12 @@ def page_cluster(page_id: str) -> str | None:
     if not doc.get("found"):
         raise CorrectionFailed(f"there is no page {page_id!r}", 404)
     return cluster_of(doc.get("_source"))
+
+
+def _cut_off(kind: str, **named: list[str]) -> bool:
+    """Whether the same correction was cut off partway (logged, not finished): the request then finishes it, and
+    is not checked against the clusters, which it may have changed already (docs/corrections.md)."""
+    return cut_off_correction(kind, client=get_es(), settings=get_settings(), **named) is not None
 
 
 def _in_cluster(page_id: str, cluster_id: str) -> None:
@@ -140,7 +147,8 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, 
 
 def _split(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
     page_id = _text(fields, "page_id")
-    _in_cluster(page_id, cluster_id)
+    if not _cut_off("split", pages=[page_id]):
+        _in_cluster(page_id, cluster_id)
     anchor = _other_member(cluster_id, page_id)
     done = split_page(page_id, **common)
     follow = page_cluster(anchor) if anchor and not _has_pages(cluster_id) else cluster_id
@@ -152,7 +160,8 @@ def _merge(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -
     other = _text(fields, "other_cluster_id")
     if other == cluster_id:
         raise CorrectionFailed("a cluster cannot be merged with itself")
-    _check_similar(cluster_id, other, confirmed=_confirmed(fields.get("confirm")))
+    if not _cut_off("merge", clusters=[cluster_id, other]):
+        _check_similar(cluster_id, other, confirmed=_confirmed(fields.get("confirm")))
     done = merge_clusters(cluster_id, other, **common)
     survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id)
     return Applied(done, f"Clusters {cluster_id} and {other} are merged into {survivor}.", survivor)
@@ -184,7 +193,8 @@ def _not_duplicates(cluster_id: str | None, fields: Mapping[str, Any], common: d
     page_a, page_b = _text(fields, "page_a"), _text(fields, "page_b")
     if page_a == page_b:
         raise CorrectionFailed("choose two different pages")
-    for page_id in (page_a, page_b):
+    checked = () if _cut_off("not_duplicates", pages=[page_a, page_b]) else (page_a, page_b)
+    for page_id in checked:
         if cluster_id is None:
             page_cluster(page_id)
         else:
@@ -196,7 +206,8 @@ def _not_duplicates(cluster_id: str | None, fields: Mapping[str, Any], common: d
 
 def _representative(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
     page_id = _text(fields, "page_id")
-    _in_cluster(page_id, cluster_id)
+    if not _cut_off("representative", pages=[page_id]):
+        _in_cluster(page_id, cluster_id)
     done = set_representative(page_id, **common)
     return Applied(done, f"Page {page_id} is now the representative of its cluster.", cluster_id)
 
@@ -287,10 +298,13 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
 
 
 def _undone_by(correction_ids: list[str]) -> dict[str, str]:
-    """Which of some corrections were undone, and by which undo (one search of the log)."""
+    """Which of some corrections were undone, and by which undo (one search of the log).
+
+    An undo that is not finished (cut off, ``pending``) leaves its correction's Undo button, which finishes it.
+    """
     if not correction_ids:
         return {}
-    body: dict[str, Any] = {"query": {"terms": {"undoes": correction_ids}}, "size": len(correction_ids),
-                            "_source": ["id", "undoes"]}  # fmt: skip
+    query = {"bool": {"filter": [{"terms": {"undoes": correction_ids}}], "must_not": [{"term": {"pending": True}}]}}
+    body: dict[str, Any] = {"query": query, "size": len(correction_ids), "_source": ["id", "undoes"]}
     res = get_es().search(index=corrections_index(get_settings()), ignore_unavailable=True, **body)
     return {hit["_source"]["undoes"]: hit["_source"]["id"] for hit in res["hits"]["hits"]}

@@ -34,6 +34,8 @@ api_bp = Blueprint("stories_api", __name__)
 #: versions a story page lists at once
 RELEVANCE = SEARCH_SORTS[0]  # the search's own default order (best match)
 VERSIONS_PAGE = 20
+#: the answer at the address of a story merged away: temporary (an undo of the merge gives it its story back)
+MERGED_REDIRECT = 307
 #: the arguments of a story list (search and top stories) a feed passes on to its page's address; any other
 #: one is dropped (as keywords of ``url_for``, ``_external`` or ``_method`` would steer it)
 LIST_ARGS = ("q", "site", "lang", "from", "to", "sort", "page", "window")
@@ -66,10 +68,12 @@ def _load_story(cluster_id: str):
     result = run_story(get_es(), get_settings(), params, page_size=VERSIONS_PAGE)
     if result is None:
         survivor = merged_into(cluster_id, client=get_es(), settings=get_settings())
-        if survivor:  # merged away by an editor: its address moved for good
+        if survivor:  # merged away by an editor: for now, since an undo gives the address its story back
             endpoint = request.endpoint or "stories.story"
             args: dict[str, Any] = {k: v for k, v in request.args.items() if k == "page"}
-            abort(redirect(url_for(endpoint, cluster_id=survivor, **args), code=301))
+            moved = redirect(url_for(endpoint, cluster_id=survivor, **args), code=MERGED_REDIRECT)
+            moved.headers["Cache-Control"] = "no-store"  # no browser or proxy keeps the answer past an undo
+            abort(moved)
         abort(404, description=f"no story {cluster_id[:80]!r}")
     return result, None
 

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
+import pytest
+from elasticsearch import ConnectionError as EsConnectionError
+
+from newsfold.plugin.client import build_client
+from newsfold.plugin.edit.correction_log import list_corrections
+from newsfold.plugin.edit.corrections import merge_clusters, split_page
+from newsfold.plugin.edit.undo import undo_correction
+from tests.failing_transport import FailingTransport
 from tests.web.admin.helpers import BEARER, cluster_of, html_of, post_form
 
 
@@ -82,3 +91,54 @@ def test_a_merge_is_undone_from_the_log_and_the_api(client, make_app, admin_sett
     done = api.post(f"/api/corrections/{split['id']}/undo", json={"note": "it was a copy"}, headers=BEARER)
     assert done.status_code == 200 and done.get_json()["correction"]["undoes"] == split["id"]
     assert cluster_of(es, settings, "a3") == a
+
+
+def test_an_undo_cut_off_is_shown_not_finished_and_its_undo_button_finishes_it(client, corpus, es, settings):
+    """Fails before the fix: an undo cut off after it was logged hid the Undo button ("undone by") while the
+    pages stayed merged, and undoing again answered "undone already"."""
+    a, b = corpus["a"], corpus["b"]
+    merge = merge_clusters(a, b, user="admin", client=es, settings=settings)
+    faulty = build_client(settings)
+    faults = FailingTransport(faulty)
+    for fail_at in itertools.count(1):  # the first request after which the undo is logged and not yet applied
+        faults.arm(fail_at)
+        with pytest.raises(EsConnectionError):
+            undo_correction(merge.id, user="admin", client=faulty, settings=settings)
+        if list_corrections(client=es, settings=settings)[0] == 2:
+            break
+    faulty.close()
+    assert cluster_of(es, settings, "a1") == cluster_of(es, settings, "b1")  # the pages have not moved back yet
+    html = html_of(client.get("/admin/corrections"))
+    assert 'data-testid="pending"' in html and 'data-testid="undone-by"' not in html
+    assert html.count('data-testid="undo-form"') == 1  # the merge's: pressing it finishes the undo
+    res = post_form(client, "/admin/corrections", f"/admin/corrections/{merge.id}/undo", {})
+    assert f"Correction {merge.id} (merge) is undone." in html_of(client.get(res.headers["Location"]))
+    assert (cluster_of(es, settings, "a1"), cluster_of(es, settings, "b1")) == (a, b)
+    html = html_of(client.get("/admin/corrections"))
+    assert 'data-testid="pending"' not in html and 'data-testid="undone-by"' in html
+    assert re.findall(r'data-kind="([^"]+)"', html) == ["undo", "merge"]  # the undo is logged once
+
+
+def test_a_split_cut_off_after_its_page_moved_is_finished_by_the_same_request(make_app, admin_settings, corpus, es,
+                                                                               settings):  # fmt: skip
+    """Fails before the fix: the request made again was refused (409, the page is not in that cluster any more)
+    while the split stayed half applied; now it finishes the logged split and logs nothing new."""
+    a = corpus["a"]
+    faulty = build_client(settings)
+    faults = FailingTransport(faulty)
+    for fail_at in itertools.count(1):  # cut the split off later each time, until its page has moved
+        faults.arm(fail_at)
+        with pytest.raises(EsConnectionError):
+            split_page("a3", user="admin", client=faulty, settings=settings)
+        if cluster_of(es, settings, "a3") != a:
+            break
+    faulty.close()
+    (cut,) = list_corrections(client=es, settings=settings)[1]
+    assert cut.pending and cluster_of(es, settings, "a1") == a
+    api = make_app(admin_settings).test_client()
+    res = api.post(f"/api/clusters/{a}/split", json={"page_id": "a3"}, headers=BEARER)
+    assert res.status_code == 200, res.get_json()
+    assert res.get_json()["correction"]["id"] == cut.id and "pending" not in res.get_json()["correction"]
+    total, (done,) = list_corrections(client=es, settings=settings)
+    assert total == 1 and not done.pending
+    assert cluster_of(es, settings, "a3") != cluster_of(es, settings, "a1") == a
