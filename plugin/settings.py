@@ -268,7 +268,7 @@ CONCERNS = {
     "archive_dir": "Ingest and workers",
     "max_page_bytes": "Limits on hostile pages",
 }
-#: the fields a deployment must set (unset, only ``newsfold demo`` and ``cluster`` run, on embedded stand-ins)
+#: the fields a deployment must set (unset, ``newsfold demo`` and ``cluster`` start embedded stand-ins instead)
 MUST_SET = ("elasticsearch_url", "redis_url")
 
 
