@@ -7,6 +7,7 @@ import ast
 import dataclasses
 import logging
 import re
+import signal
 import subprocess
 import sys
 
@@ -77,14 +78,36 @@ def test_a_documented_variable_logs_no_warning_and_an_unknown_one_does(caplog, m
     )
 
 
-def test_the_web_app_warns_at_start_about_a_variable_nothing_reads(caplog, monkeypatch):
+def _start_web() -> None:
     from newsfold.web import create_app
 
+    create_app(settings=Settings(), web=WebSettings())
+
+
+def _start_celery() -> None:
+    from newsfold.indexer.celery_app import make_celery
+
+    make_celery()  # reads the environment; connects to nothing yet
+
+
+def _start_command() -> None:
+    from newsfold.cli import main
+
+    before = signal.getsignal(signal.SIGTERM)  # main() sets its own
+    try:
+        assert main(["api-token", "bot"]) == 0
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+@pytest.mark.parametrize("start", [_start_web, _start_celery, _start_command])
+def test_each_process_warns_at_start_about_a_variable_nothing_reads(start, caplog, monkeypatch):
     monkeypatch.setattr(registry, "_warned", set())
     monkeypatch.setenv("NEWSFOLD_BASE_URLS", "https://news.example.org")
     monkeypatch.setenv("NEWSFOLD_BASE_URL", "https://news.example.org")
+    monkeypatch.setenv("REDIS_URL", "redis://127.0.0.1:9/0")
     caplog.set_level(logging.WARNING, logger=registry.__name__)
-    create_app(settings=Settings(), web=WebSettings())
+    start()
     assert "NEWSFOLD_BASE_URLS is not a newsfold setting and is ignored; did you mean NEWSFOLD_BASE_URL?" in caplog.text
     assert "NEWSFOLD_BASE_URL is" not in caplog.text
 
