@@ -6,11 +6,14 @@ from __future__ import annotations
 from celery import Celery
 
 from newsfold.plugin.settings import Settings
+from newsfold.settings_registry import warn_unknown_env
 
 
 def make_celery(settings: Settings | None = None) -> Celery:
     """A Celery app on the settings' Redis, with at-least-once delivery."""
-    settings = settings or Settings.from_env()
+    if settings is None:
+        warn_unknown_env()
+        settings = Settings.from_env()
     app = Celery("newsfold", broker=settings.redis_url, backend=settings.redis_url, include=["newsfold.indexer.tasks"])
     app.conf.update(
         task_serializer="json",

@@ -19,6 +19,7 @@ from newsfold.cli_elasticsearch import cmd_elasticsearch
 from newsfold.cli_index import cmd_maintain
 from newsfold.cli_run import cmd_cluster, cmd_demo, cmd_ingest, cmd_reindex, load_settings
 from newsfold.plugin.settings import Settings
+from newsfold.settings_registry import warn_unknown_env
 
 log = logging.getLogger("newsfold")
 
@@ -363,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     if not args.verbose:  # its per-page warnings are recorded as rejection reasons instead
         logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
+    warn_unknown_env()
     try:
         return args.func(args) or 0
     except (KeyboardInterrupt, Exception) as exc:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from newsfold.plugin.errors import NewsfoldError
 
-ES_VERSION = "9.5.4"  # the one pin: the newest 9.x Maven Central serves (README "Real Elasticsearch")
+ES_VERSION = "9.5.4"  # the one pin: the newest 9.x Maven Central serves (docs/operations.md)
 ARTIFACT = f"org.elasticsearch.distribution.integ-test-zip:elasticsearch:{ES_VERSION}:zip"
 SERVICE_USER = "newsfold-es"
 JAVA_MODULES = ("jdk.jlink", "jdk.incubator.vector")  # the distribution's module path and jvm.options need both

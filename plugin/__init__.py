@@ -29,7 +29,7 @@ import importlib.abc
 import importlib.util
 import sys
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 #: public name -> module of newsfold.plugin that defines it
 _EXPORTS = {
@@ -59,6 +59,13 @@ _EXPORTS = {
     "folded_hits": "search.queries",
     "collapsed_search": "search.queries",
     "versions_of": "search.queries",
+    "with_story_counts": "search.queries",
+    "story_buckets": "search.queries",
+    "newest": "search.story_queries",
+    "read_newest": "search.story_queries",
+    "top_stories": "search.story_queries",
+    "read_top_stories": "search.story_queries",
+    "add_relations": "search.version_relations",
     "component_template": "fold.index",
     "index_body": "fold.index",
     "build_client": "client",
@@ -73,6 +80,7 @@ _EXPORTS = {
     "Correction": "edit.correction_log",
     "CorrectionError": "edit.correction_log",
     "corrections_index": "fold.index",
+    "with_period": "fold.index",
     "ensure_corrections_index": "edit.correction_log",
     "list_corrections": "edit.correction_log",
     "mark_not_duplicates": "edit.corrections",
@@ -81,9 +89,137 @@ _EXPORTS = {
     "set_representative": "edit.corrections",
     "split_page": "edit.corrections",
     "undo_correction": "edit.undo",
+    "roll_over": "fold.rollover",
+    "originals_filter": "fold.provenance",
+    "no_wire_filter": "fold.provenance",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Article",
+    "Constraints",
+    "Correction",
+    "CorrectionError",
+    "FOLD_FIELDS",
+    "IndexMismatchError",
+    "InputError",
+    "InputTypeError",
+    "Match",
+    "NewsfoldError",
+    "Outcome",
+    "Page",
+    "Rejection",
+    "ServerError",
+    "Settings",
+    "Signature",
+    "SignedPage",
+    "add_relations",
+    "band_keys",
+    "build_client",
+    "collapsed_search",
+    "component_template",
+    "corrections_index",
+    "decide",
+    "delete_pages",
+    "ensure_corrections_index",
+    "ensure_fold_fields",
+    "ensure_index",
+    "extract_article",
+    "fold_query",
+    "fold_search",
+    "fold_versions",
+    "folded_hits",
+    "index_body",
+    "ingest",
+    "list_corrections",
+    "mark_not_duplicates",
+    "merge_clusters",
+    "newest",
+    "no_wire_filter",
+    "originals_filter",
+    "read_newest",
+    "read_top_stories",
+    "reapply_corrections",
+    "regroup_clusters",
+    "roll_over",
+    "set_representative",
+    "sign_page",
+    "sign_text",
+    "split_page",
+    "story_buckets",
+    "story_count",
+    "top_stories",
+    "undo_correction",
+    "unfolded_documents",
+    "verify",
+    "versions_of",
+    "with_period",
+    "with_story_counts",
+]
+
+if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a test checks the three agree)
+    from newsfold.plugin.client import build_client
+    from newsfold.plugin.edit.correction_log import (
+        Correction,
+        CorrectionError,
+        ensure_corrections_index,
+        list_corrections,
+    )
+    from newsfold.plugin.edit.corrections import (
+        mark_not_duplicates,
+        merge_clusters,
+        reapply_corrections,
+        set_representative,
+        split_page,
+    )
+    from newsfold.plugin.edit.undo import undo_correction
+    from newsfold.plugin.errors import (
+        IndexMismatchError,
+        InputError,
+        InputTypeError,
+        NewsfoldError,
+        ServerError,
+    )
+    from newsfold.plugin.extract.article import extract_article
+    from newsfold.plugin.extract.result import Article, Rejection
+    from newsfold.plugin.fold.batch import ingest
+    from newsfold.plugin.fold.cluster import (
+        Constraints,
+        Match,
+        decide,
+        verify,
+    )
+    from newsfold.plugin.fold.document import FOLD_FIELDS, Outcome
+    from newsfold.plugin.fold.index import (
+        component_template,
+        corrections_index,
+        ensure_fold_fields,
+        ensure_index,
+        index_body,
+        with_period,
+    )
+    from newsfold.plugin.fold.lifecycle import (
+        delete_pages,
+        regroup_clusters,
+        unfolded_documents,
+    )
+    from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
+    from newsfold.plugin.fold.rollover import roll_over
+    from newsfold.plugin.search.folded_search import fold_search, fold_versions
+    from newsfold.plugin.search.queries import (
+        collapsed_search,
+        fold_query,
+        folded_hits,
+        story_buckets,
+        story_count,
+        versions_of,
+        with_story_counts,
+    )
+    from newsfold.plugin.search.story_queries import newest, read_newest, read_top_stories, top_stories
+    from newsfold.plugin.search.version_relations import add_relations
+    from newsfold.plugin.settings import Settings
+    from newsfold.plugin.sign.signature import Signature, band_keys
+    from newsfold.plugin.sign.signed_page import Page, SignedPage
+    from newsfold.plugin.sign.signing import sign_page, sign_text
 
 
 #: module paths of newsfold 0.1 (named in docs/embedding.md) -> the module that holds that code now

@@ -12,7 +12,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from elastic_transport import HttpHeaders, Urllib3HttpNode
-from elastic_transport.client_utils import DefaultType
+from elastic_transport.client_utils import DefaultType, url_to_node_config
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.errors import InputError
@@ -67,7 +67,7 @@ def build_client(settings: Settings, *, retry_on_timeout: bool = True) -> Elasti
         A client that retries on connection errors (and on timeouts when asked).
 
     Raises:
-        ValueError: when no Elasticsearch URL is configured.
+        InputError: no Elasticsearch URL is configured, or one of its nodes is not a URL (the message names it).
     """
     if not settings.elasticsearch_url:
         raise InputError("no Elasticsearch URL configured (set ELASTICSEARCH_URL)")
@@ -87,5 +87,28 @@ def build_client(settings: Settings, *, retry_on_timeout: bool = True) -> Elasti
         options["verify_certs"] = False
     # several nodes, comma-separated: the client spreads requests over them and goes on through the others
     # when one stops answering (a dead node is set aside and tried again later)
-    hosts = [url.strip() for url in settings.elasticsearch_url.split(",") if url.strip()]
-    return Elasticsearch(hosts, **options)
+    return Elasticsearch(node_urls(settings.elasticsearch_url), **options)
+
+
+_USERINFO = re.compile(r"//[^/@\s']*@")
+
+
+def node_urls(value: str) -> list[str]:
+    """The node URLs of ``ELASTICSEARCH_URL``: one, or several of one cluster separated by commas.
+
+    Raises:
+        InputError: none is given, or one is not a URL the client can reach (the message names which).
+    """
+    hosts = [url.strip() for url in value.split(",") if url.strip()]
+    if not hosts:
+        raise InputError(f"ELASTICSEARCH_URL names no node, got {value[:100]!r}")
+    for position, url in enumerate(hosts, start=1):
+        try:
+            url_to_node_config(url)  # the client's own reading of a URL
+        except ValueError as exc:
+            hidden = _USERINFO.sub("//***@", f"got {url[:100]!r}: {exc}")  # a password is never echoed
+            raise InputError(
+                f"ELASTICSEARCH_URL node {position} of {len(hosts)} is not a URL like https://localhost:9200 "
+                f"(scheme, host and port), {hidden}"
+            ) from None
+    return hosts

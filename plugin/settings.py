@@ -1,15 +1,16 @@
 """Settings: the detection, index and ingest settings, one validated, frozen dataclass read from the environment.
 
-Every field is documented in the README's configuration table; the
-environment variable of a field is given by ``ENV_NAMES`` (``NEWSFOLD_`` plus
-the upper-cased field name, except the well-known server URLs). The web's own
-settings (login, cookies, tokens, page size) are ``newsfold.web.config.WebSettings``.
+The environment variable of a field is given by ``ENV_NAMES`` (``NEWSFOLD_``
+plus the upper-cased field name, except the well-known server URLs); the fields
+are grouped by concern (``CONCERNS``) and ``MUST_SET`` names those a deployment
+must set. The web's own settings (login, cookies, tokens, pages) are
+``newsfold.web.config.WebSettings``; ``newsfold.settings_registry`` derives every
+variable of both, and docs/configuration.md is their table.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import os
 import re
 from collections.abc import Mapping
@@ -43,7 +44,6 @@ _UNPREFIXED = {
     "signature_kind": "NEWSFOLD_SIGNATURE",
 }
 
-log = logging.getLogger(__name__)
 
 #: fields with a least value -> (that value, its unit in the message)
 _LEAST = {
@@ -86,7 +86,10 @@ def _choices() -> dict[str, tuple[str, ...]]:
 
 @dataclass(frozen=True)
 class Settings:
-    """The settings of detection, the index and ingest, validated on construction."""
+    """The settings of detection, the index and ingest, validated on construction.
+
+    The fields stand in the order of their concerns (:data:`CONCERNS`): a new field goes with its kind.
+    """
 
     # servers
     elasticsearch_url: str | None = None
@@ -135,16 +138,17 @@ class Settings:
     # ingest
     archive_dir: str | None = None
     batch_size: int = 100
+    task_retries: int = 5
+    read_roots: str | None = None  # folders (os.pathsep-separated) workers may read page files from
+    outage_wait: float = 300.0  # seconds a job's coordinator waits for Redis to come back
+    heartbeat_ttl: float = 10.0  # seconds a worker's heartbeat on a unit of a job outlives its last renewal
+    # limits on hostile pages
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES  # raw bytes, and bytes after inflating (plugin.page_limits)
     max_attributes: int = MarkupLimits.max_attributes  # on one element, checked before parsing
     max_depth: int = MarkupLimits.max_depth  # elements open inside each other
     max_elements: int = MarkupLimits.max_elements
     max_attribute_chars: int = MarkupLimits.max_attribute_chars  # a longer attribute value is emptied before parsing
     page_timeout: float = 60.0
-    task_retries: int = 5
-    read_roots: str | None = None  # folders (os.pathsep-separated) workers may read page files from
-    outage_wait: float = 300.0  # seconds a job's coordinator waits for Redis to come back
-    heartbeat_ttl: float = 10.0  # seconds a worker's heartbeat on a unit of a job outlives its last renewal
 
     def __post_init__(self) -> None:
         self._check_bounds()
@@ -218,7 +222,6 @@ class Settings:
             ValueError: a value does not parse or is out of range; the
                 message names the variable.
         """
-        warn_unknown_env(environ)
         return cls(**read_env(cls, environ, ENV_NAMES, overrides))
 
     def replace(self, **changes: Any) -> Settings:
@@ -255,40 +258,18 @@ class Settings:
 ENV_NAMES = {f.name: _UNPREFIXED.get(f.name, "NEWSFOLD_" + f.name.upper()) for f in fields(Settings)}
 
 
-#: ``NEWSFOLD_*`` variables read by newsfold's other parts (the web app, the local Elasticsearch node, the
-#: ``./run`` script and the test suite); every other ``NEWSFOLD_*`` name is a misspelling or a retired one
-OTHER_VARIABLES = frozenset(
-    "NEWSFOLD_" + name
-    for name in (
-        "SECRET_KEY ADMIN_USER ADMIN_PASSWORD_HASH API_TOKEN_HASHES COOKIE_SECURE SESSION_HOURS PAGE_SIZE "
-        "LOGIN_MAX_FAILURES LOGIN_LOCKOUT_SECONDS IMAGES ES_HOME M2_REPO VENV TEST_BACKEND"
-    ).split()
-)
-_warned: set[str] = set()
-
-
-def unknown_env(environ: Mapping[str, str] | None = None) -> dict[str, str | None]:
-    """Each ``NEWSFOLD_*`` variable newsfold does not read, with the nearest real name (or None)."""
-    import difflib
-
-    environ = os.environ if environ is None else environ
-    known = set(ENV_NAMES.values()) | OTHER_VARIABLES
-    out = {}
-    for name in sorted(environ):
-        if name.startswith("NEWSFOLD_") and name not in known:
-            suffixes = sorted(k.removeprefix("NEWSFOLD_") for k in known if k.startswith("NEWSFOLD_"))
-            close = difflib.get_close_matches(name.removeprefix("NEWSFOLD_"), suffixes, n=1, cutoff=0.7)
-            out[name] = f"NEWSFOLD_{close[0]}" if close else None
-    return out
-
-
-def warn_unknown_env(environ: Mapping[str, str] | None = None) -> None:
-    """Log a warning, once per process and name, for every ``NEWSFOLD_*`` variable that nothing reads."""
-    for name, nearest in unknown_env(environ).items():
-        if name not in _warned:
-            _warned.add(name)
-            hint = f"; did you mean {nearest}?" if nearest else " (see the configuration table in README.md)"
-            log.warning("%s is not a newsfold setting and is ignored%s", name, hint)
+#: the concerns of the fields, each by its first field (the fields stand in this order)
+CONCERNS = {
+    "elasticsearch_url": "Servers",
+    "index": "The index",
+    "num_perm": "Signatures",
+    "cleanup": "Extraction",
+    "threshold": "Decisions",
+    "archive_dir": "Ingest and workers",
+    "max_page_bytes": "Limits on hostile pages",
+}
+#: the fields a deployment must set (unset, ``newsfold demo`` and ``cluster`` start embedded stand-ins instead)
+MUST_SET = ("elasticsearch_url", "redis_url")
 
 
 def read_env(

@@ -2,7 +2,9 @@
 
 The core's ``Settings`` holds what detection and the index need; these are
 the web's alone and live here. The environment variable names are the same
-as ever (``NEWSFOLD_SECRET_KEY``, ``NEWSFOLD_ADMIN_USER``, ...).
+as ever (``NEWSFOLD_SECRET_KEY``, ``NEWSFOLD_ADMIN_USER``, ...); the table of
+docs/configuration.md comes from ``newsfold.settings_registry``. This module
+imports no Flask: the registry reads it in every process.
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ _TOKEN_ENTRY = re.compile(r"^([A-Za-z0-9._-]{1,64}):([0-9a-f]{64})$")
 
 @dataclass(frozen=True)
 class WebSettings:
-    """The web's settings, validated on construction (the hash values are never echoed)."""
+    """The web's settings, validated on construction (the hash values are never echoed).
 
-    page_size: int = 10
+    The fields stand in the order of their concerns (:data:`CONCERNS`): a new field goes with its kind.
+    """
+
+    # access
     secret_key: str = field(default=DEV_SECRET_KEY, repr=False)
     admin_user: str = "admin"
     admin_password_hash: str | None = field(default=None, repr=False)
@@ -35,18 +40,20 @@ class WebSettings:
     session_hours: int = 12
     login_max_failures: int = 5
     login_lockout_seconds: int = 900
+    #: ``GET /api/syndication`` without a login or token (the same figures as ``/admin/stats``, which needs a login)
+    public_syndication: bool = False
+    # pages
+    page_size: int = 10
     images: bool = True  # thumbnails of the pages' pictures (loaded by the reader's browser from the news sites)
     #: the public address of the site (``https://news.example.org``, maybe with a path), which absolute links
     #: (the feeds') are built from; never the request's ``Host`` header. None: the feeds' links are relative
     base_url: str | None = None
-    #: ``GET /api/syndication`` without a login or token (the same figures as ``/admin/stats``, which needs a login)
-    public_syndication: bool = False
-    #: the demo only: the sample corpus's folder of pictures, served at ``/demo-media/<name>`` and shown in place of
-    #: the made-up sites' ``/media/<name>`` addresses (which no server answers)
-    demo_media: str | None = None
     #: the longest passage of a version's text a public version page shows (what the version adds; the whole
     #: text is for editors, logged in): a quotation with a link to the publisher, not a republished article
     public_passage_chars: int = 300
+    #: the demo only: the sample corpus's folder of pictures, served at ``/demo-media/<name>`` and shown in place of
+    #: the made-up sites' ``/media/<name>`` addresses (which no server answers)
+    demo_media: str | None = None
 
     def __post_init__(self) -> None:
         if not self.admin_user or len(self.admin_user) > 100 or not self.admin_user.isprintable():
@@ -98,6 +105,10 @@ def checked_base_url(value: str) -> str | None:
 
 
 ENV_NAMES = {f.name: "NEWSFOLD_" + f.name.upper() for f in dataclasses.fields(WebSettings)}
+#: the concerns of the fields, each by its first field (the fields stand in this order)
+CONCERNS = {"secret_key": "The web: access", "page_size": "The web: pages"}
+#: the fields a deployment must set: sessions signed with a secret of its own, an admin login, the feeds' address
+MUST_SET = ("secret_key", "admin_password_hash", "base_url")
 
 
 def api_token_digests(value: str | None) -> dict[str, str]:

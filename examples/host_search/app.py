@@ -35,10 +35,11 @@ from newsfold.plugin import (
     ingest,
     sign_page,
     sign_text,
+    story_buckets,
     story_count,
     unfolded_documents,
+    with_story_counts,
 )
-from newsfold.plugin.search.queries import story_buckets, with_story_counts
 
 INDEX = os.environ.get("HOST_INDEX", "hostnews-example")
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from newsfold.plugin.errors import IndexMismatchError, refusals_as_server_errors
+from newsfold.plugin.errors import IndexMismatchError, InputError, check_type, refusals_as_server_errors
 from newsfold.plugin.fold.document import FOLD, FOLD_FIELDS, fold_mapping
 from newsfold.plugin.settings import Settings
 
@@ -116,11 +116,26 @@ def index_body(settings: Settings) -> dict[str, Any]:
 def with_period(body: dict[str, Any], start_ms: int, end_ms: int | None = None) -> dict[str, Any]:
     """``body`` (from :func:`index_body`) for an index that rebuilds a period: it records the period's start (and
     its end, for a period that is over) in ``_meta.newsfold``, so the lookup window, the rollover age and the
-    order of the indices behind the alias are those of the period, not of the rebuild (``plugin.fold.by_id``)."""
-    meta = body["mappings"]["_meta"]["newsfold"]
-    meta["period_start"] = int(start_ms)
+    order of the indices behind the alias are those of the period, not of the rebuild (``plugin.fold.by_id``).
+
+    Raises:
+        InputError: ``body`` holds no newsfold record at ``mappings._meta.newsfold`` (a host's own body: add
+            ``component_template(settings)["template"]["mappings"]["_meta"]``), or an argument is of the wrong type.
+    """
+    check_type(body, dict, "body")
+    check_type(start_ms, int, "start_ms")
+    check_type(end_ms, int, "end_ms", optional=True)
+    meta: Any = body
+    for key in ("mappings", "_meta", "newsfold"):
+        meta = meta.get(key) if isinstance(meta, dict) else None
+    if not isinstance(meta, dict):
+        raise InputError(
+            "body has no newsfold record at mappings._meta.newsfold: pass index_body(settings), or your own "
+            "index body with component_template(settings)['template']['mappings']['_meta'] merged into its mappings"
+        )
+    meta["period_start"] = start_ms
     if end_ms:
-        meta["period_end"] = int(end_ms)
+        meta["period_end"] = end_ms
     return body
 
 

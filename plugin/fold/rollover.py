@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from newsfold.plugin.errors import refusals_as_server_errors
+from newsfold.plugin.errors import check_type, refusals_as_server_errors
 from newsfold.plugin.fold.by_id import Behind, behind
 from newsfold.plugin.fold.index import create_index, index_body
 from newsfold.plugin.settings import Settings, seconds
@@ -79,10 +79,14 @@ def roll_over(
         The new write index, or None when nothing was due (or another process rolled it over first).
 
     Raises:
+        InputTypeError: ``settings``, ``index`` or ``force`` is of the wrong type (the message names it).
         ServerError: Elasticsearch refused the rollover.
     """
     from elasticsearch import BadRequestError
 
+    check_type(settings, Settings, "settings")
+    check_type(index, str, "index", optional=True)
+    check_type(force, bool, "force")
     alias = index or settings.index
     wanted = conditions(settings)
     if not wanted and not force:

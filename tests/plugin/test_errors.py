@@ -8,8 +8,6 @@ index" and what to do, ``ServerError`` says "the server".
 
 from __future__ import annotations
 
-import logging
-
 import pytest
 
 from newsfold.plugin import (
@@ -136,13 +134,6 @@ def test_one_hierarchy_for_every_error_newsfold_raises_on_purpose():
     assert issubclass(IndexMismatchError, RuntimeError) and issubclass(ServerError, RuntimeError)
     with pytest.raises(NewsfoldError):
         Settings(num_perm=0)  # a bad setting is an InputError too
-
-
-def test_a_misspelt_setting_is_warned_about_with_the_nearest_name(caplog):
-    caplog.set_level(logging.WARNING, logger="newsfold.plugin.settings")
-    Settings.from_env({"NEWSFOLD_NUM_PERMS": "128", "NEWSFOLD_INDEX": "news", "NEWSFOLD_SECRET_KEY": "x" * 40})
-    assert "NEWSFOLD_NUM_PERMS is not a newsfold setting and is ignored; did you mean NEWSFOLD_NUM_PERM?" in caplog.text
-    assert "NEWSFOLD_INDEX" not in caplog.text and "NEWSFOLD_SECRET_KEY" not in caplog.text
 
 
 def test_refusals_of_the_server_reach_the_host_as_newsfold_errors(es, settings):
