@@ -282,27 +282,8 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
     Returns:
         How many pending corrections were finished, plus how many clusters were split, merged or re-flagged.
     """
-    changed = 0
-    for cut_off in pending_corrections(client=client, settings=settings):
-        try:
-            if cut_off.kind == UNDO:
-                finish_undo(cut_off, client=client, settings=settings)
-            else:
-                finish(cut_off, client=client, settings=settings)
-        except InputError as exc:  # e.g. its cluster grew too large to recluster: the others are still finished
-            log.warning("correction %s stays pending: %s", cut_off.id, exc)
-            continue
-        changed += 1
-    touched: set[str] = set()
-    after = None
-    while True:
-        body = lookups.corrections_since(since, size=MAX_LOG_SIZE, search_after=after)
-        hits = client.search(index=corrections_index(settings), ignore_unavailable=True, **body)["hits"]["hits"]
-        for hit in hits:
-            touched.update(hit["_source"].get("touches") or [])
-        if len(hits) < MAX_LOG_SIZE:
-            break
-        after = hits[-1]["sort"]
+    changed = _finish_pending(client=client, settings=settings)
+    touched = _touched_since(since, client=client, settings=settings)
     if not touched:
         return changed
     rules = load_constraints(touched, client=client, settings=settings)
@@ -322,3 +303,33 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
         set_flags(dict(rules.representative), client=client, settings=settings)
         changed += sum(rules.representative.values())
     return changed
+
+
+def _finish_pending(*, client: Elasticsearch, settings: Settings) -> int:
+    """Finish every correction (and undo) left pending, oldest first; how many were finished."""
+    finished = 0
+    for cut_off in pending_corrections(client=client, settings=settings):
+        try:
+            if cut_off.kind == UNDO:
+                finish_undo(cut_off, client=client, settings=settings)
+            else:
+                finish(cut_off, client=client, settings=settings)
+        except InputError as exc:  # e.g. its cluster grew too large to recluster: the others are still finished
+            log.warning("correction %s stays pending: %s", cut_off.id, exc)
+            continue
+        finished += 1
+    return finished
+
+
+def _touched_since(since: str | None, *, client: Elasticsearch, settings: Settings) -> set[str]:
+    """The pages the corrections logged since ``since`` touch."""
+    touched: set[str] = set()
+    after = None
+    while True:
+        body = lookups.corrections_since(since, size=MAX_LOG_SIZE, search_after=after)
+        hits = client.search(index=corrections_index(settings), ignore_unavailable=True, **body)["hits"]["hits"]
+        for hit in hits:
+            touched.update(hit["_source"].get("touches") or [])
+        if len(hits) < MAX_LOG_SIZE:
+            return touched
+        after = hits[-1]["sort"]

@@ -88,71 +88,34 @@ class Behind:
         return tuple(i for i, end in zip(self.indices, ends, strict=True) if end >= since) or self.indices[:1]
 
 
-#: an index's period as its ``_meta.newsfold`` records it (start, end; 0: not recorded), by the index's identity:
-#: written once, when the index is created, so it is read from the mapping once per process and index
-_PERIODS: dict[str, tuple[int, int]] = {}
-#: indices whose period is kept in :data:`_PERIODS` at most (beyond it, the oldest entries are forgotten)
-MAX_PERIODS = 4096
-
-
 def behind(client: Elasticsearch, name: str) -> Behind:
-    """The indices behind ``name`` (an index or an alias), newest first.
-
-    Two small metadata requests, the aliases and the creation dates, and no
-    mappings: the period an index records in its mapping's ``_meta`` is read
-    once per index, when this process first meets it.
+    """The indices behind ``name`` (an index, an alias or a data stream), newest first.
 
     Raises:
         ServerError: no such index or alias (or Elasticsearch refused the request).
     """
     from elasticsearch import ApiError
 
+    wanted = ["*.aliases", "*.settings.index.creation_date", "*.mappings._meta.newsfold.period_start",
+              "*.mappings._meta.newsfold.period_end"]  # fmt: skip
     try:
-        res = client.indices.get_settings(index=name, name=["index.creation_date", "index.uuid"]).body
-        aliases = client.indices.get_alias(index=name).body if res else {}
+        res = client.indices.get(index=name, filter_path=wanted).body
     except ApiError as exc:
         raise server_error(exc, f"resolving {name!r}") from exc
     if not res:
         raise ServerError(f"{name!r} names no index")
-    for i in res:
-        res[i]["aliases"] = (aliases.get(i) or {}).get("aliases") or {}
-    keys = {i: _identity(i, v) for i, v in res.items()}
-    _read_periods(client, [i for i in res if keys[i] not in _PERIODS], keys)
     created, ended = {}, {}
     for i, v in res.items():
-        start, end = _PERIODS.get(keys[i], (0, 0))
-        created[i] = start or int((v.get("settings") or {}).get("index", {}).get("creation_date") or 0)
-        ended[i] = end
+        period = ((v.get("mappings") or {}).get("_meta") or {}).get("newsfold") or {}
+        created[i] = int(period.get("period_start") or (v.get("settings") or {}).get("index", {}).get("creation_date")
+                         or 0)  # fmt: skip
+        ended[i] = int(period.get("period_end") or 0)
     indices = tuple(sorted(res, key=lambda i: (created[i], i), reverse=True))
     flagged = [i for i, v in res.items() if ((v.get("aliases") or {}).get(name) or {}).get("is_write_index")]
     return Behind(
         indices, flagged[0] if flagged else indices[0], tuple(created[i] for i in indices),
         tuple(ended[i] for i in indices),
     )  # fmt: skip
-
-
-def _identity(index: str, facts: dict[str, Any]) -> str:
-    """What tells one index from another of the same name (deleted and created again): its uuid and creation."""
-    settings = (facts.get("settings") or {}).get("index", {})
-    return f"{index}/{settings.get('uuid', '')}/{settings.get('creation_date', '')}"
-
-
-def _read_periods(client: Elasticsearch, indices: list[str], keys: dict[str, str]) -> None:
-    """Read the period ``_meta.newsfold`` records of ``indices`` into :data:`_PERIODS`."""
-    from elasticsearch import ApiError
-
-    if not indices:
-        return
-    wanted = ["*.mappings._meta.newsfold.period_start", "*.mappings._meta.newsfold.period_end"]
-    try:
-        res = client.indices.get_mapping(index=",".join(indices), filter_path=wanted).body
-    except ApiError as exc:
-        raise server_error(exc, f"reading the periods of {len(indices)} index(es)") from exc
-    if len(_PERIODS) + len(indices) > MAX_PERIODS:
-        _PERIODS.clear()
-    for i in indices:
-        period = (((res.get(i) or {}).get("mappings") or {}).get("_meta") or {}).get("newsfold") or {}
-        _PERIODS[keys[i]] = (int(period.get("period_start") or 0), int(period.get("period_end") or 0))
 
 
 def _behind_if_any(client: Elasticsearch, name: str) -> Behind | None:
