@@ -282,17 +282,7 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
     Returns:
         How many pending corrections were finished, plus how many clusters were split, merged or re-flagged.
     """
-    changed = 0
-    for cut_off in pending_corrections(client=client, settings=settings):
-        try:
-            if cut_off.kind == UNDO:
-                finish_undo(cut_off, client=client, settings=settings)
-            else:
-                finish(cut_off, client=client, settings=settings)
-        except InputError as exc:  # e.g. its cluster grew too large to recluster: the others are still finished
-            log.warning("correction %s stays pending: %s", cut_off.id, exc)
-            continue
-        changed += 1
+    changed = _finish_pending(client=client, settings=settings)
     touched: set[str] = set()
     after = None
     while True:
@@ -322,3 +312,19 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
         set_flags(dict(rules.representative), client=client, settings=settings)
         changed += sum(rules.representative.values())
     return changed
+
+
+def _finish_pending(*, client: Elasticsearch, settings: Settings) -> int:
+    """Finish every correction and undo left pending, oldest first; returns how many were finished."""
+    finished = 0
+    for cut_off in pending_corrections(client=client, settings=settings):
+        try:
+            if cut_off.kind == UNDO:
+                finish_undo(cut_off, client=client, settings=settings)
+            else:
+                finish(cut_off, client=client, settings=settings)
+        except InputError as exc:  # e.g. its cluster grew too large to recluster: the others are still finished
+            log.warning("correction %s stays pending: %s", cut_off.id, exc)
+            continue
+        finished += 1
+    return finished
