@@ -283,7 +283,16 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
         How many pending corrections were finished, plus how many clusters were split, merged or re-flagged.
     """
     changed = _finish_pending(client=client, settings=settings)
-    touched = _touched_since(since, client=client, settings=settings)
+    touched: set[str] = set()
+    after = None
+    while True:
+        body = lookups.corrections_since(since, size=MAX_LOG_SIZE, search_after=after)
+        hits = client.search(index=corrections_index(settings), ignore_unavailable=True, **body)["hits"]["hits"]
+        for hit in hits:
+            touched.update(hit["_source"].get("touches") or [])
+        if len(hits) < MAX_LOG_SIZE:
+            break
+        after = hits[-1]["sort"]
     if not touched:
         return changed
     rules = load_constraints(touched, client=client, settings=settings)
@@ -306,7 +315,7 @@ def reapply_corrections(*, client: Elasticsearch, settings: Settings, since: str
 
 
 def _finish_pending(*, client: Elasticsearch, settings: Settings) -> int:
-    """Finish every correction (and undo) left pending, oldest first; how many were finished."""
+    """Finish every correction and undo left pending, oldest first; returns how many were finished."""
     finished = 0
     for cut_off in pending_corrections(client=client, settings=settings):
         try:
@@ -319,17 +328,3 @@ def _finish_pending(*, client: Elasticsearch, settings: Settings) -> int:
             continue
         finished += 1
     return finished
-
-
-def _touched_since(since: str | None, *, client: Elasticsearch, settings: Settings) -> set[str]:
-    """The pages the corrections logged since ``since`` touch."""
-    touched: set[str] = set()
-    after = None
-    while True:
-        body = lookups.corrections_since(since, size=MAX_LOG_SIZE, search_after=after)
-        hits = client.search(index=corrections_index(settings), ignore_unavailable=True, **body)["hits"]["hits"]
-        for hit in hits:
-            touched.update(hit["_source"].get("touches") or [])
-        if len(hits) < MAX_LOG_SIZE:
-            return touched
-        after = hits[-1]["sort"]
