@@ -70,7 +70,7 @@ def search():
     return jsonify(result.as_json())
 
 
-@bp.get("/clusters/<path:cluster_id>")
+@bp.get("/clusters/<story:cluster_id>")
 def cluster(cluster_id: str):
     """``GET /api/clusters/<id>``: the pages of a story, oldest first."""
     found = load_cluster(get_es(), get_settings(), cluster_id)
