@@ -187,6 +187,14 @@ def parse_pages(payload, *, max_pages: int) -> list[dict]:
     return out
 
 
+def address_chars(args) -> int:
+    """The characters of a request's arguments, decoded (each ``name=value`` and its ``&``): what the address limit
+    counts, so that a value within its own limit counts the same in any script (percent-encoded, a character
+    outside ASCII takes 6 to 12)."""
+    pairs = args.items(multi=True) if hasattr(args, "getlist") else args.items()
+    return sum(len(name) + len(value) + 2 for name, value in pairs)
+
+
 def has_control_chars(text: str) -> bool:
     """Whether ``text`` holds control characters other than tab and line breaks."""
     return any(ord(ch) < 32 and ch not in "\t\n\r" or ord(ch) == 127 for ch in text)
