@@ -263,7 +263,7 @@ def finish(
     - ``unchanged``: the same content was indexed already; an unchanged
       founder whose earlier delivery died before committing is committed now
       and reported ``new``, and so is one that an earlier run of the same
-      ``delivery`` committed and died before reporting.
+      ``delivery`` over the same pages committed and died before reporting.
     """
     decision = state.decision
     founders = {pid: name for name, pid in decision.founders.items()} if decision else {}
