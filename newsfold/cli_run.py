@@ -139,7 +139,7 @@ def cmd_ingest(args) -> int:
     into it once, and ``--resume JOB`` reads the same sources again, skipping
     the batches the job has counted (batches are numbered in input order).
     """
-    from newsfold.indexer.jobs.ingest import mark_stopped
+    from newsfold.indexer.jobs.ingest import JobLost, mark_stopped
 
     settings = load_settings(args)
     if not args.sources and not args.resume:
@@ -157,6 +157,8 @@ def cmd_ingest(args) -> int:
             store.finish(job.id, "cancelled", message=message)
             _stderr(f"newsfold: {message}")
         raise
+    except JobLost:
+        raise  # nothing to mark: the job is gone (its message says how to run it again)
     except BaseException as exc:
         if job is not None and store is not None and not isinstance(exc, SystemExit):
             mark_stopped(store, job.id, exc, announce=_stderr)

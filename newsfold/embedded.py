@@ -113,9 +113,16 @@ class EmbeddedRedis:
         self.close()
         raise RuntimeError("the embedded Redis server did not answer within 15 s")
 
-    def restart(self, down_seconds: float = 0.0) -> None:
-        """Stop the server (it writes its append-only file) and start it again on the same port (fault tests)."""
+    def restart(self, down_seconds: float = 0.0, *, lose_data: bool = False) -> None:
+        """Stop the server (it writes its append-only file) and start it again on the same port (fault tests).
+
+        With ``lose_data``, its files are deleted in between: the restart of a Redis that keeps nothing.
+        """
         self._stop()
+        if lose_data:
+            for path in Path(self.dir).iterdir():
+                if path != self.config:
+                    shutil.rmtree(path) if path.is_dir() else path.unlink()
         time.sleep(down_seconds)
         self._start()
 

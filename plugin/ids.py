@@ -10,10 +10,12 @@ document ``_id``: a longer one fails its whole bulk request) that
 - does not start with ``/`` (a URL path cannot carry it: ``/stories//x`` is not the story ``/x``);
 - has no ``/``-separated part that is ``.`` or ``..`` (a browser resolves them in a link, which
   then leads to another address);
-- has no part after a ``/`` that is ``versions``, and does not end with ``/compare`` (the words
-  the web's routes put after a story name: ``/stories/<name>/versions/<page>``,
-  ``/admin/clusters/<name>/compare``; ``a/versions/b`` would open as a version of the story
-  ``a``, and a version of ``a/versions`` as one of ``a``).
+- has no part after a ``/`` that is ``versions``, and does not end with ``/compare``, ``/merge``,
+  ``/split``, ``/representative`` or ``/not-duplicates`` (the words the web's routes put after a
+  story name: ``/stories/<name>/versions/<page>``, ``/admin/clusters/<name>/compare``,
+  ``POST /api/clusters/<name>/merge``; ``a/versions/b`` would open as a version of the story
+  ``a``, a version of ``a/versions`` as one of ``a``, and ``GET /api/clusters/a/merge`` would
+  read a story ``a/merge`` where ``POST`` merges ``a``).
 
 Everything else is accepted: slashes (a folder's relative paths, URLs), ``//``, spaces inside,
 ``~``, ``%``, ``?``, ``#``, quotes, any script. A story name is a page id with a suffix
@@ -37,9 +39,9 @@ MAX_NAME_BYTES = 1024
 #: the rejection reason of a page whose id is outside the grammar
 BAD_ID = "bad_id"
 #: words the web's routes put after a story name (``tests/web/admin/test_id_routes.py`` holds them to the routes)
-ROUTE_WORDS = ("versions", "compare")
+ROUTE_WORDS = ("versions", "compare", "merge", "split", "representative", "not-duplicates")
 #: of those, the words a route puts last (they are refused only as an id's last part)
-LAST_ROUTE_WORDS = ("compare",)
+LAST_ROUTE_WORDS = ("compare", "merge", "split", "representative", "not-duplicates")
 
 
 def id_problem(value: object, *, max_bytes: int = MAX_ID_BYTES) -> str | None:
@@ -66,7 +68,8 @@ def id_problem(value: object, *, max_bytes: int = MAX_ID_BYTES) -> str | None:
         return "has a . or .. between slashes (a link would lead elsewhere)"
     inner = [word for word in ROUTE_WORDS if word not in LAST_ROUTE_WORDS]
     if any(part in inner for part in parts[1:]) or (len(parts) > 1 and parts[-1] in LAST_ROUTE_WORDS):
-        return f"has {'/'.join(inner)} after a slash or ends with /{'/'.join(LAST_ROUTE_WORDS)} (words of the routes)"
+        last = ", ".join(f"/{word}" for word in LAST_ROUTE_WORDS)
+        return f"has {'/'.join(inner)} after a slash or ends with {last} (words of the routes)"
     return None
 
 

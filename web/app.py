@@ -44,6 +44,7 @@ def create_app(
     app = Flask("newsfold.web")  # named after the package: its templates and static files are in web/
     # ids may hold "//" (URLs as ids): a path must reach its route as it is, not be redirected to another id
     app.url_map.merge_slashes = False
+    app.url_map.converters["story"] = validation.StoryNameConverter  # a name a route puts last
     _configure(app, web, test_config)
     _set_up_templates(app)
     resources.init_app(app, settings, web)

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import json
+import re
 
 from flask import request
+from werkzeug.routing import PathConverter
 
-from newsfold.plugin.ids import id_problem, shown
+from newsfold.plugin.ids import LAST_ROUTE_WORDS, id_problem, shown
 from newsfold.plugin.search.public_query import checked_query, checked_search_text
 
 MAX_OFFSET = 10_000_000
 #: the longest site or language filter
 MAX_FILTER_CHARS = 200
+
+
+class StoryNameConverter(PathConverter):
+    """A story name that a route puts last (``<story:cluster_id>``): a path like a name, but never one that ends
+    with a word an action's route puts after a name (``plugin.ids.LAST_ROUTE_WORDS``, which the id grammar
+    refuses). ``GET /api/clusters/x/merge`` is then no story's address but the merge of ``x``, which takes POST
+    only: a 405 whose ``Allow`` names POST, as the OpenAPI document says."""
+
+    regex = r"[^/](?:(?!/(?:" + "|".join(re.escape(word) for word in LAST_ROUTE_WORDS) + r")\Z).)*"
 
 
 class BadBody(ValueError):
@@ -174,6 +185,14 @@ def parse_pages(payload, *, max_pages: int) -> list[dict]:
     if problems:
         raise InvalidPages(problems)
     return out
+
+
+def address_chars(args) -> int:
+    """The characters of a request's arguments, decoded (each ``name=value`` and its ``&``): what the address limit
+    counts, so that a value within its own limit counts the same in any script (percent-encoded, a character
+    outside ASCII takes 6 to 12)."""
+    pairs = args.items(multi=True) if hasattr(args, "getlist") else args.items()
+    return sum(len(name) + len(value) + 2 for name, value in pairs)
 
 
 def has_control_chars(text: str) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import base64
 import getpass
+import shlex
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,28 @@ BATCH_BYTES = 8 * 1024 * 1024
 
 class JobError(NewsfoldError, RuntimeError):
     """A job that cannot be started or resumed as asked; the message says what to do instead."""
+
+
+class JobLost(JobError):
+    """The job vanished from Redis while it ran (a Redis that keeps nothing restarted): it cannot be resumed, and
+    the message gives the command that runs its sources again."""
+
+
+def rerun_command(job: Job) -> str:
+    """The ``newsfold ingest`` command that runs ``job``'s sources again, into its index, with its archive."""
+    words = ["newsfold", "ingest", "--index", job.params["index"]]
+    if job.params.get("archive"):
+        words += ["--archive", job.params["archive"]]
+    return shlex.join([*words, *job.params["sources"]])
+
+
+def lost(job: Job) -> JobLost:
+    """The error that ends a run whose job Redis lost: one line, with the command to run it again."""
+    return JobLost(
+        f"job {job.id} was lost: Redis lost its data while the job ran (a restart without appendonly), so the job "
+        f"cannot be resumed; the pages reported above were processed. Run it again with `{rerun_command(job)}`: "
+        "pages already indexed come back `unchanged`"
+    )
 
 
 def counts_text(counts: dict, reasons: dict) -> str:
@@ -192,10 +215,12 @@ class IngestRun:
             if self._archive is not None:
                 self._archive.close()
         # Redis may be away as the last batch comes back: wait for it as the batches did
-        final = patiently(lambda: store.require(job.id), what="reading the finished job")
+        final = patiently(lambda: store.get(job.id), what="reading the finished job")
+        if final is None:  # a Redis that keeps nothing restarted during the run: no job to mark or resume
+            raise lost(job)
         message = counts_text(final.counts, final.rejected)
         patiently(lambda: store.finish(job.id, "done", message=message), what="marking the job done")
-        return patiently(lambda: store.require(job.id), what="reading the finished job")
+        return patiently(lambda: store.get(job.id), what="reading the finished job") or final
 
     def _payload(self, rec: PageRecord) -> dict:
         item = rec.meta()

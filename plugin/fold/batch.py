@@ -263,7 +263,7 @@ def finish(
     - ``unchanged``: the same content was indexed already; an unchanged
       founder whose earlier delivery died before committing is committed now
       and reported ``new``, and so is one that an earlier run of the same
-      ``delivery`` committed and died before reporting.
+      ``delivery`` over the same pages committed and died before reporting.
     """
     decision = state.decision
     founders = {pid: name for name, pid in decision.founders.items()} if decision else {}
@@ -272,8 +272,10 @@ def finish(
         cluster = state.outcomes[p.page_id].cluster_id
         if cluster:
             founders.setdefault(p.page_id, cluster)
-    # reads which are still pending, and which this delivery committed before
-    committed = founding.commit(founders, client=client, settings=settings, delivery=delivery)
+    # reads which are still pending, and which this delivery (its name and its pages) committed before
+    batch = [(p.page_id, p.content_hash) for p in state.pages + state.unchanged]
+    token = founding.commit_token(delivery, batch)  # a conflict may hide a write of ours that held
+    committed = founding.commit(founders, client=client, settings=settings, token=token)
     labels = current_labels([p.page_id for p in state.pages + state.unchanged], client=client, settings=settings)
     for p in state.unchanged:  # reconcile may have merged its cluster
         outcome = state.outcomes[p.page_id]

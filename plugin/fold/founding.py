@@ -201,32 +201,38 @@ def claim(founder: Founder, survivor: str, *, client: Elasticsearch, settings: S
     return conditional_update(client, settings, founder, fold_update(cluster_id=survivor))
 
 
-def commit_token(delivery: str | None) -> str:
-    """The ``committed_by`` mark of one delivery's commits: derived from ``delivery``, random without one."""
+def commit_token(delivery: str | None, pages: Iterable[tuple[str, str]] = ()) -> str:
+    """The ``committed_by`` mark of one delivery's commits, random without ``delivery``.
+
+    Derived from the delivery's name and its batch, ``pages`` as ``(page id, content hash)`` pairs: the same on
+    every redelivery of the batch, and another mark for the same name given to other pages, or to a page whose
+    content changed (a reused name is then another delivery, whose stories an earlier one reported).
+    """
     if delivery is None:
         return secrets.token_hex(8)
-    return hashlib.blake2b(delivery.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+    digest = hashlib.blake2b(delivery.encode("utf-8", "surrogatepass"), digest_size=8)
+    for page_id, content_hash in sorted(set(pages)):
+        for part in (page_id, content_hash):
+            digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
 
 
-def commit(
-    founders: dict[str, str], *, client: Elasticsearch, settings: Settings, delivery: str | None = None
-) -> set[str]:
+def commit(founders: dict[str, str], *, client: Elasticsearch, settings: Settings, token: str) -> set[str]:
     """Commit the stories that pages founded (page id -> story name); returns the page ids whose commit held.
 
     A page is left out when its story was absorbed by a merge first (the page
     is in another story now), or the page is gone: that call must not report
     the story ``new``.
 
-    ``delivery`` names the delivery of a batch, the same each time it is
-    delivered again: a founder that an earlier run of this delivery committed
-    (then died before it reported) is returned again, so the story is reported
-    ``new`` by the run that ends. Without it, each call is its own delivery.
+    ``token`` marks this delivery's commits (:func:`commit_token`), the same
+    each time a batch is delivered again: a founder that an earlier run of this
+    delivery committed (then died before it reported) is returned again, so the
+    story is reported ``new`` by the run that ends.
     """
     from newsfold.plugin.fold.store import bulk_failures
 
     todo = dict(founders)
     done: set[str] = set()
-    token = commit_token(delivery)  # this delivery's commits: a conflict may hide a write of ours that held
     for _ in range(VERSION_RETRIES):
         if not todo:
             break

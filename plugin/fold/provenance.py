@@ -299,9 +299,10 @@ def refresh_origins(
 
 
 # ------------------------------------------------------------------ filters
-def originals_filter(site: str) -> dict[str, Any]:
-    """Filter clause: pages of the stories ``site`` originated (it published the earliest, uncredited version)."""
-    return {"term": {ORIGIN_SITE: site}}
+def originals_filter(site: str | None = None) -> dict[str, Any]:
+    """Filter clause: pages of the stories ``site`` originated (it published the earliest, uncredited version);
+    without a site, of the stories some site originated (no wire is their origin)."""
+    return {"term": {ORIGIN_SITE: site}} if site else {"exists": {"field": ORIGIN_SITE}}
 
 
 def no_wire_filter() -> dict[str, Any]:

@@ -22,6 +22,9 @@ AWKWARD = [
     "compare/a",
     "a/versions-1",
     "a/compare/b",
+    "merge/a",
+    "a/merge/b",
+    "a/splits",
     "..a/b..",
     "é" * 256,  # 512 bytes
 ]
@@ -42,6 +45,10 @@ BAD = {
     "x/versions/y": "versions after a slash",
     "x/versions": "versions after a slash",
     "x/compare": "ends with /compare",
+    "x/merge": "/merge, /split",
+    "a/b/split": "/split, /representative",
+    "x/representative": "/representative, /not-duplicates",
+    "x/not-duplicates": "/not-duplicates (words",
     "x" * (MAX_ID_BYTES + 1): "513 bytes",
     "é" * 257: "514 bytes",
     "a\ud800": "lone surrogate",

@@ -347,3 +347,36 @@ def test_a_killed_pool_child_of_a_prefork_worker_loses_nothing(tmp_path, setting
         os.killpg(worker.pid, signal.SIGKILL)
         worker.wait(30)
         redis.close()
+
+
+def test_a_job_lost_with_redis_ends_in_one_line_that_says_how_to_run_it_again(tmp_path, settings, corpus, calm,
+                                                                                target):
+    """Issue 39, item 6: a Redis that keeps nothing, restarted mid-run, took the job along, and the run ended in a
+    ``LookupError`` traceback. It ends in one line naming the job and the command that runs it again; that
+    command indexes every page once, in the undisturbed run's stories."""
+    es_url, es = target
+    out = tmp_path / "out.jsonl"
+    redis = EmbeddedRedis()
+    run = None
+    try:
+        run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index)
+        _, job = _wait_for_progress(redis.url, run)
+        redis.restart(down_seconds=2.0, lose_data=True)
+        run.wait(timeout=240)
+        printed = _printed(out)
+        # (the workers may log a traceback of their own as Redis goes: the run's end is what is checked)
+        assert run.returncode == 1 and "LookupError" not in printed, printed[-3000:]
+        last = printed.strip().splitlines()[-1]
+        assert last.startswith(f"newsfold: job {job} was lost") and "cannot be resumed" in last, printed[-3000:]
+        command = last.split("`")[1]
+        assert command.startswith(f"newsfold ingest --index {settings.index} ") and command.endswith(str(corpus))
+        assert JobStore(build_redis(redis.url)).get(job) is None  # not brought back as a fragment of a job
+        again = tmp_path / "again.jsonl"
+        _finish(_ingest(corpus, again, es_url=es_url, redis_url=redis.url, index=settings.index), again)
+        assert sorted(_page(o) for o in _lines(again)) == sorted(_page(o) for o in calm[0])
+        es.indices.refresh(index=settings.index)
+        assert es.count(index=settings.index)["count"] == sum(len(c) for c in calm[1])  # each page once
+        assert _clusters(es, settings.index) == calm[1]
+    finally:
+        _stop(run)
+        redis.close()

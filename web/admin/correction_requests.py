@@ -159,7 +159,7 @@ def _split(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -
 def _merge(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
     other = _text(fields, "other_cluster_id")
     if other == cluster_id:
-        raise CorrectionFailed("a cluster cannot be merged with itself")
+        raise CorrectionFailed("a cluster cannot be merged with itself", 409)  # a well-formed ask the state refuses
     if not _cut_off("merge", clusters=[cluster_id, other]):
         _check_similar(cluster_id, other, confirmed=_confirmed(fields.get("confirm")))
     done = merge_clusters(cluster_id, other, **common)
@@ -192,7 +192,7 @@ def _check_similar(cluster_id: str, other: str, *, confirmed: bool) -> None:
 def _not_duplicates(cluster_id: str | None, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
     page_a, page_b = _text(fields, "page_a"), _text(fields, "page_b")
     if page_a == page_b:
-        raise CorrectionFailed("choose two different pages")
+        raise CorrectionFailed("choose two different pages", 409)  # a page is always a copy of itself
     checked = () if _cut_off("not_duplicates", pages=[page_a, page_b]) else (page_a, page_b)
     for page_id in checked:
         if cluster_id is None:

@@ -109,7 +109,7 @@ def _detail_or_404(cluster_id: str, *, evidence: bool = True):
     return found
 
 
-@bp.get("/clusters/<path:cluster_id>")
+@bp.get("/clusters/<story:cluster_id>")
 def cluster(cluster_id: str):
     """One cluster: members with scores and evidence, heat map, weakest pairs and the correction forms."""
     detail = _detail_or_404(cluster_id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -10,7 +11,8 @@ from flask.blueprints import BlueprintSetupState
 from werkzeug.routing import BaseConverter
 
 from newsfold import task_names
-from newsfold.plugin.search.story_queries import WINDOWS
+from newsfold.plugin.fold.lookups import MAX_WINDOW
+from newsfold.plugin.search.story_queries import MAX_STORIES, WINDOWS
 from newsfold.web.admin.job_requests import JobRequestError, retry_job, start_reindex
 from newsfold.web.admin.stats import syndication as syndication_figures
 from newsfold.web.auth import current_user
@@ -19,6 +21,7 @@ from newsfold.web.queue import chunked, task_status
 from newsfold.web.resources import get_celery, get_es, get_job_store, get_settings, get_web_settings
 from newsfold.web.search.params import SearchParams
 from newsfold.web.search.results import load_cluster, run_search, search_body, suggest_spellings
+from newsfold.web.stories.views import VERSIONS_PAGE
 from newsfold.web.validation import MAX_OFFSET, BadBody, InvalidPages, json_body, parse_pages, whole_number
 
 bp = Blueprint("api", __name__)
@@ -54,7 +57,7 @@ def search():
     """``GET /api/search?q=&site=&lang=&from=&to=&sort=&page=``: one page of stories with their versions."""
     settings = get_settings()
     try:
-        params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
+        params = SearchParams.from_args(request.args)
         body = search_body(params, page_size=get_web_settings().page_size)
     except ValueError as exc:
         return _bad_request(str(exc))
@@ -70,7 +73,7 @@ def search():
     return jsonify(result.as_json())
 
 
-@bp.get("/clusters/<path:cluster_id>")
+@bp.get("/clusters/<story:cluster_id>")
 def cluster(cluster_id: str):
     """``GET /api/clusters/<id>``: the pages of a story, oldest first."""
     found = load_cluster(get_es(), get_settings(), cluster_id)
@@ -132,8 +135,26 @@ def syndication():
 
 @bp.get("/openapi.json")
 def openapi():
-    """``GET /api/openapi.json``: the OpenAPI 3.1 description of every ``/api`` route."""
-    return current_app.response_class(OPENAPI_FILE.read_bytes(), mimetype="application/json")
+    """``GET /api/openapi.json``: the OpenAPI 3.1 description of every ``/api`` route, with this server's last pages
+    (``web/openapi.json`` states those of the default page sizes)."""
+    document = json.loads(OPENAPI_FILE.read_text(encoding="utf-8"))
+    for path, last in page_limits().items():
+        for param in document["paths"][path]["get"]["parameters"]:
+            if param.get("name") == "page":
+                param["schema"]["maximum"] = last
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    return current_app.response_class(text, mimetype="application/json")
+
+
+def page_limits() -> dict[str, int]:
+    """The last page each paged list of the API answers, by path, under this server's page sizes."""
+    size, log = get_web_settings().page_size, int(current_app.config.get("ADMIN_CORRECTIONS", 50))
+    return {
+        "/api/search": MAX_WINDOW // size,  # from/size paging reaches the first 10,000 results
+        "/api/stories": MAX_STORIES // size,
+        "/api/stories/{cluster_id}": MAX_WINDOW // VERSIONS_PAGE,
+        "/api/corrections": -(-MAX_WINDOW // log),  # a page that starts within the log's first 10,000 entries
+    }
 
 
 def _window(prefix: str = "") -> tuple[int, int]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from urllib.parse import quote_plus
 
 from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
 from newsfold.plugin.search.public_query import MAX_PASSAGE_CHARS, is_passage, parse_day
 from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
-from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
+from newsfold.web.validation import MAX_FILTER_CHARS, address_chars, filter_text, query_text
 
 MAX_PAGE_DIGITS = 6
 #: a longer query string is refused whole (a browser form never sends one)
@@ -39,26 +38,22 @@ class SearchParams:
     nowire: bool = False
 
     @classmethod
-    def from_args(cls, args: Mapping[str, str], *, query_string_chars: int = 0) -> SearchParams:
+    def from_args(cls, args: Mapping[str, str]) -> SearchParams:
         """Read the search from request arguments.
 
         Args:
             args: the request's query arguments.
-            query_string_chars: length of the raw query string (refused above ``MAX_ARGS_CHARS``).
 
         Raises:
             ValueError: a value is malformed or out of range; the message says which and how.
         """
         q = query_text(args.get("q"), passages=True)  # said first: the most likely reason for a long address
         values: dict[str, str | None] = {name: filter_text(args.get(name), name) for name in ("site", "lang")}
-        days = {}
-        for arg, name in (("from", "date_from"), ("to", "date_to")):
+        for arg, name in (("from", "date_from"), ("to", "date_to")):  # 'from' after 'to': a range nothing is in
             value = (args.get(arg) or "").strip()
             values[name] = value or None
             if value:
-                days[arg] = parse_day(value, f"'{arg}'")
-        if len(days) == 2 and days["from"] > days["to"]:
-            raise ValueError(f"the date range is empty: 'from' {days['from']} is after 'to' {days['to']}")
+                parse_day(value, f"'{arg}'")
         sort = (args.get("sort") or "relevance").strip()
         if sort not in SEARCH_SORTS:
             raise ValueError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
@@ -69,11 +64,11 @@ class SearchParams:
             shown = raw_page if len(raw_page) <= 20 else raw_page[:20] + "…"
             raise ValueError(f"page {shown} is out of range (at most 10,000 results)")
         # checked last (a message about a known argument helps more); a pasted passage has room of its own
-        if query_string_chars > MAX_ARGS_CHARS + (len(quote_plus(q)) if is_passage(q) else 0):
-            raise ValueError(
-                f"the address is too long ({query_string_chars:,} characters after the '?'; at most {MAX_ARGS_CHARS:,})"
-            )
-        originals, nowire = provenance_flags(args, site=values["site"])
+        chars = address_chars(args)
+        if chars > MAX_ARGS_CHARS + (len(q) if is_passage(q) else 0):
+            limit = f"at most {MAX_ARGS_CHARS:,}"
+            raise ValueError(f"the address is too long ({chars:,} characters after the '?'; {limit})")
+        originals, nowire = provenance_flags(args)
         return cls(q=q, sort=sort, page=int(raw_page), originals=originals, nowire=nowire, **values)
 
     @classmethod
@@ -112,9 +107,20 @@ class SearchParams:
             out[URL_NAMES.get(f.name, f.name)] = ("1" if value else None) if isinstance(value, bool) else value
         return out
 
+    @property
+    def empty_range(self) -> bool:
+        """Whether the days end before they start: a range no page is in (the core refuses to build one)."""
+        return bool(self.date_from and self.date_to and self.date_from > self.date_to)
+
+    def days(self) -> tuple[str | None, str | None]:
+        """``(from, to)`` as the core's date filter takes them: none for an empty range (:meth:`filters` says it)."""
+        return (None, None) if self.empty_range else (self.date_from, self.date_to)
+
     def filters(self) -> list[dict]:
-        """The provenance filter clauses ("this site's own stories", "no wire stories")."""
-        return provenance_filters(site=self.site, originals=self.originals, nowire=self.nowire)
+        """The provenance filter clauses ("this site's own stories", "no wire stories"), and ``match_none`` for an
+        empty range of days."""
+        empty: list[dict] = [{"match_none": {}}] if self.empty_range else []
+        return empty + provenance_filters(site=self.site, originals=self.originals, nowire=self.nowire)
 
     def url_args(self, page: int | None = None, **changes) -> dict:
         """Arguments for ``url_for`` that reproduce this search (on another page, or with ``changes``)."""
@@ -136,22 +142,21 @@ def _flag(args: Mapping[str, str], name: str) -> bool:
     return raw == "1"
 
 
-def provenance_flags(args: Mapping[str, str], *, site: str | None) -> tuple[bool, bool]:
+def provenance_flags(args: Mapping[str, str]) -> tuple[bool, bool]:
     """``(originals, nowire)`` from request arguments.
 
+    ``originals`` without a site keeps the stories some site (no wire) originated.
+
     Raises:
-        ValueError: a value other than 1 or 0, or ``originals`` without a site.
+        ValueError: a value other than 1 or 0.
     """
-    originals, nowire = _flag(args, "originals"), _flag(args, "nowire")
-    if originals and not site:
-        raise ValueError("originals=1 keeps the stories a site published first: choose a site too (site=...)")
-    return originals, nowire
+    return _flag(args, "originals"), _flag(args, "nowire")
 
 
 def provenance_filters(*, site: str | None, originals: bool, nowire: bool) -> list[dict]:
     """The filter clauses of the provenance flags."""
     out = []
-    if originals and site:
+    if originals:
         out.append(originals_filter(site))
     if nowire:
         out.append(no_wire_filter())

@@ -97,8 +97,8 @@ def search_body(params: SearchParams, *, page_size: int) -> dict:
         sort=params.sort,
         site=params.site,
         lang=params.lang,
-        date_from=params.date_from,
-        date_to=params.date_to,
+        date_from=params.days()[0],  # an empty range is a match_none filter instead
+        date_to=params.days()[1],
         filters=params.filters(),
     )
 
@@ -119,7 +119,8 @@ class FilterChoices:
 def filter_choices(es: Elasticsearch, settings: Settings, params: SearchParams) -> FilterChoices:
     """Sites and languages of the pages matching the query and dates, counted in stories (a story with versions
     on two sites counts for each); a chosen value is always offered."""
-    res = es.search(index=settings.index, **search_facets(params.q, date_from=params.date_from, date_to=params.date_to))
+    date_from, date_to = params.days()
+    res = es.search(index=settings.index, **search_facets(params.q, date_from=date_from, date_to=date_to))
     aggs = res.get("aggregations") or {}
 
     def values(name: str, chosen: str | None) -> list[tuple[str, int]]:

@@ -26,7 +26,7 @@ def index():
     if is_top_request(request.args):
         return top_stories()
     try:
-        params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
+        params = SearchParams.from_args(request.args)
         body = search_body(params, page_size=get_web_settings().page_size)
     except ValueError as exc:
         form = SearchParams.for_form(request.args)
@@ -55,7 +55,7 @@ def top_stories():
         args.pop("sort")
     form = SearchParams.for_form(args)
     try:
-        top = TopParams.from_args(args, page_size=page_size, query_string_chars=len(request.query_string))
+        top = TopParams.from_args(args, page_size=page_size)
     except ValueError as exc:
         page = render_template("search.html", params=form, top_form=TopParams.for_form(args), error=str(exc),
                                choices=form_choices(form), windows=WINDOW_NAMES)  # fmt: skip

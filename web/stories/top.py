@@ -67,7 +67,7 @@ class TopParams:
     nowire: bool = False
 
     @classmethod
-    def from_args(cls, args: Mapping[str, str], *, page_size: int, query_string_chars: int = 0) -> TopParams:
+    def from_args(cls, args: Mapping[str, str], *, page_size: int) -> TopParams:
         """Read the list from request arguments.
 
         Raises:
@@ -82,10 +82,11 @@ class TopParams:
             raise ValueError(f"sort must be 'coverage' or 'latest', got {sort[:40]!r}")
         site, lang = validation.filter_text(args.get("site"), "site"), validation.filter_text(args.get("lang"), "lang")
         page = page_number(args, limit=MAX_STORIES // page_size)
-        if query_string_chars > MAX_ARGS_CHARS:
-            raise ValueError(f"the address is too long ({query_string_chars:,} characters after the '?'; "
+        chars = validation.address_chars(args)
+        if chars > MAX_ARGS_CHARS:
+            raise ValueError(f"the address is too long ({chars:,} characters after the '?'; "
                              f"at most {MAX_ARGS_CHARS:,})")  # fmt: skip
-        originals, nowire = provenance_flags(args, site=site)
+        originals, nowire = provenance_flags(args)
         return cls(window=window, sort=sort, site=site, lang=lang, page=page, originals=originals, nowire=nowire)
 
     @classmethod

@@ -127,7 +127,7 @@ def api_top():
     """``GET /api/stories?window=&sort=&site=&lang=&page=``: top stories with their sites and pages."""
     page_size = get_web_settings().page_size
     try:
-        params = TopParams.from_args(request.args, page_size=page_size, query_string_chars=len(request.query_string))
+        params = TopParams.from_args(request.args, page_size=page_size)
     except ValueError as exc:
         return jsonify(error=str(exc)), 400
     return jsonify(run_top(get_es(), get_settings(), params, page_size=page_size).as_json())
@@ -171,13 +171,12 @@ def feed():
     result: TopResult | SearchResult
     try:
         if is_top_request(request.args):
-            chars = len(request.query_string)
-            params = TopParams.from_args(request.args, page_size=page_size, query_string_chars=chars)
+            params = TopParams.from_args(request.args, page_size=page_size)
             result = run_top(es, settings, params, page_size=page_size)
             title = f"{'Top' if params.sort == 'coverage' else 'Latest'} stories · {WINDOW_NAMES[params.window]}"
             stories = result.results
         else:
-            params = SearchParams.from_args(request.args, query_string_chars=len(request.query_string))
+            params = SearchParams.from_args(request.args)
             # newest first, whatever the page's order: a subscriber sees each new story
             params = replace(params, sort="date")
             body = search_body(params, page_size=page_size)

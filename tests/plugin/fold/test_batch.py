@@ -205,6 +205,20 @@ def test_a_delivery_killed_after_its_commit_reports_new_when_delivered_again(es,
         assert {o.status for o in ingest(pages, client=es, settings=settings, delivery=other)} == {"unchanged"}
 
 
+def test_a_delivery_name_reused_for_another_batch_reports_no_story_new_again(es, settings):
+    """Issue 39, item 6: the commit mark was the name's alone, so a later call reusing the name over an unchanged
+    founder reported its story ``new`` a second time. The mark is bound to the batch's pages (ids and contents):
+    another batch, or a changed page, under the same name is another delivery; the same batch is a redelivery."""
+    founder = _signed(settings, "r1", "Harbour wall repaired", story(74))
+    other = _signed(settings, "r2", "Orchard fire contained", story(75))
+    first = {o.page_id: o.status for o in ingest([founder, other], client=es, settings=settings, delivery="feed-1")}
+    assert first == {"r1": "new", "r2": "new"}
+    for batch in ([founder], [other], [founder, _signed(settings, "r3", "Tram line extended", story(76))]):
+        again = {o.page_id: o.status for o in ingest(batch, client=es, settings=settings, delivery="feed-1")}
+        assert again["r1" if batch[0] is founder else "r2"] == "unchanged", again
+    assert {o.status for o in ingest([founder, other], client=es, settings=settings, delivery="feed-1")} == {"new"}
+
+
 @pytest.mark.parametrize("delivery, message", [(7, "delivery must be str or None"), ("", "1 to 256"),
                                                ("x" * 257, "1 to 256")])  # fmt: skip
 def test_ingest_checks_its_delivery_name(es, settings, delivery, message):

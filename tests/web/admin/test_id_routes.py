@@ -15,7 +15,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 import pytest
 
 from newsfold.plugin import delete_pages
-from newsfold.plugin.ids import ROUTE_WORDS
+from newsfold.plugin.ids import LAST_ROUTE_WORDS, ROUTE_WORDS
 from newsfold.plugin.sign.signed_page import Page
 from tests.pages import page, story
 from tests.plugin.test_ids import AWKWARD
@@ -77,11 +77,31 @@ def test_an_awkward_but_valid_id_reaches_every_route_link_correction_and_delete(
 
 
 def test_the_route_words_the_grammar_refuses_are_those_of_the_routes(make_app, admin_settings):
-    """A story route that puts a new word after a story name must add it to ``plugin.ids`` too."""
+    """A story route that puts a new word after a story name must add it to ``plugin.ids`` too (reads and
+    actions alike: ``GET /api/clusters/x/merge`` read a story ``x/merge`` before the actions' words were there)."""
     app = make_app(admin_settings)
-    after = set()
+    after, last = set(), set()
     for rule in app.url_map.iter_rules():
-        found = re.search(r"<path:cluster_id>/([^/<]+)", rule.rule)
-        if found and "GET" in (rule.methods or ()):
+        found = re.search(r"<(?:path|story):cluster_id>/([^/<]+)(/?.*)$", rule.rule)
+        if found:
             after.add(found.group(1))
+            if not found.group(2):
+                last.add(found.group(1))
     assert after == set(ROUTE_WORDS)
+    assert last == set(LAST_ROUTE_WORDS)
+
+
+@pytest.mark.parametrize("action", ["merge", "split", "representative"])
+def test_an_action_address_is_no_story_address(make_app, admin_settings, es, action):
+    """Issue 39, item 5: ``OPTIONS /api/clusters/x/merge`` answered ``Allow: GET, POST`` and ``GET`` read the
+    story ``x/merge``; the action takes POST only, and no page or story can be named so."""
+    app = make_app(admin_settings)
+    client = app.test_client()
+    options = client.options(f"/api/clusters/x/{action}", headers=BEARER)
+    assert {m.strip() for m in options.headers["Allow"].split(",")} == {"POST", "OPTIONS"}
+    read = client.get(f"/api/clusters/x/{action}", headers=BEARER)
+    assert read.status_code == 405 and "GET" not in read.headers["Allow"]
+    assert "GET" not in app.url_map.bind("localhost").allowed_methods(f"/admin/clusters/x/{action}")
+    assert client.get(f"/api/clusters/x/{action}s", headers=BEARER).status_code == 404  # a name like a word: a story
+    refused = client.post("/api/pages", json={"pages": [{"html": "<p>x</p>", "id": f"x/{action}"}]}, headers=BEARER)
+    assert refused.status_code == 400 and "ends with /compare, /merge" in refused.get_json()["error"]
