@@ -47,7 +47,8 @@ from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.security import check_password_hash
 
-from newsfold.web.config import DEV_SECRET_KEY, SCOPES, ApiToken, WebSettings, api_token_digests, api_tokens, scopes_of
+from newsfold.plugin.settings import is_placeholder
+from newsfold.web.config import SCOPES, ApiToken, WebSettings, api_token_digests, api_tokens, scopes_of
 from newsfold.web.resources import get_limiter, get_sessions, get_tokens, get_web_settings
 
 log = logging.getLogger(__name__)
@@ -110,10 +111,11 @@ def login_closed_reason(settings: WebSettings) -> str | None:
             "Login is not set up: no admin password is configured. Make a hash with "
             "`newsfold hash-password` and set NEWSFOLD_ADMIN_PASSWORD_HASH to it."
         )
-    if settings.secret_key == DEV_SECRET_KEY or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:
+    if is_placeholder(settings.secret_key) or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:
         return (
-            "Login is disabled: NEWSFOLD_SECRET_KEY is the development value or shorter than "
-            f"{MIN_SECRET_KEY_CHARS} characters, so session cookies could be forged. Set it to a long random value."
+            "Login is disabled: NEWSFOLD_SECRET_KEY is a placeholder (the development value or an example's) or "
+            f"shorter than {MIN_SECRET_KEY_CHARS} characters, so session cookies could be forged. "
+            "Set it to a long random value."
         )
     return None
 

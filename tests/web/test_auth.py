@@ -242,6 +242,7 @@ def test_changing_the_password_ends_open_sessions(make_app, es):
     [
         ({"admin_password_hash": None}, "newsfold hash-password"),
         ({"secret_key": DEV_SECRET_KEY}, "NEWSFOLD_SECRET_KEY"),
+        ({"secret_key": "Change-Me-Please"}, "is a placeholder"),  # long enough, but an example's
     ],
 )
 def test_login_is_closed_without_a_hash_or_with_the_dev_secret(make_app, es, changes, says):
