@@ -113,9 +113,14 @@ def cmd_hash_password(args) -> int:
 def cmd_api_token(args) -> int:
     """Print a new random API token and its NEWSFOLD_API_TOKEN_HASHES entry."""
     from newsfold.web.auth import new_api_token
+    from newsfold.web.config import scopes_of
 
     try:
-        token, entry = new_api_token(args.name)
+        scopes_of(args.scopes)
+    except ValueError as exc:
+        raise SystemExit(f"newsfold: --scopes: {exc}") from None
+    try:
+        token, entry = new_api_token(args.name, args.scopes)
     except ValueError:
         raise SystemExit(
             f"newsfold: a token name is 1-64 letters, digits, '.', '_' or '-'; got {args.name!r}"
@@ -330,6 +335,12 @@ def _add_credential_commands(sub) -> None:
 
     p = sub.add_parser("api-token", help="make an API token and print it with its NEWSFOLD_API_TOKEN_HASHES entry")
     p.add_argument("name", help="a name for the token, logged with the changes made with it")
+    p.add_argument(
+        "--scopes",
+        default="read,ingest",
+        help="what the token may do, comma-separated: read, ingest, edit (corrections and their undo), "
+        "admin (reindex, retry, the admin pages, undoing others' corrections); default: read,ingest",
+    )
     p.set_defaults(func=cmd_api_token)
 
 

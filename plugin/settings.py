@@ -61,6 +61,14 @@ DURATION = r"0|[1-9]\d*(s|m|h|d)"
 #: a size setting: 0 (off) or a count of bytes, kilo-, mega-, giga- or terabytes (Elasticsearch's units)
 SIZE = r"0|[1-9]\d*(b|kb|mb|gb|tb)"
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+#: passwords and secrets that examples and old versions shipped, refused at start wherever a secret is set
+#: (compared case-insensitively): a copied example must never give a working credential
+PLACEHOLDER_SECRETS = frozenset({"change-me-please", "change-me-too", "change-me", "changeme", "dev-only-change-me"})
+
+
+def is_placeholder(secret: str | None) -> bool:
+    """Whether ``secret`` is one of :data:`PLACEHOLDER_SECRETS`."""
+    return secret is not None and secret.strip().lower() in PLACEHOLDER_SECRETS
 
 
 def seconds(duration: str) -> float:
@@ -154,6 +162,12 @@ class Settings:
         self._check_bounds()
         self._check_bands()
         self._check_index_names()
+        if is_placeholder(self.elasticsearch_password):
+            raise InputError(
+                "elasticsearch_password (ELASTICSEARCH_PASSWORD; ELASTIC_PASSWORD in docker compose's .env) is an "
+                "example's placeholder: set a real password, e.g. the output of "
+                "`python3 -c 'import secrets; print(secrets.token_urlsafe(24))'`"
+            )
 
     def _check_bounds(self) -> None:
         """One check per kind of field, read from the tables: least values, shares, choices."""

@@ -9,6 +9,12 @@ users and source paths) and every ``/api`` call that is not a GET need a login
 for the whole app, so a new admin page or API route is protected without
 doing anything.
 
+The same hook checks a token's scopes (``docs/tokens.md``): ``read`` for the private reads, ``ingest`` for
+``POST /api/pages``, ``edit`` for the corrections and their undo, ``admin`` for the jobs (reindex, retry)
+and the admin pages; a token outside its scopes gets a 403 naming the scope it lacks. A logged-in admin
+has every scope. Undoing a correction another user made also needs ``admin``
+(``web.admin.correction_requests``).
+
 Requests that change something and come with the session cookie must also
 carry a CSRF token (the ``csrf_token`` form field, or an ``X-CSRFToken``
 header for scripts); requests with a valid API token skip that check, since
@@ -41,8 +47,9 @@ from flask_wtf.csrf import CSRFProtect
 from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.security import check_password_hash
 
-from newsfold.web.config import DEV_SECRET_KEY, WebSettings, api_token_digests
-from newsfold.web.resources import get_limiter, get_sessions, get_web_settings
+from newsfold.plugin.settings import is_placeholder
+from newsfold.web.config import SCOPES, ApiToken, WebSettings, api_token_digests, api_tokens, scopes_of
+from newsfold.web.resources import get_limiter, get_sessions, get_tokens, get_web_settings
 
 log = logging.getLogger(__name__)
 
@@ -80,14 +87,19 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def new_api_token(name: str) -> tuple[str, str]:
-    """A fresh random API token and its ``NEWSFOLD_API_TOKEN_HASHES`` entry ``name:digest``.
+def new_api_token(name: str, scopes: str | tuple[str, ...] = SCOPES) -> tuple[str, str]:
+    """A fresh random API token and its ``NEWSFOLD_API_TOKEN_HASHES`` entry ``name:digest:scope+scope``.
+
+    Args:
+        name: the token's name, logged with what it changes.
+        scopes: what the token may do, some of :data:`web.config.SCOPES` (``"read,ingest"`` or a tuple).
 
     Raises:
-        ValueError: ``name`` is not 1-64 letters, digits, dots, dashes or underscores.
+        ValueError: ``name`` is not 1-64 letters, digits, dots, dashes or underscores, or a scope is unknown.
     """
+    carried = scopes_of(scopes if isinstance(scopes, str) else ",".join(scopes))
     token = secrets.token_urlsafe(32)
-    entry = f"{name}:{token_digest(token)}"
+    entry = f"{name}:{token_digest(token)}:{'+'.join(s for s in SCOPES if s in carried)}"
     api_token_digests(entry)  # validates the name with the same rule as the setting
     return token, entry
 
@@ -99,10 +111,11 @@ def login_closed_reason(settings: WebSettings) -> str | None:
             "Login is not set up: no admin password is configured. Make a hash with "
             "`newsfold hash-password` and set NEWSFOLD_ADMIN_PASSWORD_HASH to it."
         )
-    if settings.secret_key == DEV_SECRET_KEY or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:
+    if is_placeholder(settings.secret_key) or len(settings.secret_key) < MIN_SECRET_KEY_CHARS:
         return (
-            "Login is disabled: NEWSFOLD_SECRET_KEY is the development value or shorter than "
-            f"{MIN_SECRET_KEY_CHARS} characters, so session cookies could be forged. Set it to a long random value."
+            "Login is disabled: NEWSFOLD_SECRET_KEY is a placeholder (the development value or an example's) or "
+            f"shorter than {MIN_SECRET_KEY_CHARS} characters, so session cookies could be forged. "
+            "Set it to a long random value."
         )
     return None
 
@@ -127,13 +140,21 @@ def check_credentials(settings: WebSettings, username: str, password: str) -> bo
 
 
 def _authenticate() -> tuple[str | None, str | None]:
-    """``(user, method)`` of the current request; method is "token", "session", "bad-token" or None."""
+    """``(user, method)`` of the current request; method is "token", "session", "bad-token", "revoked-token"
+    or None. The token of a "token" request is ``g.newsfold_token``."""
     header = request.headers.get("Authorization", "")
     scheme, _, credentials = header.partition(" ")
     if scheme.lower() == "bearer":
-        token = credentials.strip()
-        name = api_token_digests(get_web_settings().api_token_hashes).get(token_digest(token)) if token else None
-        return (f"token:{name}", "token") if name else (None, "bad-token")
+        secret = credentials.strip()
+        token = api_tokens(get_web_settings().api_token_hashes).get(token_digest(secret)) if secret else None
+        if token is None:
+            return None, "bad-token"
+        store = get_tokens()
+        if store.is_revoked(token.digest):
+            return None, "revoked-token"
+        store.used(token.digest)
+        g.newsfold_token = token
+        return f"token:{token.name}", "token"
     user = session.get("user")
     if not user:
         return None, None
@@ -157,6 +178,20 @@ def current_user() -> str | None:
 def _auth_method() -> str | None:
     current_user()
     return g.newsfold_auth[1]
+
+
+def current_token() -> ApiToken | None:
+    """The API token of the current request, or None (no token, or a login)."""
+    current_user()
+    return g.get("newsfold_token")
+
+
+def current_scopes() -> frozenset[str]:
+    """What the current request may do: every scope for a logged-in admin, a token's own, none for a visitor."""
+    if current_user() is None:
+        return frozenset()
+    token = current_token()
+    return token.scopes if token is not None else frozenset(SCOPES)
 
 
 def _in_words(seconds: int) -> str:
@@ -247,6 +282,8 @@ def deny_api(method: str | None = None):
     """The 401 answer of an API request without a valid login or token (``method``: how it tried)."""
     if method == "bad-token":
         message = "the API token is not valid"
+    elif method == "revoked-token":
+        message = "the API token was revoked by an admin"
     else:
         message = "authentication required: log in, or send an API token as 'Authorization: Bearer <token>'"
     return jsonify(error=message), 401, {"WWW-Authenticate": 'Bearer realm="newsfold"'}
@@ -260,6 +297,39 @@ STATS_API_READS = ("/api/syndication",)
 def _private_read(path: str) -> bool:
     private = PRIVATE_API_READS if get_web_settings().public_syndication else PRIVATE_API_READS + STATS_API_READS
     return any(_under(path, prefix) for prefix in private)
+
+
+#: the scope each ``/api`` write needs, by endpoint; the corrections' (``admin_api``) need ``edit``, any other
+#: write ``admin``
+WRITE_SCOPES = {"api.submit_pages": "ingest", "api.reindex": "admin", "api.retry": "admin"}
+
+
+def required_scope() -> str | None:
+    """The scope the current request needs, or None when it needs none (the public reads, the login)."""
+    path = request.path
+    if request.routing_exception is not None:
+        return None  # no such route: its 404 (or 405) for anyone
+    if request.blueprint == "admin" or _under(path, "/admin"):
+        return "admin"
+    if not (request.blueprint in ("api", "admin_api") or _under(path, "/api")):
+        return None
+    if request.method in SAFE_METHODS:
+        return "read" if _private_read(path) else None
+    if request.blueprint == "admin_api":
+        return "edit"
+    return WRITE_SCOPES.get(str(request.endpoint), "admin")
+
+
+def deny_scope(scope: str):
+    """The 403 answer of a request whose token lacks ``scope``."""
+    token = current_token()
+    name, carried = (token.name, sorted(token.scopes, key=SCOPES.index)) if token else ("?", [])
+    message = (
+        f"the API token {name!r} lacks the {scope!r} scope this request needs (it carries: "
+        f"{', '.join(carried) or 'none'}); make a token with it: newsfold api-token NAME --scopes {scope}"
+    )
+    log.warning("API token %r refused on %s %s: no %r scope", name, request.method, request.path[:200], scope)
+    return jsonify(error=message, required_scope=scope, token_scopes=carried), 403
 
 
 def _guard():
@@ -278,6 +348,9 @@ def _guard():
         if is_api:
             return deny_api(_auth_method())
         return redirect(url_for("auth.login", next=request.full_path.rstrip("?")), code=303)
+    scope = required_scope() if _auth_method() == "token" else None
+    if scope is not None and scope not in current_scopes():
+        return deny_scope(scope)
     if (
         request.method not in SAFE_METHODS
         and current_app.config.get("WTF_CSRF_ENABLED", True)
@@ -316,3 +389,10 @@ def init_app(app: Flask, web: WebSettings) -> None:
     app.register_blueprint(bp)
     if login_closed_reason(web):
         app.logger.warning("%s", login_closed_reason(web))
+    legacy = sorted(t.name for t in api_tokens(web.api_token_hashes).values() if t.legacy)
+    if legacy:
+        app.logger.warning(
+            "API token(s) %s have no scopes in NEWSFOLD_API_TOKEN_HASHES (entries made before scopes): they keep "
+            "every scope for now, which is deprecated; replace each with `newsfold api-token NAME --scopes ...`",
+            ", ".join(legacy),
+        )

@@ -20,8 +20,37 @@ from newsfold.plugin.settings import read_env
 DEV_SECRET_KEY = "dev-only-change-me"  # the web refuses logins while the secret key is this (sessions could be forged)
 #: werkzeug ``generate_password_hash`` output: ``method$salt$hexdigest`` (scrypt or pbkdf2)
 _PASSWORD_HASH = re.compile(r"^(scrypt(:\d+){0,3}|pbkdf2:[a-z0-9_]+(:\d+)?)\$[^$\s]+\$[0-9a-f]+$")
-#: one ``NEWSFOLD_API_TOKEN_HASHES`` entry: ``name:sha256-hex-of-the-token``
-_TOKEN_ENTRY = re.compile(r"^([A-Za-z0-9._-]{1,64}):([0-9a-f]{64})$")
+#: what an API token may do (``docs/tokens.md``): ``read`` the private reads (jobs, the corrections log,
+#: private figures), ``ingest`` pages, ``edit`` (corrections and their undo), ``admin`` (jobs: reindex and retry;
+#: the admin pages; undoing another editor's correction). The public search reads need no scope.
+SCOPES = ("read", "ingest", "edit", "admin")
+#: one ``NEWSFOLD_API_TOKEN_HASHES`` entry: ``name:sha256-hex-of-the-token:scope+scope``; an entry made before
+#: scopes existed has no ``:scopes`` part and keeps every scope (a deprecation warning at start names it)
+_TOKEN_ENTRY = re.compile(r"^([A-Za-z0-9._-]{1,64}):([0-9a-f]{64})(?::([a-z+]{1,64}))?$")
+
+
+@dataclass(frozen=True)
+class ApiToken:
+    """One configured API token: its name, the scopes it carries, and whether its entry predates scopes."""
+
+    name: str
+    digest: str = field(repr=False)
+    scopes: frozenset[str]
+    legacy: bool = False
+
+
+def scopes_of(text: str) -> frozenset[str]:
+    """The scopes named in ``text`` (``read+ingest`` or ``read,ingest``).
+
+    Raises:
+        ValueError: a scope is not one of :data:`SCOPES`, or none is named.
+    """
+    names = [n for n in re.split(r"[+,\s]+", text.strip()) if n]
+    unknown = [n for n in names if n not in SCOPES]
+    if unknown or not names:
+        shown = repr(unknown[0][:40]) if unknown else "none"
+        raise ValueError(f"scopes must be some of {', '.join(SCOPES)}, got {shown}")
+    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -112,10 +141,16 @@ MUST_SET = ("secret_key", "admin_password_hash", "base_url")
 
 
 def api_token_digests(value: str | None) -> dict[str, str]:
-    """The API tokens of ``NEWSFOLD_API_TOKEN_HASHES`` as ``{sha256 hex digest: token name}``.
+    """The API tokens of ``NEWSFOLD_API_TOKEN_HASHES`` as ``{sha256 hex digest: token name}`` (:func:`api_tokens`)."""
+    return {digest: token.name for digest, token in api_tokens(value).items()}
+
+
+def api_tokens(value: str | None) -> dict[str, ApiToken]:
+    """The API tokens of ``NEWSFOLD_API_TOKEN_HASHES`` as ``{sha256 hex digest: token}``.
 
     Args:
-        value: comma- or whitespace-separated ``name:sha256hex`` entries, or None.
+        value: comma- or whitespace-separated ``name:sha256hex:scope+scope`` entries (or ``name:sha256hex``,
+            made before scopes: every scope), or None.
 
     Returns:
         One entry per token; empty when ``value`` is empty.
@@ -123,7 +158,7 @@ def api_token_digests(value: str | None) -> dict[str, str]:
     Raises:
         ValueError: an entry is malformed or a name is used twice (the message names the entry's position).
     """
-    digests: dict[str, str] = {}
+    tokens: dict[str, ApiToken] = {}
     names: set[str] = set()
     for position, entry in enumerate(re.split(r"[,\s]+", (value or "").strip()), start=1):
         if not entry:
@@ -131,12 +166,16 @@ def api_token_digests(value: str | None) -> dict[str, str]:
         found = _TOKEN_ENTRY.match(entry)
         if not found:
             raise ValueError(
-                f"api_token_hashes entry {position} must be 'name:<64 hex digits of the token's SHA-256>' "
-                "(make one with `newsfold api-token NAME`)"
+                f"api_token_hashes entry {position} must be 'name:<64 hex digits of the token's SHA-256>:<scopes>' "
+                "(make one with `newsfold api-token NAME --scopes read,ingest`)"
             )
-        name, digest = found.groups()
+        name, digest, scopes = found.groups()
         if name in names:
             raise ValueError(f"api_token_hashes uses the name {name!r} twice")
+        try:
+            carried = scopes_of(scopes) if scopes is not None else frozenset(SCOPES)
+        except ValueError as exc:
+            raise ValueError(f"api_token_hashes entry {position} ({name}): {exc}") from None
         names.add(name)
-        digests[digest] = name
-    return digests
+        tokens[digest] = ApiToken(name, digest, carried, legacy=scopes is None)
+    return tokens

@@ -1,4 +1,4 @@
-"""Login state kept on the server: failed-login counters and open admin sessions.
+"""Login state kept on the server: failed-login counters, open admin sessions, API token revocations and uses.
 
 Both live in Redis when the app has it (shared by every web process) and
 fall back to this process when it has none or cannot reach it. The Redis
@@ -200,3 +200,72 @@ class SessionStore:
                 log.warning("cannot end an admin session in Redis: %s", exc)
         with self._lock:
             self._local.pop(sid, None)
+
+
+class TokenStore:
+    """The API tokens' state kept on the server: which are revoked and when each was last used.
+
+    The tokens themselves are configured (``NEWSFOLD_API_TOKEN_HASHES``); an admin revokes one from
+    ``/admin/tokens`` and it is refused from then on, by every web process (the revocations live in Redis,
+    with this process's own as a fallback while Redis cannot be reached). Removing the entry from the
+    setting is what revokes it for good: a Redis that loses its data forgets the revocations.
+    """
+
+    #: seconds between two writes of one token's last use by this process
+    USE_RESOLUTION = 30.0
+
+    def __init__(self, *, namespace: str, redis=None) -> None:
+        self._revoked_key = f"{namespace}:api-tokens:revoked"
+        self._used_key = f"{namespace}:api-tokens:last-use"
+        self._redis = redis
+        self._revoked: set[str] = set()
+        self._used: dict[str, float] = {}
+        self._written: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def _try(self, what: str, call):
+        if self._redis is None:
+            return None
+        try:
+            return call(self._redis)
+        except redis.exceptions.RedisError as exc:
+            log.warning("API tokens: cannot %s in Redis (this process's own state is used): %s", what, exc)
+            return None
+
+    def revoke(self, digest: str) -> None:
+        """Refuse the token of ``digest`` from now on."""
+        with self._lock:
+            self._revoked.add(digest)
+        self._try("record a revocation", lambda r: r.sadd(self._revoked_key, digest))
+
+    def revoked(self) -> set[str]:
+        """The digests of the revoked tokens."""
+        found = self._try("read the revocations", lambda r: r.smembers(self._revoked_key)) or set()
+        with self._lock:
+            return self._revoked | {d.decode() if isinstance(d, bytes) else str(d) for d in found}
+
+    def is_revoked(self, digest: str) -> bool:
+        """Whether the token of ``digest`` was revoked."""
+        with self._lock:
+            if digest in self._revoked:
+                return True
+        return bool(self._try("read the revocations", lambda r: r.sismember(self._revoked_key, digest)))
+
+    def used(self, digest: str) -> None:
+        """Note a use of the token of ``digest`` now (written at most every ``USE_RESOLUTION`` seconds)."""
+        now = time.time()
+        with self._lock:
+            self._used[digest] = now
+            if now - self._written.get(digest, 0.0) < self.USE_RESOLUTION:
+                return
+            self._written[digest] = now
+        self._try("record a token's use", lambda r: r.hset(self._used_key, digest, f"{now:.0f}"))
+
+    def last_uses(self) -> dict[str, float]:
+        """``{digest: epoch seconds}`` of the tokens used since Redis (or this process) started keeping them."""
+        found = self._try("read the tokens' last uses", lambda r: r.hgetall(self._used_key)) or {}
+        uses = {(k.decode() if isinstance(k, bytes) else str(k)): float(v) for k, v in found.items()}
+        with self._lock:
+            for digest, at in self._used.items():
+                uses[digest] = max(at, uses.get(digest, 0.0))
+        return uses

@@ -25,7 +25,7 @@ from newsfold.state import build_redis
 from newsfold.state.jobs import JobStore
 from newsfold.web.affixes import AffixCache
 from newsfold.web.config import WebSettings
-from newsfold.web.logins import LoginLimiter, SessionStore
+from newsfold.web.logins import LoginLimiter, SessionStore, TokenStore
 from newsfold.web.queue import make_celery
 
 EXTENSION_KEY = "newsfold"
@@ -67,6 +67,7 @@ class WebResources:
             redis=self.redis,
         )
         self.sessions = SessionStore(namespace=namespace, redis=self.redis)
+        self.tokens = TokenStore(namespace=namespace, redis=self.redis)
 
         self.affixes = AffixCache()  # the sites' learned title affixes (web.affixes)
 
@@ -170,6 +171,11 @@ def get_limiter() -> LoginLimiter:
 def get_sessions() -> SessionStore:
     """The current app's open admin sessions."""
     return get_resources().sessions
+
+
+def get_tokens() -> TokenStore:
+    """The current app's API token revocations and last uses."""
+    return get_resources().tokens
 
 
 def web_client_settings(settings: Settings, *, timeout: float, max_retries: int) -> Settings:

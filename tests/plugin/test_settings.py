@@ -13,6 +13,16 @@ def test_settings_reject_bands_times_rows_over_num_perm():
         Settings(bands=70, rows=4)
 
 
+@pytest.mark.parametrize("password", ["change-me-please", " CHANGEME ", "change-me-too"])
+def test_settings_refuse_an_examples_placeholder_elasticsearch_password(password):
+    """Issue 39, item 4: a copied example's password never works: the start refuses it, naming the setting."""
+    with pytest.raises(ValueError, match=r"elasticsearch_password \(ELASTICSEARCH_PASSWORD.*placeholder"):
+        Settings(elasticsearch_password=password)
+    with pytest.raises(ValueError, match="placeholder"):
+        Settings.from_env({"ELASTICSEARCH_PASSWORD": password})
+    assert Settings(elasticsearch_password="a-real-one-" + password).elasticsearch_password
+
+
 def test_settings_reject_threshold_out_of_range():
     with pytest.raises(ValueError, match="threshold must be in"):
         Settings(threshold=1.5)

@@ -162,6 +162,43 @@ def test_the_elasticsearch_version_is_pinned_once_and_compose_follows_it():
     assert f"Elasticsearch **{ES_VERSION}**" in (root / "docs" / "operations.md").read_text()
 
 
+def _env_example() -> dict[str, str]:
+    lines = (REPO_ROOT / ".env.example").read_text().splitlines()
+    return dict(line.split("=", 1) for line in lines if line and not line.startswith("#"))
+
+
+def test_the_env_example_holds_no_usable_secret_and_compose_requires_each():
+    """Issue 39, item 4: ``cp .env.example .env && docker compose up`` starts nothing with a known password."""
+    example = _env_example()
+    secrets = [name for name in example if name.endswith(("PASSWORD", "SECRET_KEY"))]
+    assert set(secrets) >= {"ELASTIC_PASSWORD", "NEWSFOLD_SECRET_KEY"}
+    assert {name: example[name] for name in secrets} == dict.fromkeys(secrets, "")
+    compose = (REPO_ROOT / "docker-compose.yml").read_text()
+    for name in secrets:
+        assert f"${{{name}:?" in compose, f"docker-compose.yml must refuse an empty {name}"
+
+
+@pytest.mark.skipif(shutil.which("docker-compose") is None, reason="docker-compose is not installed")
+def test_compose_refuses_the_copied_example_and_validates_once_the_secrets_are_set(tmp_path):
+    for name in ("docker-compose.yml", "docker-compose.cluster.yml"):
+        shutil.copy(REPO_ROOT / name, tmp_path / name)
+    shutil.copy(REPO_ROOT / ".env.example", tmp_path / ".env")
+    env = {k: v for k, v in os.environ.items() if k not in _env_example()}
+
+    def config(*files: str, **extra: str) -> subprocess.CompletedProcess:
+        args = [arg for f in files for arg in ("-f", f)]
+        return subprocess.run(["docker-compose", *args, "config", "-q"], cwd=tmp_path, env={**env, **extra},
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+
+    refused = config("docker-compose.yml")
+    assert refused.returncode != 0 and "set ELASTIC_PASSWORD in .env" in refused.stderr
+    secrets = {"ELASTIC_PASSWORD": "a-long-random-password", "NEWSFOLD_SECRET_KEY": "k" * 40}
+    ok = config("docker-compose.yml", **secrets)
+    assert ok.returncode == 0, ok.stderr
+    both = config("docker-compose.yml", "docker-compose.cluster.yml", **secrets)
+    assert both.returncode == 0, both.stderr
+
+
 def test_the_cluster_compose_file_lays_three_secure_nodes_that_the_apps_all_know():
     """docker-compose.cluster.yml (over docker-compose.yml): each node has its own TLS pair, names the others as
     seeds, and is a first master; the apps list every node, and indices get 3 shards and 1 replica."""

@@ -242,6 +242,7 @@ def test_changing_the_password_ends_open_sessions(make_app, es):
     [
         ({"admin_password_hash": None}, "newsfold hash-password"),
         ({"secret_key": DEV_SECRET_KEY}, "NEWSFOLD_SECRET_KEY"),
+        ({"secret_key": "Change-Me-Please"}, "is a placeholder"),  # long enough, but an example's
     ],
 )
 def test_login_is_closed_without_a_hash_or_with_the_dev_secret(make_app, es, changes, says):
@@ -449,8 +450,12 @@ def test_api_token_command_prints_a_token_and_its_entry(capsys):
     out = capsys.readouterr().out
     token = re.search(r"^token: (\S+)$", out, re.M).group(1)
     entry = re.search(r"^entry: (\S+)$", out, re.M).group(1)
-    assert entry == f"ingest-bot:{token_digest(token)}"
+    assert entry == f"ingest-bot:{token_digest(token)}:read+ingest"  # least privilege by default
     assert api_token_digests(entry) == {token_digest(token): "ingest-bot"}
+    assert cli.main(["api-token", "editor", "--scopes", "edit,read"]) == 0
+    assert re.search(r"^entry: editor:[0-9a-f]{64}:read\+edit$", capsys.readouterr().out, re.M)
+    with pytest.raises(SystemExit, match="scopes must be some of read, ingest, edit, admin, got 'root'"):
+        cli.main(["api-token", "x", "--scopes", "read,root"])
     with pytest.raises(SystemExit, match="token name"):
         cli.main(["api-token", "bad name"])
 

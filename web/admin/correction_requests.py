@@ -7,11 +7,14 @@ limits (id and note lengths, the log's window) are the core's own.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
-from newsfold.plugin.edit.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS, Correction
+from elasticsearch import NotFoundError
+
+from newsfold.plugin.edit.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS, Correction, check_page_id
 from newsfold.plugin.edit.corrections import (
     CorrectionError,
     cut_off_correction,
@@ -31,6 +34,8 @@ from newsfold.web.admin.merge_check import merge_preview
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number
+
+log = logging.getLogger(__name__)
 
 
 class CorrectionFailed(Exception):
@@ -212,19 +217,45 @@ def _representative(cluster_id: str, fields: Mapping[str, Any], common: dict[str
     return Applied(done, f"Page {page_id} is now the representative of its cluster.", cluster_id)
 
 
-def apply_undo(correction_id: str, *, fields: Mapping[str, Any], user: str | None) -> Applied:
+def _made_by(correction_id: str) -> str:
+    """Who made the logged correction ``correction_id`` (CorrectionFailed 404 when there is none)."""
+    try:
+        correction_id = check_page_id(correction_id, "correction")
+        doc = get_es().get(index=corrections_index(get_settings()), id=correction_id, source_includes=["user"])
+    except CorrectionError as exc:
+        raise CorrectionFailed(str(exc)) from None
+    except NotFoundError:
+        raise CorrectionFailed(f"unknown correction {correction_id!r}", 404) from None
+    return str(doc["_source"].get("user") or "")
+
+
+def apply_undo(correction_id: str, *, fields: Mapping[str, Any], user: str | None, admin: bool) -> Applied:
     """Undo a logged correction (``plugin.edit.undo``); the sentence says what later corrections kept.
 
+    An editor undoes their own corrections; undoing one another user made needs the admin role (``admin``:
+    a logged-in admin, or a token with the ``admin`` scope), and is logged and said as such.
+
     Raises:
-        CorrectionFailed: (404) no such correction, or (409) it cannot be undone (an undo, undone already,
-            every decision changed later).
+        CorrectionFailed: (404) no such correction, (403) another user's without ``admin``, or (409) it
+            cannot be undone (an undo, undone already, every decision changed later).
     """
     note = _text(fields, "note", required=False, limit=MAX_NOTE_CHARS)
+    author = _made_by(correction_id)
+    others = author != (user or "")
+    if others and not admin:
+        raise CorrectionFailed(
+            f"correction {correction_id} was made by {author!r}, not by you ({user!r}): undoing another "
+            "editor's correction needs the admin scope",
+            403,
+        )
     try:
         done = undo_correction(correction_id, user=user or "", client=get_es(), settings=get_settings(), note=note)
     except CorrectionError as exc:
         raise CorrectionFailed(str(exc), 404 if "unknown correction" in str(exc) else 409) from None
     message = f"Correction {correction_id} ({done.undone.kind.replace('_', ' ')}) is undone."
+    if others:
+        log.warning("%r undid correction %s made by %r, as an admin", user, correction_id, author)
+        message += f" It was made by {author}: undone with the admin role."
     if done.kept:
         message += (f" Later corrections decided about some of the same pages ({', '.join(done.kept)}): their"
                     " decisions are kept, since the latest decision wins.")  # fmt: skip

@@ -28,7 +28,8 @@ from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_clu
 from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
 from newsfold.web.admin.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.admin.rejected import load_rejected
-from newsfold.web.auth import current_user
+from newsfold.web.admin.tokens import revoke_token, token_rows
+from newsfold.web.auth import current_scopes, current_user
 from newsfold.web.charts import heatmap
 from newsfold.web.display import headline_filter
 from newsfold.web.formatting import page_count, page_links
@@ -236,7 +237,12 @@ def representative(cluster_id: str):
 def undo(correction_id: str):
     """Undo one correction of the log (later corrections that conflict keep their decisions)."""
     try:
-        applied = apply_undo(correction_id, fields={"note": request.form.get("note")}, user=current_user())
+        applied = apply_undo(
+            correction_id,
+            fields={"note": request.form.get("note")},
+            user=current_user(),
+            admin="admin" in current_scopes(),
+        )
     except CorrectionFailed as exc:
         flash(str(exc), "error")
     else:
@@ -276,6 +282,24 @@ def rejected():
     except ValueError as exc:
         abort(400, description=str(exc))
     return render_template("admin/rejected.html", rejected=found, page_links=page_links(found.page, found.total_pages))
+
+
+# ---------------------------------------------------------------- API tokens
+@bp.get("/tokens")
+def tokens():
+    """The configured API tokens with their scopes and last use; each can be revoked."""
+    return render_template("admin/tokens.html", tokens=token_rows())
+
+
+@bp.post("/tokens/<name>/revoke")
+def revoke(name: str):
+    """Revoke one API token: refused from now on (remove its entry from the setting to make that last)."""
+    if revoke_token(name, by=current_user()):
+        flash(f"Token {name} is revoked: it is refused from now on. Remove its entry from "
+              "NEWSFOLD_API_TOKEN_HASHES at the next deploy.", "success")  # fmt: skip
+    else:
+        flash(f"No API token is named {name[:64]!r}.", "error")
+    return redirect(url_for("admin.tokens"), code=303)
 
 
 # ---------------------------------------------------------------- jobs

@@ -19,7 +19,7 @@ from functools import partial
 from flask import Blueprint, current_app, jsonify, request
 
 from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
-from newsfold.web.auth import current_user, deny_api
+from newsfold.web.auth import current_scopes, current_user, deny_api
 from newsfold.web.validation import BadBody, json_body
 
 bp = Blueprint("admin_api", __name__)
@@ -78,7 +78,7 @@ def undo(correction_id: str):
         unknown = sorted(set(fields) - {"note"})
         if unknown:
             raise CorrectionFailed(f"unknown field(s) {', '.join(n[:40] for n in unknown[:5])}; an undo takes note")
-        applied = apply_undo(correction_id, fields=fields, user=current_user())
+        applied = apply_undo(correction_id, fields=fields, user=current_user(), admin="admin" in current_scopes())
     except CorrectionFailed as exc:
         return jsonify(error=str(exc)), exc.status
     return jsonify(correction=applied.correction.as_dict(), message=applied.message)

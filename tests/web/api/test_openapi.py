@@ -11,7 +11,11 @@ from newsfold.plugin.settings import Settings
 from newsfold.web import create_app
 
 METHODS = {"get", "put", "post", "delete", "patch"}
-WRITE_SECURITY = [{"bearerAuth": []}, {"sessionCookie": [], "csrfHeader": []}]
+
+
+def write_security(scope: str) -> list[dict]:
+    """The credentials of a write: a token carrying ``scope``, or the session cookie with the CSRF header."""
+    return [{"bearerAuth": [scope]}, {"sessionCookie": [], "csrfHeader": []}]
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +74,8 @@ def test_writes_declare_their_credentials_and_reads_of_search_are_public(documen
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
             if method != "get":
-                assert operation["security"] == WRITE_SECURITY, (method, path)
-                assert "401" in operation["responses"], (method, path)
+                assert operation["security"] == write_security(operation["x-required-scope"]), (method, path)
+                assert "401" in operation["responses"] and "403" in operation["responses"], (method, path)
     assert document["paths"]["/api/search"]["get"]["security"] == []
     schemes = document["components"]["securitySchemes"]
     assert schemes["bearerAuth"] == {**schemes["bearerAuth"], "type": "http", "scheme": "bearer"}
@@ -104,3 +108,23 @@ def test_ids_pages_and_offsets_have_their_limits_in_the_schema(document):
                     assert re.match(schema["pattern"], "news/2024/a b.html"), path
                 if name in ("page", "offset", "failures_offset", "limit", "failures_limit"):
                     assert schema.get("maximum") and schema.get("minimum") is not None, (path, name)
+
+
+def test_each_operation_declares_the_scope_the_server_requires(app, document):
+    """The scope in an operation's security (and its ``x-required-scope``) is the one ``web.auth`` checks."""
+    from newsfold.web.auth import required_scope
+
+    checked = 0
+    for path, operations in document["paths"].items():
+        url = re.sub(r"\{[^}]+\}", "x", path.replace("{job_id}", "ingest-20240101-000000-abcdef"))
+        for method, operation in operations.items():
+            if method not in METHODS:
+                continue
+            with app.test_request_context(url, method=method.upper()):
+                needed = required_scope()
+            declared = [scopes for req in operation.get("security", []) for name, scopes in req.items()
+                        if name == "bearerAuth"]  # fmt: skip
+            assert declared == ([[needed]] if needed else []), (method, path, needed)
+            assert operation.get("x-required-scope") == needed, (method, path)
+            checked += 1 if needed else 0
+    assert checked >= 10
