@@ -26,7 +26,7 @@ also timed on every index behind the alias (a window of ``0``), which shows
 what the window saves.
 
 Goal (issue 29): the p50 at the largest size at most 1.3x the p50 at the smallest.
-The figures, the command and the machine are in docs/scaling.md.
+The current figure and the command are in docs/scaling.md; the run and the machine in docs/measurements.md.
 """
 
 from __future__ import annotations

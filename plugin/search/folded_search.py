@@ -139,7 +139,7 @@ def _attach_versions(
     cluster ids with a ``top_hits`` in the body's sort, ``_source`` and
     highlight), where collapse's inner hits cost Elasticsearch one more search
     per story: 4.1-4.4x an unfolded search on a real node against about 1.3x
-    this way (docs/scaling.md). With ``versions`` 0 the hits get their counts
+    this way (docs/measurements.md). With ``versions`` 0 the hits get their counts
     of matching versions alone: the same aggregation without ``top_hits``, its
     query in filter context (nothing is scored).
     """
