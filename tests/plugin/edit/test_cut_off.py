@@ -33,6 +33,7 @@ from newsfold.plugin.edit.undo import undo_correction
 from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.store import current_labels
+from tests.backends import REAL_ES
 from tests.failing_transport import FailingTransport
 from tests.pages import signed_page, story
 
@@ -168,7 +169,11 @@ def test_a_correction_cut_off_at_any_request_is_finished_by_one_retry(es, settin
     assert requests > 5
 
     ways = [(True, "repeat"), (True, "reapply"), (False, "repeat")]  # (the server answered?, how it is retried)
-    for fail_at, (answered, retry) in itertools.product(range(1, requests + 1), ways):
+    # every request fails in turn on both backends; on a real server each request with one way of the three in
+    # rotation (every way of every request costs it about 25 minutes of refresh waits for the 8 scenarios)
+    cases = (itertools.product(range(1, requests + 1), ways) if not REAL_ES
+             else ((n, ways[n % len(ways)]) for n in range(1, requests + 1)))  # fmt: skip
+    for fail_at, (answered, retry) in cases:
         if not answered and fail_at == requests:
             continue  # the done mark applied and its answer lost: the call did everything (docs/corrections.md)
         t = trial(f"f{fail_at}{retry[:3]}{'' if answered else 'lost'}")
