@@ -48,7 +48,8 @@ def test_the_index_and_memory_decide_the_same_origin_on_ties(es, settings):
     stored = {h["_id"]: fold_of(h["_source"]) for h in es.search(index=settings.index, size=1000)["hits"]["hits"]}
     decided = {}
     for cluster, versions in stories.items():
-        held = {(stored[i].get("origin_wire"), stored[i].get("origin_site"), stored[i]["origin_id"]) for i, _ in versions}
+        held = {(stored[i].get("origin_wire"), stored[i].get("origin_site"), stored[i]["origin_id"])
+                for i, _ in versions}  # fmt: skip
         origin = story_origin(versions)
         assert origin is not None
         assert held == {(origin["origin_wire"], origin["origin_site"], origin["origin_id"])}, cluster
