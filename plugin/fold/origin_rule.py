@@ -16,7 +16,7 @@ may forge it. Three things a page says are claims, and each is weighed here:
   :data:`ARCHIVE_AGE` after the time it claims (an archive page: nothing newsfold observed says
   otherwise); and in a story newsfold saw live (some page first seen within :data:`ARCHIVE_AGE` of its
   claimed time) such an archive-aged page comes after every page seen live
-  (``plugin.fold.provenance.believed_first``), since what was seen live contradicts it.
+  (``plugin.fold.origin_order.BELIEVED_FIRST``), since what was seen live contradicts it.
 - **its site**: counted by registrable domain, so subdomains of one publisher are one site.
 
 An editor overrides all of it: the version an editor made the story's representative is its origin (its

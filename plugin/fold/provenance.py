@@ -29,8 +29,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.fold.document import CLUSTER_ID, FOLD, fold_of, path
+from newsfold.plugin.fold.origin_order import (
+    MAX_WIRES,
+    WIRE_RANK,
+    earliest_first,
+    sort_clauses,
+    sort_key,
+    source_value,
+    terms_order,
+)
 from newsfold.plugin.fold.origin_rule import VISIBLE_SOURCES, Version, Wire, decide, support
-from newsfold.plugin.times import utc
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -51,31 +59,11 @@ REPRESENTATIVE = path("representative")
 #: stories handled per request
 MAX_STORIES = 1000
 MAX_PAGES = 10_000
-#: wires of a story weighed at most (by their number of sites)
-MAX_WIRES = 5
-
-
-def believed_first() -> list[dict[str, Any]]:
-    """Sort clauses: the earliest version by what provenance believes (``plugin.fold.origin_rule``) first.
-
-    Pages seen live before archive-aged ones (in a story newsfold saw live, a page first seen long after the
-    time it claims is contradicted; in an archive every page is archive-aged and claims decide), then by
-    believed time; undated pages and those written before fold layout 6 last.
-    """
-    return [
-        {ARCHIVE_AGED: {"order": "asc", "missing": "_last", "unmapped_type": "boolean"}},
-        {BELIEVED_TIME: {"order": "asc", "missing": "_last", "unmapped_type": "date"}},
-    ]
 
 
 def _time_sort(time_field: str) -> list[dict[str, Any]]:
-    """Versions by the time provenance believes (then the stated time for pages written before it, ingest, URL)."""
-    return [
-        *believed_first(),
-        {time_field: {"order": "asc", "missing": "_last", "unmapped_type": "date"}},
-        {"ingested": {"order": "asc", "unmapped_type": "date"}},
-        {path("url_key"): {"order": "asc", "unmapped_type": "keyword"}},
-    ]
+    """Versions earliest first, as provenance believes (``plugin.fold.origin_order.earliest_first``)."""
+    return sort_clauses(earliest_first(time_field))
 
 
 def site_count() -> dict[str, Any]:
@@ -104,8 +92,7 @@ def wire_aggs(*, top: Mapping[str, Any] | None = None) -> dict[str, Any]:
     sub: dict[str, Any] = {**site_count(), "visible": {"filter": _visible(), "aggs": site_count()}}
     if top is not None:
         sub["first"] = {"top_hits": dict(top)}
-    order = [{"domains": "desc"}, {"_count": "desc"}, {"_key": "asc"}]
-    return {"terms": {"field": WIRE, "size": MAX_WIRES, "order": order}, "aggs": sub}
+    return {"terms": {"field": WIRE, "size": MAX_WIRES, "order": terms_order(WIRE_RANK)}, "aggs": sub}
 
 
 def read_wires(bucket: Mapping[str, Any]) -> list[Wire]:
@@ -119,7 +106,7 @@ def read_wires(bucket: Mapping[str, Any]) -> list[Wire]:
 
 def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -> dict[str, Any]:
     """Search body: per story, what :func:`~newsfold.plugin.fold.origin_rule.decide` weighs (its editor's choice,
-    its earliest version by :func:`believed_first`, the wires its sites credit)."""
+    its earliest version and its wires, in the orders of ``plugin.fold.origin_order``)."""
     ids = [c for c in dict.fromkeys(cluster_ids) if c]
     top = {"size": 1, "sort": _time_sort(time_field), "_source": [SITE_KEY, WIRE]}
     return {
@@ -135,11 +122,6 @@ def origins_body(cluster_ids: Sequence[str], *, time_field: str = "published") -
             "unset": {"filter": {"bool": {"must_not": [{"exists": {"field": ORIGIN_ID}}]}}},
         }}},
     }  # fmt: skip
-
-
-def read_origins(response: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """``cluster id -> {"origin_wire", "origin_site", "origin_id"}`` of an :func:`origins_body` response."""
-    return {c: o for c, (o, _) in _read(response).items()}
 
 
 def _read(response: Mapping[str, Any]) -> dict[str, tuple[dict[str, Any], tuple[int, int, bool]]]:
@@ -183,7 +165,8 @@ def story_origin(versions: Sequence[tuple[str, Mapping[str, Any]]], *, time_fiel
     :func:`origins_body` aggregates from the index, computed in memory, so a batch writes the pages of a story it
     founds with their origin at once. Ties the index would break by its own order may come out otherwise;
     :func:`refresh_origins`, which runs after the write, then corrects the pages."""
-    ordered = sorted(versions, key=lambda v: _believed_order(v[1], time_field))
+    earliest = earliest_first(time_field)
+    ordered = sorted(versions, key=lambda v: sort_key(earliest, source_value(v[1])))
     if not ordered:
         return None
     chosen = next((_version_of(v) for v in ordered if fold_of(v[1]).get("representative")), None)
@@ -191,8 +174,7 @@ def story_origin(versions: Sequence[tuple[str, Mapping[str, Any]]], *, time_fiel
     for v in ordered:
         if wire := fold_of(v[1]).get("wire"):
             credits.setdefault(wire, []).append(v)
-    # the terms aggregation of wire_aggs: most domains, then most pages, then by name; MAX_WIRES of them
-    ranked = sorted(credits.items(), key=lambda kv: (-_sites(kv[1])[1], -len(kv[1]), kv[0]))[:MAX_WIRES]
+    ranked = sorted(credits.items(), key=lambda kv: _wire_rank(*kv))[:MAX_WIRES]
     wires = [Wire(name, support(_sites(vs)[0], _sites([v for v in vs if _shown(v[1])])[0]), _version_of(vs[0]))
              for name, vs in ranked]  # fmt: skip
     return decide(chosen=chosen, earliest=_version_of(ordered[0]), wires=wires)
@@ -203,13 +185,10 @@ def _version_of(version: tuple[str, Mapping[str, Any]]) -> Version:
     return Version(version[0], fold.get("site_key"), fold.get("wire"))
 
 
-def _believed_order(source: Mapping[str, Any], time_field: str) -> tuple[Any, ...]:
-    """The sort key of :func:`_time_sort` (missing values last)."""
-    fold = fold_of(source)
-    aged, url = fold.get("archive_aged"), fold.get("url_key")
-    times = [utc(fold.get("believed_time")), utc(source.get(time_field)), utc(source.get("ingested"))]
-    return ((aged is None, bool(aged)), *((t is None, t.timestamp() if t else 0.0) for t in times),
-            (url is None, url or ""))  # fmt: skip
+def _wire_rank(wire: str, versions: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[Any, ...]:
+    """The sort key of a wire by :data:`~newsfold.plugin.fold.origin_order.WIRE_RANK`, as :func:`wire_aggs` ranks it."""
+    values = {"domains": _sites(versions)[1], "_count": len(versions), "_key": wire}
+    return sort_key(WIRE_RANK, values.__getitem__)
 
 
 def _sites(versions: Sequence[tuple[str, Mapping[str, Any]]]) -> tuple[int, int]:

@@ -16,7 +16,8 @@ from typing import Any
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.fold.lookups import MAX_WINDOW
-from newsfold.plugin.fold.provenance import believed_first, read_origin, read_site_count, story_aggs
+from newsfold.plugin.fold.origin_order import BELIEVED_FIRST, sort_clauses
+from newsfold.plugin.fold.provenance import read_origin, read_site_count, story_aggs
 from newsfold.plugin.hits import ARTICLE_SOURCE, FOLD_SOURCE
 from newsfold.plugin.search.page_dates import PLAUSIBLE_RANGE, epoch_millis, iso_millis, plausible_times
 from newsfold.plugin.search.public_query import check_page
@@ -57,6 +58,7 @@ def story(
     check_page(page, size, MAX_WINDOW)
     if size > MAX_VERSIONS_PAGE:
         raise InputError(f"at most {MAX_VERSIONS_PAGE} versions a page, got {size}")
+    believed = [*sort_clauses(BELIEVED_FIRST), *time_sort(time_field, "asc")]
     return {
         "query": {"term": {CLUSTER_ID: cluster_id}},
         "from": (page - 1) * size,
@@ -70,8 +72,7 @@ def story(
             # provenance believes of the times (a back-dated copy seen later is not first)
             "first": {
                 "filter": {"range": {time_field: PLAUSIBLE_RANGE}},
-                "aggs": {"hit": {"top_hits": {"size": 1, "sort": [*believed_first(), *time_sort(time_field, "asc")],
-                                              "_source": source}}},
+                "aggs": {"hit": {"top_hits": {"size": 1, "sort": believed, "_source": source}}},
             },
             "start": {"min": {"field": time_field}},
             "end": {"max": {"field": time_field}},

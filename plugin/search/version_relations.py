@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID, fold_of, path
 from newsfold.plugin.fold.lookups import FOUNDER_FIRST
-from newsfold.plugin.fold.provenance import believed_first
+from newsfold.plugin.fold.origin_order import BELIEVED_FIRST, sort_clauses
 from newsfold.plugin.sign.novelty import relation
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def reference_sort(time_field: str) -> list[dict[str, Any]]:
     provenance believes of the versions' times (``plugin.fold.origin_rule``: a back-dated copy is not the earliest)."""
     return [
         {REPRESENTATIVE: {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
-        *believed_first(),
+        *sort_clauses(BELIEVED_FIRST),
         *time_sort(time_field, "asc"),
     ]
 
