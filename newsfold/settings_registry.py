@@ -81,6 +81,7 @@ TOOLS = (
     Variable("NEWSFOLD_VENV", "Tools", ".venv", "run"),
     Variable("NEWSFOLD_BROWSER_DIR", "Tools", "/usr/bin", "run"),
     Variable("NEWSFOLD_TEST_BACKEND", "Tools", None, "tests/backends.py"),
+    Variable("NEWSFOLD_SERVER_TESTS_ONLY", "Tools", None, "tests/backends.py"),
     Variable("NEWSFOLD_FUZZ_EXAMPLES", "Tools", "50", "tests/web/api/test_schema_fuzz.py"),
 )
 

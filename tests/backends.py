@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Container, Iterable
 
 BACKEND = os.environ.get("NEWSFOLD_TEST_BACKEND") or (
     "elasticsearch" if os.environ.get("ELASTICSEARCH_URL") else "standin"
@@ -31,3 +32,15 @@ if CLUSTER:  # the workers and commands the tests start read them too
 #: refresh (``refresh=wait_for``); at Elasticsearch's default 1 s the suite spends most of its time waiting.
 #: The race tests (tests/system/test_nrt.py) create their indices at the default 1 s.
 TEST_REFRESH = "100ms" if REAL_ES else "1s"
+
+
+#: The fixtures through which a test reaches an Elasticsearch (the session's server, or nodes it starts itself).
+SERVER_FIXTURES = frozenset({"es_server", "es_url", "es_node_factory"})
+#: Set by ``./run test --backend all`` for its real-node and cluster stages: a test that never reaches an
+#: Elasticsearch runs the same code on every backend, so it ran once, in the stand-in stage, and is left out there.
+SERVER_TESTS_ONLY = os.environ.get("NEWSFOLD_SERVER_TESTS_ONLY") == "1"
+
+
+def reaches_a_server(fixturenames: Iterable[str], keywords: Container[str]) -> bool:
+    """Whether a test talks to an Elasticsearch: a server fixture in its fixture closure, or the ``realnode`` mark."""
+    return bool(SERVER_FIXTURES & set(fixturenames)) or "realnode" in keywords

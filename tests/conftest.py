@@ -18,7 +18,16 @@ from newsfold.embedded import EmbeddedElasticsearch, EmbeddedRedis
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold.index import drop_index, ensure_index
 from newsfold.plugin.settings import Settings
-from tests.backends import BACKEND, CLUSTER, REAL_ES, REPLICAS, SHARDS, TEST_REFRESH
+from tests.backends import (
+    BACKEND,
+    CLUSTER,
+    REAL_ES,
+    REPLICAS,
+    SERVER_TESTS_ONLY,
+    SHARDS,
+    TEST_REFRESH,
+    reaches_a_server,
+)
 
 
 def pytest_report_header(config):
@@ -30,6 +39,11 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "realnode" in item.keywords and not REAL_ES:
             item.add_marker(skip)
+    if SERVER_TESTS_ONLY:  # a later stage of `./run test --backend all`: the stand-in stage ran the rest
+        once = [item for item in items if not reaches_a_server(item.fixturenames, item.keywords)]
+        if once:
+            config.hook.pytest_deselected(items=once)
+            items[:] = [item for item in items if reaches_a_server(item.fixturenames, item.keywords)]
 
 
 class Server:

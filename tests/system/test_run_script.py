@@ -39,3 +39,17 @@ def test_run_test_installs_the_browser_only_when_browser_tests_are_selected(tmp_
     selected = run("tests/system/browser/test_browser_search.py")
     assert "installing chromium and chromium-driver" in selected.stderr
     assert "apt-get install -y -qq chromium chromium-driver" in log.read_text()
+
+
+def test_the_later_stages_of_backend_all_leave_out_only_the_tests_that_never_reach_a_server():
+    """``./run test --backend all`` sets NEWSFOLD_SERVER_TESTS_ONLY=1 after the stand-in stage."""
+    env = {**os.environ, "NEWSFOLD_SERVER_TESTS_ONLY": "1", "NEWSFOLD_TEST_BACKEND": "standin"}
+    pure, served = "tests/plugin/sign/test_signature.py", "tests/plugin/fold/test_batch.py"
+    done = subprocess.run([str(REPO_ROOT / ".venv/bin/python"), "-m", "pytest", "--collect-only", "-q", pure, served],
+                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    listed = [line for line in done.stdout.splitlines() if "::" in line]
+    assert listed and all(line.startswith(served) for line in listed), listed[:5]
+    assert "deselected" in done.stdout
+    run_script = (REPO_ROOT / "run").read_text()
+    assert "NEWSFOLD_SERVER_TESTS_ONLY=$once" in run_script
