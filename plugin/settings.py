@@ -113,7 +113,7 @@ class Settings:
     index: str = "newsfold-articles"
     shards: int = 1
     replicas: int = 0
-    refresh_interval: str = "1s"  # of a new index; every ingest batch waits for one refresh (refresh=wait_for)
+    refresh_interval: str = "1s"  # of a new index and its side indices; ingest waits for one refresh
     corrections_index: str | None = None  # default: <index>-corrections
     rollover: str = "30d"  # age of the write index at which a new one starts behind the alias; "0": never by age
     rollover_size: str = "50gb"  # size of a primary shard of the write index at which a new one starts; "0": never

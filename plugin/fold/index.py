@@ -59,11 +59,18 @@ def corrections_index(settings: Settings) -> str:
     return settings.corrections_index or f"{settings.index}-corrections"
 
 
-def corrections_index_body(settings: Settings) -> dict[str, Any]:
-    """The body for ``indices.create`` of the corrections index (one small shard)."""
-    body = copy.deepcopy(mapping_file("corrections"))
+def side_index_body(name: str, settings: Settings) -> dict[str, Any]:
+    """The body for ``indices.create`` of a side index of ``mappings/`` (``corrections``, ``rejected``): one small
+    shard, the replicas and refresh interval of ``settings`` (a correction is logged with ``refresh=wait_for``)."""
+    body = copy.deepcopy(mapping_file(name))
     body["settings"]["index"]["number_of_replicas"] = settings.replicas
+    body["settings"]["index"]["refresh_interval"] = settings.refresh_interval
     return body
+
+
+def corrections_index_body(settings: Settings) -> dict[str, Any]:
+    """The body for ``indices.create`` of the corrections index (:func:`side_index_body`)."""
+    return side_index_body("corrections", settings)
 
 
 def corrections_index_body_fields() -> dict[str, Any]:

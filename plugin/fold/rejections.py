@@ -11,7 +11,6 @@ are rejected now, not every rejection ever made.
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import hashlib
 from collections.abc import Iterable
@@ -21,7 +20,7 @@ from elasticsearch import BadRequestError, Elasticsearch
 
 from newsfold.plugin.errors import clean_text
 from newsfold.plugin.fold.document import Outcome
-from newsfold.plugin.fold.index import mapping_file
+from newsfold.plugin.fold.index import side_index_body
 from newsfold.plugin.fold.store import bulk_write
 from newsfold.plugin.ids import MAX_ID_BYTES
 from newsfold.plugin.settings import Settings
@@ -40,8 +39,7 @@ def ensure_rejections_index(client: Elasticsearch, settings: Settings) -> str:
     name = rejections_index(settings)
     if client.indices.exists(index=name):
         return name
-    body = copy.deepcopy(mapping_file("rejected"))
-    body["settings"]["index"]["number_of_replicas"] = settings.replicas
+    body = side_index_body("rejected", settings)
     try:
         client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"])
     except BadRequestError as exc:
