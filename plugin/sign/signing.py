@@ -18,7 +18,7 @@ from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.passages import kept_paragraphs, layout_of, split_text, stored_keys
 from newsfold.plugin.sign.signature import StoryStatistics, band_keys, content_hash, signed_features
 from newsfold.plugin.sign.signed_page import Page, SignedPage
-from newsfold.plugin.text import cjk_share, tokenize
+from newsfold.plugin.text import cjk_share, opening_tokens
 from newsfold.plugin.urls import normalize_title, normalize_url, site_of
 
 
@@ -171,7 +171,7 @@ def _text_article(
     body = text.strip()
     if not body:
         return Rejection("no_article", "the text is empty")
-    tokens = tokenize(body)
+    tokens = opening_tokens(body, min_tokens)  # signing tokenises the whole text, once (sign_article)
     if len(tokens) < min_tokens:
         return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {min_tokens}")
     if not lang and cjk_share(tokens) >= 0.5:
