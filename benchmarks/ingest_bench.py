@@ -196,7 +196,7 @@ def ingest_phase(
     started before the workers, and the node this run started, if any).
     """
     from newsfold.indexer.celery_app import make_celery
-    from newsfold.indexer.jobs.dispatch import in_flight_batches, run_batches
+    from newsfold.indexer.jobs.dispatch import BatchRun, in_flight_batches, run_batches
     from newsfold.workers import LocalWorkers
 
     app = make_celery(live)
@@ -213,13 +213,9 @@ def ingest_phase(
         started = time.perf_counter()
         chunks = (payloads[i : i + live.batch_size] for i in range(0, len(payloads), live.batch_size))
         try:
-            outcomes = run_batches(
-                app,
-                chunks,
-                index=index,
-                on_done=lambda got: bar.update(len(got)),
-                max_in_flight=in_flight_batches(live.batch_size),
-            )
+            run = BatchRun(index=index, on_done=lambda got: bar.update(len(got)),
+                           max_in_flight=in_flight_batches(live.batch_size))  # fmt: skip
+            outcomes = run_batches(app, chunks, run)
         finally:
             bar.close()
         elapsed = time.perf_counter() - started

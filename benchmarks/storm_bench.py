@@ -38,7 +38,7 @@ import uuid
 
 from benchlib import machine, percentiles
 
-from newsfold.plugin import ingest, sign_text
+from newsfold.plugin import TextMeta, ingest, sign_text
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold.index import drop_index, ensure_index
 from newsfold.plugin.search.queries import collapsed_search
@@ -68,7 +68,9 @@ def fill(client, settings, docs: int, rng: random.Random) -> None:
     for n in range(docs):
         dense = " ".join(rng.choice(COMMON) for _ in range(400))
         text = stories[n % len(stories)] if n % 10 == 0 else dense
-        batch.append(sign_text(text, title=" ".join(rng.sample(COMMON, 4)), page_id=f"d{n}", settings=settings))
+        batch.append(
+            sign_text(text, TextMeta(title=" ".join(rng.sample(COMMON, 4)), page_id=f"d{n}"), settings=settings)
+        )
         if len(batch) == 100:
             ingest(batch, client=client, settings=settings)
             batch = []

@@ -44,17 +44,13 @@ def _pipeline(settings: Settings, workers: int, *, real_elasticsearch: bool = Fa
 
 
 def _ingest(app, live: Settings, payloads: list[dict], *, index: str, quiet: bool) -> list[dict]:
-    from newsfold.indexer.jobs.dispatch import in_flight_batches, run_batches
+    from newsfold.indexer.jobs.dispatch import BatchRun, in_flight_batches, run_batches
 
     bar = tqdm(total=len(payloads), desc="ingest", unit="page", disable=quiet)
     try:
-        return run_batches(
-            app,
-            _chunks(payloads, live.batch_size),
-            index=index,
-            on_done=lambda got: bar.update(len(got)),
-            max_in_flight=in_flight_batches(live.batch_size),
-        )
+        run = BatchRun(index=index, on_done=lambda got: bar.update(len(got)),
+                       max_in_flight=in_flight_batches(live.batch_size))  # fmt: skip
+        return run_batches(app, _chunks(payloads, live.batch_size), run)
     finally:
         bar.close()
 

@@ -1,11 +1,13 @@
 """newsfold's core: the public API a host search embeds (docs/embedding.md).
 
-    from newsfold.plugin import Settings, build_client, component_template, sign_page, sign_text, ingest, fold_query
+    from newsfold.plugin import (Settings, TextMeta, build_client, component_template, sign_page, sign_text,
+                                 ingest, fold_query)
 
     settings = Settings.from_env()
     client = build_client(settings)
     client.cluster.put_component_template(name="newsfold", **component_template(settings))
-    signed = sign_text(text, title=title, url=url, page_id=doc_id, settings=settings)   # or sign_page(Page(html=...))
+    meta = TextMeta(title=title, url=url, page_id=doc_id)
+    signed = sign_text(text, meta, settings=settings)                                   # or sign_page(Page(html=...))
     outcomes = ingest([signed], client=client, settings=settings, index="my-news")      # finds/assigns the cluster
     body = fold_query({"query": {...}, "size": 10}, versions=3)                          # one hit per story
 
@@ -50,6 +52,7 @@ _EXPORTS = {
     "verify": "fold.cluster",
     "Page": "sign.signed_page",
     "SignedPage": "sign.signed_page",
+    "TextMeta": "sign.signed_page",
     "Outcome": "fold.document",
     "FOLD_FIELDS": "fold.document",
     "sign_page": "sign.signing",
@@ -112,6 +115,7 @@ __all__ = [
     "Settings",
     "Signature",
     "SignedPage",
+    "TextMeta",
     "add_relations",
     "band_keys",
     "build_client",
@@ -218,7 +222,7 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
     from newsfold.plugin.search.version_relations import add_relations
     from newsfold.plugin.settings import Settings
     from newsfold.plugin.sign.signature import Signature, band_keys
-    from newsfold.plugin.sign.signed_page import Page, SignedPage
+    from newsfold.plugin.sign.signed_page import Page, SignedPage, TextMeta
     from newsfold.plugin.sign.signing import sign_page, sign_text
 
 

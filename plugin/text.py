@@ -34,6 +34,23 @@ def tokenize(text: str) -> list[str]:
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
+#: characters of a text's opening that are tokenised to check its length and tell its script
+SAMPLE_CHARS = 2000
+
+
+def opening_tokens(text: str, at_least: int) -> list[str]:
+    """The tokens of a text's opening (its first :data:`SAMPLE_CHARS` characters), or of the whole text
+    when the opening holds fewer than ``at_least``.
+
+    Enough to check a length of ``at_least`` tokens and to tell the script,
+    without tokenising a long text once more than signing does.
+    """
+    tokens = tokenize(text[:SAMPLE_CHARS])
+    if len(tokens) < at_least and len(text) > SAMPLE_CHARS:
+        return tokenize(text)
+    return tokens
+
+
 def cjk_share(tokens: list[str]) -> float:
     """The share of tokens that are CJK characters (0 for no tokens); ``tokens`` as :func:`tokenize` makes them."""
     if not tokens:

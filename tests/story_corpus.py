@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from newsfold.plugin import ingest
-from newsfold.plugin.sign.signing import sign_text
+from newsfold.plugin.sign.signing import TextMeta, sign_text
 from tests.pages import story as paragraphs
 
 # local paragraphs without stop words, like the made-up stories (so the copy is signed the same way)
@@ -44,8 +44,10 @@ def body_of(seed: int, variant: str) -> str:
 def ingest_story_corpus(es, settings) -> dict[str, str]:
     """Ingest :data:`PAGES` into ``settings.index``; the cluster id of each page."""
     signed = [
-        sign_text(body_of(seed, variant), title=f"{pid} headline", url=f"https://{site}/{pid}", page_id=pid,
-                  site=site, published=published, lang="de" if pid == "single" else "en", settings=settings)
+        sign_text(body_of(seed, variant),
+                  TextMeta(title=f"{pid} headline", url=f"https://{site}/{pid}", page_id=pid, site=site,
+                           published=published, lang="de" if pid == "single" else "en"),
+                  settings=settings)
         for pid, seed, site, published, variant in PAGES
     ]  # fmt: skip
     outcomes = ingest(signed, client=es, settings=settings)

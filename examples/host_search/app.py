@@ -27,6 +27,7 @@ from newsfold.plugin import (
     Page,
     Rejection,
     Settings,
+    TextMeta,
     build_client,
     component_template,
     delete_pages,
@@ -128,8 +129,8 @@ def load(client, settings: Settings) -> list[dict]:
         if doc["as"] == "html":  # newsfold
             one = sign_page(Page(html=html_of(doc), url=doc["url"], id=doc["id"]), settings)
         elif doc["as"] == "text":  # newsfold
-            one = sign_text(source["text"], title=doc["headline"], url=doc["url"], page_id=doc["id"],
-                            settings=settings)
+            one = sign_text(source["text"],
+                            TextMeta(title=doc["headline"], url=doc["url"], page_id=doc["id"]), settings=settings)
         else:
             continue
         if isinstance(one, Rejection):
@@ -166,7 +167,8 @@ def update_and_delete(client, settings: Settings) -> dict:
               "author": "Coast desk", "paywalled": False, "url": "https://coast.example/port-work"}
     client.index(index=INDEX, id="coast-5", document=museum, refresh="wait_for")  # drops its fold fields ...
     lost = unfolded_documents(client=client, index=INDEX)["ids"]  # ... which this check names
-    rewritten = sign_text(museum["text"], title=museum["headline"], url=museum["url"], page_id="coast-5",
+    rewritten = sign_text(museum["text"],
+                          TextMeta(title=museum["headline"], url=museum["url"], page_id="coast-5"),
                           settings=settings)  # newsfold
     (again,) = ingest([rewritten], client=client, settings=settings, index=INDEX)  # newsfold
     # the founding article of the harbour story is deleted: the other copies stay one story
@@ -188,7 +190,7 @@ def errors(client, settings: Settings) -> list[str]:
             attempt()
         except NewsfoldError as exc:  # newsfold: InputError, InputTypeError, IndexMismatchError, ServerError
             seen.append(type(exc).__name__)
-    empty = sign_text("", page_id="empty-1", settings=settings)  # newsfold: not an error, a rejection
+    empty = sign_text("", TextMeta(page_id="empty-1"), settings=settings)  # newsfold: not an error, a rejection
     if isinstance(empty, Rejection):
         seen.append(f"Rejection:{empty.reason}")
     return seen

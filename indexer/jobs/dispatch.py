@@ -271,94 +271,107 @@ def in_flight_batches(batch_size: int) -> int:
     return max(4, MAX_PAGES_IN_FLIGHT // max(1, batch_size))
 
 
+def _ignore(outcomes: list[dict]) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class BatchRun:
+    """How :func:`run_batches` runs: where the pages go, who hears the outcomes, the job they count into, pacing.
+
+    Attributes:
+        index: the index the workers ingest into (None: their settings' own).
+        on_done: hears each batch's outcomes as they come back.
+        collect: keep every outcome for the return value (False for an archive of millions: read them in ``on_done``).
+        max_in_flight: batches queued at a time (:func:`in_flight_batches`).
+        store: the job store, with ``job_id``: the workers count each batch into the job once, under its key.
+        job_id: the job the batches belong to.
+        on_idle: called about every ``timing.check_every`` seconds (a progress display).
+        on_wait: hears "waiting for Redis (N s)" while an outage lasts, and None when it is over.
+        timing: polling, and how long a Redis outage is waited out (``Timing.max_outage``).
+    """
+
+    index: str | None = None
+    on_done: Callable[[list[dict]], object] = _ignore
+    collect: bool = True
+    max_in_flight: int = 64
+    store: JobStore | None = None
+    job_id: str | None = None
+    on_idle: Callable[[], None] | None = None
+    on_wait: Callable[[str | None], None] | None = None
+    timing: Timing = field(default_factory=Timing)
+
+
 @dataclass
 class _Batches(Work):
     """Batches of pages through the ``ingest_batch`` task, counted into a job when there is one."""
 
     app: Celery
-    index: str | None
-    on_done: Callable[[list[dict]], object]
-    collect: bool
-    store: JobStore | None = None
-    job_id: str | None = None
-    on_idle: Callable[[], None] | None = None
-    on_wait: Callable[[str | None], None] | None = None
+    run: BatchRun
     outcomes: list[dict] = field(default_factory=list)
 
-    @property
-    def tracked(self) -> bool:
-        return self.store is not None and self.job_id is not None
-
     def send(self, key: str, item: list[dict]) -> Any:
-        kwargs = {"job_id": self.job_id, "key": key} if self.tracked else {}
-        return self.app.send_task(task_names.INGEST_BATCH, args=[item, self.index], kwargs=kwargs)
+        run = self.run
+        kwargs = {"job_id": run.job_id, "key": key} if run.store is not None and run.job_id is not None else {}
+        return self.app.send_task(task_names.INGEST_BATCH, args=[item, run.index], kwargs=kwargs)
 
     def finished(self, key: str, item: list[dict], value: Any, error: BaseException | None) -> None:
         got = value
         if error is not None:
             got = failed_batch(item, error)
-            store, job_id = self.store, self.job_id
+            store, job_id = self.run.store, self.run.job_id
             if store is not None and job_id is not None:  # tracked
                 patiently(
                     lambda: store.record(job_id, key, got, payloads={str(p.get("id")): p for p in item}),
                     what=f"recording the failed batch {key}",
                 )
-        if self.collect:
+        if self.run.collect:
             self.outcomes.extend(got)
-        self.on_done(got)
+        self.run.on_done(got)
 
     def alive(self, keys: list[str]) -> list[bool] | None:
-        if self.store is None or self.job_id is None:  # not tracked
+        store, job_id = self.run.store, self.run.job_id
+        if store is None or job_id is None:  # not tracked
             return None
-        return self.store.alive(self.job_id, keys)
+        return store.alive(job_id, keys)
 
     def died(self, keys: list[str]) -> list[bool]:
-        if self.store is None or self.job_id is None:  # not tracked
+        store, job_id = self.run.store, self.run.job_id
+        if store is None or job_id is None:  # not tracked
             return [False] * len(keys)
-        return self.store.died(self.job_id, keys)
+        return store.died(job_id, keys)
 
     def idle(self) -> None:
-        if self.on_idle is not None:
-            self.on_idle()
+        if self.run.on_idle is not None:
+            self.run.on_idle()
 
     def waiting(self, message: str | None) -> None:
-        if self.on_wait is not None:
-            self.on_wait(message)
+        if self.run.on_wait is not None:
+            self.run.on_wait(message)
 
 
 def run_batches(
-    app: Celery,
-    batches: Iterable[list[dict] | tuple[str, list[dict]]],
-    *,
-    index: str | None = None,
-    on_done: Callable[[list[dict]], object] = lambda outcomes: None,
-    max_in_flight: int = 64,
-    poll: float = 0.05,
-    collect: bool = True,
-    store: JobStore | None = None,
-    job_id: str | None = None,
-    on_idle: Callable[[], None] | None = None,
-    max_outage: float = 300.0,
-    on_wait: Callable[[str | None], None] | None = None,
+    app: Celery, batches: Iterable[list[dict] | tuple[str, list[dict]]], run: BatchRun | None = None
 ) -> list[dict]:
-    """Queue batches for the workers and collect one outcome per page.
+    """Queue batches for the workers and collect one outcome per page (how: :class:`BatchRun`).
 
-    ``batches`` may be a lazy iterator: at most ``max_in_flight`` batches are
+    ``batches`` may be a lazy iterator: at most ``run.max_in_flight`` batches are
     queued at a time, so an archive of millions of pages streams through in
-    constant memory (pass ``collect=False`` and consume outcomes in
+    constant memory (``BatchRun(collect=False)``, outcomes consumed in
     ``on_done``). A batch whose task fails for good (for example Elasticsearch
     stayed down through all retries) yields a ``rejected`` outcome with reason
     ``failed`` for each of its pages, so nothing is silently dropped.
 
-    With a job (``store`` and ``job_id``), batches are ``(key, pages)`` pairs
+    With a job (``run.store`` and ``run.job_id``), batches are ``(key, pages)`` pairs
     (plain lists are numbered from 0): the workers count each batch into the
     job once under its key, the checkpoint a resumed run skips; a batch that
     failed for good is counted here, with its pages kept for a retry; and a
     batch whose worker died is sent again at once (see :func:`drive`).
-    A Redis outage is waited out for up to ``max_outage`` seconds (``on_wait``
-    hears "waiting for Redis" while it lasts).
+    A Redis outage is waited out for up to ``run.timing.max_outage`` seconds
+    (``on_wait`` hears "waiting for Redis" while it lasts).
     """
-    work = _Batches(app, index, on_done, collect, store, job_id, on_idle, on_wait)
+    run = BatchRun() if run is None else run
+    work = _Batches(app, run)
     units = (batch if isinstance(batch, tuple) else (str(n), batch) for n, batch in enumerate(batches))
-    drive(units, work, max_in_flight=max_in_flight, timing=Timing(poll=poll, max_outage=max_outage))
+    drive(units, work, max_in_flight=run.max_in_flight, timing=run.timing)
     return work.outcomes

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from newsfold.indexer.jobs.archive import WarcArchive
-from newsfold.indexer.jobs.dispatch import in_flight_batches, run_batches
+from newsfold.indexer.jobs.dispatch import BatchRun, Timing, in_flight_batches, run_batches
 from newsfold.indexer.records import PageRecord, SourceStats
 from newsfold.indexer.resources import read_roots
 from newsfold.indexer.sources.base import count_hint, iter_source
@@ -199,18 +199,17 @@ class IngestRun:
         batch_size = int(job.params["batch_size"])
         batch_bytes = job.params.get("batch_bytes")  # None in jobs made before it: their batches never had it
         try:
-            run_batches(
-                self.app,
-                self._batches(batch_size, int(batch_bytes) if batch_bytes else None),
+            run = BatchRun(
                 index=self.index,
                 max_in_flight=in_flight_batches(batch_size),
                 collect=False,
                 on_done=lambda got: [self.on_outcome(o) for o in got],
                 store=store,
                 job_id=job.id,
-                max_outage=self.settings.outage_wait,
+                timing=Timing(max_outage=self.settings.outage_wait),
                 on_wait=self.on_wait,
             )
+            run_batches(self.app, self._batches(batch_size, int(batch_bytes) if batch_bytes else None), run)
         finally:
             if self._archive is not None:
                 self._archive.close()

@@ -34,7 +34,7 @@ from newsfold.plugin.extract.edges import trim_edges
 from newsfold.plugin.extract.meta import page_title, published_date
 from newsfold.plugin.extract.result import REASONS, Article, Rejection
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits, TooComplex, guard_markup
-from newsfold.plugin.text import cjk_share, tokenize
+from newsfold.plugin.text import SAMPLE_CHARS, cjk_share, opening_tokens, tokenize
 
 if TYPE_CHECKING:
     from lxml.html import HtmlElement
@@ -51,7 +51,6 @@ PATHS = ("fast", "full", "paragraphs", "baseline", "none")
 FALLBACK_SHARE = 0.0
 #: ... and so does one of fewer tokens than this (a headline, a "Loading..." line)
 FALLBACK_TOKENS = 25
-_SAMPLE_CHARS = 2000  # characters tokenised to check the length and the script of an extracted text
 
 
 def _baseline(tree: HtmlElement, runs: list[TextRun]) -> str:
@@ -70,7 +69,7 @@ def _too_little(text: str, prose: int) -> bool:
     """Whether a text is empty, or under :data:`FALLBACK_TOKENS` tokens or :data:`FALLBACK_SHARE` of the prose."""
     if not text or len(text.encode()) < FALLBACK_SHARE * prose:
         return True
-    return len(text) < _SAMPLE_CHARS and len(tokenize(text)) < FALLBACK_TOKENS
+    return len(text) < SAMPLE_CHARS and len(tokenize(text)) < FALLBACK_TOKENS
 
 
 def extract_article(
@@ -250,9 +249,7 @@ def _result(
     if not text:
         return Rejection("no_article", "no article text found in the page by any method")
     # the opening is enough to reach min_tokens and to tell CJK text; the whole text only when it is short
-    tokens = tokenize(text[:_SAMPLE_CHARS])
-    if len(tokens) < min_tokens and len(text) > _SAMPLE_CHARS:
-        tokens = tokenize(text)
+    tokens = opening_tokens(text, min_tokens)
     if len(tokens) < min_tokens:
         return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {min_tokens}")
     lang = lang or html_lang(html) or getattr(doc, "language", None)

@@ -26,7 +26,12 @@ def shingles(tokens: list[str], k: int) -> set[bytes]:
         return set()
     if len(tokens) <= k:
         return {" ".join(tokens).encode()}
-    return {" ".join(tokens[i : i + k]).encode() for i in range(len(tokens) - k + 1)}
+    return {" ".join(gram).encode() for gram in _grams(tokens, k)}
+
+
+def _grams(tokens: list[str], n: int) -> zip[tuple[str, ...]]:
+    """Every run of ``n`` consecutive tokens, as a tuple (no list slice per position)."""
+    return zip(*(tokens[j:] for j in range(n)), strict=False)
 
 
 # Short function words (SpotSigs / MMDS): frequent in prose, rare in navigation and ads.
@@ -46,7 +51,8 @@ def stopword_shingles(tokens: list[str], k: int = 2) -> set[bytes]:
     words), as in SpotSigs and the MMDS lecture. Falls back to plain word
     shingles for texts with too few stop words (other languages).
     """
-    out = {" ".join(tokens[i : i + k + 1]).encode() for i, t in enumerate(tokens[: len(tokens) - k]) if t in STOP_WORDS}
+    stop = STOP_WORDS
+    out = {" ".join(gram).encode() for gram in _grams(tokens, k + 1) if gram[0] in stop}
     if len(out) < max(5, len(tokens) // 20):
         return shingles(tokens, k)
     return out

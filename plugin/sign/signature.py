@@ -1,4 +1,4 @@
-"""MinHash signatures (datasketch, pinned scheme) and LSH band keys."""
+"""MinHash signatures (datasketch's pinned scheme, computed in numpy) and LSH band keys."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
-from datasketch import MinHash
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.settings import HASH_SCHEME, Settings
@@ -54,19 +53,58 @@ class Signature:
         return cls(values, shingle_count, token_count, cjk_features)
 
 
+#: MurmurHash3's 32-bit finalizer (datasketch's one-shot pre-mix of each input hash in the affine32 scheme)
+_FMIX32 = (np.uint32(16), np.uint32(0x85EBCA6B), np.uint32(13), np.uint32(0xC2B2AE35), np.uint32(16))
+_CHUNK = 2048  # shingles per (chunk x num_perm) uint32 block: 1 MB at 128 permutations
+
+
 @lru_cache(maxsize=8)
-def _template(num_perm: int, seed: int) -> MinHash:
-    # Drawing the permutations is the costly part of MinHash(); do it once.
-    return MinHash(num_perm=num_perm, seed=seed, scheme=HASH_SCHEME)
+def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """datasketch's ``affine32`` permutations ``(a, b)`` for ``MinHash(num_perm, seed)``: ``a`` odd, both uint32.
+
+    Drawn as ``MinHash._init_permutations`` draws them (one ``RandomState(seed)``,
+    ``a`` first); tests/plugin/sign/test_minhash.py checks them against datasketch.
+    """
+    if HASH_SCHEME != "affine32":  # pragma: no cover - the scheme is pinned in plugin.settings
+        raise InputError(f"unsupported hash scheme {HASH_SCHEME}")
+    gen = np.random.RandomState(seed)
+    a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
+    a.setflags(write=False)
+    b.setflags(write=False)
+    return a, b
 
 
-def minhash(shingle_set: set[bytes], *, num_perm: int, seed: int) -> MinHash:
-    """A datasketch MinHash of a shingle set with the pinned scheme."""
-    template = _template(num_perm, seed)
-    m = MinHash(num_perm=num_perm, seed=seed, scheme=HASH_SCHEME, permutations=template.permutations)
-    if shingle_set:
-        m.update_batch(list(shingle_set))
-    return m
+def minhash(shingle_set: set[bytes] | list[bytes], *, num_perm: int, seed: int) -> np.ndarray:
+    """The MinHash values (uint32[num_perm]) of a shingle set: datasketch's ``affine32`` scheme, bit for bit.
+
+    Each shingle is hashed as datasketch's ``sha1_hash32`` hashes it (the
+    first 4 bytes of its SHA-1, little-endian), pre-mixed with MurmurHash3's
+    finalizer, then mapped by every permutation ``a * h + b`` in uint32 (the
+    wraparound is the modulo 2^32), and the minimum kept per permutation; an
+    empty set keeps 2^32 - 1 everywhere. The SHA-1 of every shingle is taken in
+    one pass and the rest is numpy over all shingles at once, where
+    datasketch's ``update_batch`` builds a Python list of ints first.
+    Signatures already in an index (made by datasketch) are equal to these.
+    """
+    a, b = _permutations(num_perm, seed)
+    values = np.full(num_perm, np.iinfo(np.uint32).max, dtype=np.uint32)
+    if not shingle_set:
+        return values
+    sha1 = hashlib.sha1
+    digests = b"".join([sha1(s).digest() for s in shingle_set])
+    hv = np.frombuffer(digests, dtype="<u4").reshape(-1, 5)[:, 0].astype(np.uint32)  # SHA-1: 5 words per shingle
+    s1, m1, s2, m2, s3 = _FMIX32
+    hv ^= hv >> s1
+    hv *= m1
+    hv ^= hv >> s2
+    hv *= m2
+    hv ^= hv >> s3
+    for start in range(0, len(hv), _CHUNK):
+        block = hv[start : start + _CHUNK, None] * a
+        block += b
+        np.minimum(values, block.min(axis=0), out=values)
+    return values
 
 
 def _signed_tokens(text: str, settings: Settings, tokens: list[str] | None = None) -> tuple[str, list[str]]:
@@ -105,8 +143,8 @@ def signed_features(
     shingled = shingle_set(tokens, settings, cjk=cjk)
     cjk_features = cjk_feature_string(signed) if cjk else ""
     if not uses_stats(settings):
-        m = minhash(shingled, num_perm=settings.num_perm, seed=settings.seed)
-        sig = Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(shingled), len(tokens), cjk_features)
+        values = minhash(shingled, num_perm=settings.num_perm, seed=settings.seed)
+        sig = Signature(values, len(shingled), len(tokens), cjk_features)
         return sig, np.zeros(0, dtype=np.uint64)
     features = sorted(shingled)
     shingle_hashes = feature_hashes(features)
@@ -126,8 +164,8 @@ def signed_features(
         features = [f for f, ok in zip(features, keep.tolist(), strict=True) if ok]
         shingle_hashes, shingle_sf = shingle_hashes[keep], shingle_sf[keep]
     if settings.signature_kind == "minhash":
-        m = minhash(set(features), num_perm=settings.num_perm, seed=settings.seed)
-        sig = Signature(np.asarray(m.hashvalues, dtype=np.uint32), len(features), len(tokens), cjk_features)
+        values = minhash(features, num_perm=settings.num_perm, seed=settings.seed)  # sorted, distinct: a set
+        sig = Signature(values, len(features), len(tokens), cjk_features)
         return sig, all_hashes
     weights = phrase_weights(features, shingle_sf, freq, stories, settings)
     values = weighted_minhash(shingle_hashes, weights, num_perm=settings.num_perm, seed=settings.seed)

@@ -28,6 +28,27 @@ class Page:
     published: str | None = None
 
 
+@dataclass(frozen=True)
+class TextMeta:
+    """What is known about an article a host holds as text (:func:`~newsfold.plugin.sign.signing.sign_text`).
+
+    Attributes:
+        title: the headline (title evidence within a site; not signed).
+        url: the article's URL (URL evidence within a site; the id when ``page_id`` is None).
+        lang: a language code, if known.
+        page_id: the document id in the index (the host's own id).
+        site: the site; the URL's host when None.
+        published: publication date (ISO 8601) or None.
+    """
+
+    title: str | None = None
+    url: str | None = None
+    lang: str | None = None
+    page_id: str | None = None
+    site: str | None = None
+    published: str | None = None
+
+
 @dataclass
 class SignedPage:
     """A page ready to index: the article, its signature and its band keys."""

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import re
+import warnings
+from dataclasses import fields
 from typing import Protocol
 
-from newsfold.plugin.errors import InputTypeError, check_type, clean_text
+from newsfold.plugin.errors import InputError, InputTypeError, check_type, clean_text
 from newsfold.plugin.extract.article import Article, Rejection, extract_article
 from newsfold.plugin.extract.credits import wire_credit
 from newsfold.plugin.ids import check_page_id
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.passages import kept_paragraphs, layout_of, split_text, stored_keys
 from newsfold.plugin.sign.signature import StoryStatistics, band_keys, content_hash, signed_features
-from newsfold.plugin.sign.signed_page import Page, SignedPage
-from newsfold.plugin.text import cjk_share, tokenize
+from newsfold.plugin.sign.signed_page import Page, SignedPage, TextMeta
+from newsfold.plugin.text import cjk_share, opening_tokens
 from newsfold.plugin.urls import normalize_title, normalize_url, site_of
 
 
@@ -98,30 +100,24 @@ def sign_page(
 
 def sign_text(
     text: str,
+    meta: TextMeta | None = None,
     *,
     settings: Settings,
-    title: str | None = None,
-    url: str | None = None,
-    lang: str | None = None,
-    page_id: str | None = None,
-    site: str | None = None,
-    published: str | None = None,
     repeated: RepeatedLineFilter | None = None,
     stats: StoryStatistics | None = None,
+    **deprecated: str | None,
 ) -> SignedPage | Rejection:
     """Sign an article a host already holds as text (no HTML, no extraction).
 
     Args:
         text: the article body, paragraphs separated by newlines.
+        meta: its title, URL, language, id, site and date (:class:`TextMeta`).
         settings: signature settings (the same as the index's).
-        title: the headline (title evidence within a site; not signed).
-        url: the article's URL (URL evidence within a site; the id when ``page_id`` is None).
-        lang: a language code, if known.
-        page_id: the document id in the index (the host's own id).
-        site: the site; the URL's host when None.
-        published: publication date (ISO 8601) or None.
         repeated: see :func:`sign_page`.
         stats: see :func:`sign_page`.
+        deprecated: ``title``, ``url``, ``lang``, ``page_id``, ``site`` and
+            ``published`` as keywords, the form of newsfold 0.1: still taken, with a
+            ``DeprecationWarning``; pass a ``TextMeta`` instead.
 
     Returns:
         A ``SignedPage`` ready for ``ingest``, or a ``Rejection``: ``too_short``
@@ -130,31 +126,53 @@ def sign_text(
 
     Raises:
         InputTypeError: an argument of the wrong type (``text`` as bytes: decode it first).
-        InputError: ``page_id`` is outside the id grammar (``plugin.ids``).
+        InputError: ``page_id`` is outside the id grammar (``plugin.ids``), or an unknown keyword.
     """
     if isinstance(text, bytes | bytearray):
         raise InputTypeError("text must be str, not bytes: decode it first, or pass the HTML to sign_page")
     check_type(text, str, "text", optional=True)
+    meta = _text_meta(meta, deprecated)
     check_type(settings, Settings, "settings")
-    for name, value in (("title", title), ("url", url), ("lang", lang), ("page_id", page_id), ("site", site),
-                        ("published", published)):  # fmt: skip
-        check_type(value, str, name, optional=True)
-    if page_id:
-        check_page_id(page_id, "page_id")
-    article = _text_article(text, title=title, lang=lang, published=published, min_tokens=settings.min_tokens)
+    for name in _META_FIELDS:
+        check_type(getattr(meta, name), str, name, optional=True)
+    if meta.page_id:
+        check_page_id(meta.page_id, "page_id")
+    article = _text_article(text, title=meta.title, lang=meta.lang, published=meta.published,
+                            min_tokens=settings.min_tokens)  # fmt: skip
     if isinstance(article, Rejection):
         return article
-    pid = page_id_for(Page(html="", url=url, id=page_id), article.text)
+    pid = page_id_for(Page(html="", url=meta.url, id=meta.page_id), article.text)
     return sign_article(
         article,
         page_id=pid,
-        url=url,
-        site=site,
-        published=published,
+        url=meta.url,
+        site=meta.site,
+        published=meta.published,
         settings=settings,
         repeated=repeated,
         stats=stats,
     )
+
+
+_META_FIELDS = tuple(f.name for f in fields(TextMeta))
+
+
+def _text_meta(meta: TextMeta | None, deprecated: dict[str, str | None]) -> TextMeta:
+    """The ``TextMeta`` of a :func:`sign_text` call: the one given, or one made of the old keywords (warned)."""
+    check_type(meta, TextMeta, "meta", optional=True)
+    if not deprecated:
+        return meta or TextMeta()
+    unknown = sorted(set(deprecated) - set(_META_FIELDS))
+    if unknown:
+        raise InputError(f"sign_text() got unexpected keyword arguments: {', '.join(unknown)}")
+    if meta is not None:
+        raise InputError(f"sign_text(): pass {', '.join(sorted(deprecated))} in meta (TextMeta), not as keywords too")
+    warnings.warn(
+        f"sign_text({', '.join(f'{k}=' for k in sorted(deprecated))}) is deprecated: pass meta=TextMeta(...)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return TextMeta(**deprecated)
 
 
 def _text_article(
@@ -171,7 +189,7 @@ def _text_article(
     body = text.strip()
     if not body:
         return Rejection("no_article", "the text is empty")
-    tokens = tokenize(body)
+    tokens = opening_tokens(body, min_tokens)  # signing tokenises the whole text, once (sign_article)
     if len(tokens) < min_tokens:
         return Rejection("too_short", f"the article has {len(tokens)} tokens, fewer than {min_tokens}")
     if not lang and cjk_share(tokens) >= 0.5:

@@ -118,7 +118,7 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
     """A prefork worker whose child dies on one page (os._exit): the batch comes back, the page is named."""
     from celery import Celery
 
-    from newsfold.indexer.jobs.dispatch import run_batches
+    from newsfold.indexer.jobs.dispatch import BatchRun, run_batches
     from newsfold.plugin.settings import settings_env
 
     live = settings.replace(redis_url=_own_database(redis_url, 5))
@@ -134,7 +134,7 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
         payloads = _payloads()
         payloads[1]["html"] = page("Poison", story(399)) + "<!-- CRASH-WORKER -->"
         started = time.monotonic()
-        got = {o["page_id"]: o for o in run_batches(app, [payloads], index=live.index)}
+        got = {o["page_id"]: o for o in run_batches(app, [payloads], BatchRun(index=live.index))}
         assert time.monotonic() - started < 120
         assert got["g1"]["reason"] == "worker_crashed"
         assert got["g0"]["status"] == got["g2"]["status"] == "new"
@@ -148,7 +148,7 @@ def test_a_page_that_kills_real_workers_every_time_gets_an_outcome(settings, red
 def test_a_crashing_page_does_not_stall_a_job_on_local_solo_workers(settings, redis_url, es, monkeypatch):
     """``newsfold ingest``'s setup: solo workers (restarted when one dies) and a job whose heartbeats are watched."""
     from newsfold.indexer.celery_app import make_celery
-    from newsfold.indexer.jobs.dispatch import run_batches
+    from newsfold.indexer.jobs.dispatch import BatchRun, run_batches
     from newsfold.state.jobs import JobStore
     from newsfold.workers import LocalWorkers
 
@@ -161,7 +161,10 @@ def test_a_crashing_page_does_not_stall_a_job_on_local_solo_workers(settings, re
     payloads[1]["html"] = page("Poison", story(399)) + "<!-- CRASH-WORKER -->"
     with LocalWorkers(live, 1, app_module="tests.crashing_worker") as workers:
         workers.wait_ready(app)
-        got = {o["page_id"]: o for o in run_batches(app, [payloads], index=live.index, store=store, job_id=job.id)}
+        got = {
+            o["page_id"]: o
+            for o in run_batches(app, [payloads], BatchRun(index=live.index, store=store, job_id=job.id))
+        }
         assert workers.restarts >= 2  # the first two deliveries each took a worker down
     assert got["g1"]["reason"] == "worker_crashed"
     assert got["g0"]["status"] == got["g2"]["status"] == "new"

@@ -19,6 +19,7 @@ from newsfold.plugin import (
     ServerError,
     Settings,
     SignedPage,
+    TextMeta,
     fold_search,
     ingest,
     sign_page,
@@ -34,7 +35,7 @@ def test_a_rejection_passed_to_ingest_is_named_with_its_reason(es, settings):
     rejected = sign_text("too short", settings=settings)
     assert isinstance(rejected, Rejection)
     with pytest.raises(InputTypeError, match=r"pages\[1\] is a Rejection \(too_short: .*not a SignedPage") as err:
-        ingest([sign_text(TEXT, page_id="ok", settings=settings), rejected], client=es, settings=settings)
+        ingest([sign_text(TEXT, TextMeta(page_id="ok"), settings=settings), rejected], client=es, settings=settings)
     assert isinstance(err.value, NewsfoldError) and isinstance(err.value, TypeError)
     assert es.count(index=settings.index)["count"] == 0  # refused before anything was written
 
@@ -49,7 +50,7 @@ def test_ingest_refuses_what_is_not_a_list_of_signed_pages(es, settings, pages, 
 
 
 def test_ingest_checks_its_other_arguments_by_name(es, settings):
-    signed = sign_text(TEXT, page_id="p", settings=settings)
+    signed = sign_text(TEXT, TextMeta(page_id="p"), settings=settings)
     with pytest.raises(InputTypeError, match="settings must be Settings, not dict"):
         ingest([signed], client=es, settings={"num_perm": 256})
     with pytest.raises(InputTypeError, match="index must be str or None, not int"):
@@ -57,32 +58,32 @@ def test_ingest_checks_its_other_arguments_by_name(es, settings):
 
 
 def test_a_signature_with_other_permutations_is_refused_before_any_write(es, settings):
-    small = sign_text(TEXT, page_id="small", settings=settings.replace(num_perm=128, bands=64))
+    small = sign_text(TEXT, TextMeta(page_id="small"), settings=settings.replace(num_perm=128, bands=64))
     with pytest.raises(InputError, match=r"signed with 128 permutations, the settings say 256"):
         ingest([small], client=es, settings=settings)
     assert es.count(index=settings.index)["count"] == 0
 
 
 def test_other_signature_settings_on_the_same_client_are_checked_too(es, settings):
-    (first,) = ingest([sign_text(TEXT, page_id="a", settings=settings)], client=es, settings=settings)
+    (first,) = ingest([sign_text(TEXT, TextMeta(page_id="a"), settings=settings)], client=es, settings=settings)
     assert first.status == "new"
     other = settings.replace(seed=settings.seed + 1)
     with pytest.raises(IndexMismatchError, match="seed: index has 1, settings say 2"):
-        ingest([sign_text(TEXT, page_id="b", settings=other)], client=es, settings=other)
+        ingest([sign_text(TEXT, TextMeta(page_id="b"), settings=other)], client=es, settings=other)
 
 
 def test_sign_text_refuses_bytes_and_names_the_argument(settings):
     with pytest.raises(InputTypeError, match="text must be str, not bytes: decode it first"):
         sign_text(TEXT.encode(), settings=settings)
     with pytest.raises(InputTypeError, match="title must be str or None, not int"):
-        sign_text(TEXT, title=3, settings=settings)
+        sign_text(TEXT, TextMeta(title=3), settings=settings)
     with pytest.raises(InputTypeError, match="settings must be Settings"):
         sign_text(TEXT, settings=None)
 
 
 def test_lone_surrogates_are_cleaned_not_a_crash(es, settings):
     broken = TEXT.replace(" ", " \ud800", 3)
-    signed = sign_text(broken, title="Head\udfffline", page_id="sur", settings=settings)
+    signed = sign_text(broken, TextMeta(title="Head\udfffline", page_id="sur"), settings=settings)
     assert isinstance(signed, SignedPage) and "\ufffd" in signed.article.text
     html = page("Harbour \ud83d strike", story(641))
     from_html = sign_page(Page(html=html, id="sur-html"), settings)
@@ -99,7 +100,7 @@ def test_sign_page_refuses_what_is_not_a_page(settings):
 
 
 def test_fold_search_refuses_a_window_over_ten_thousand_before_asking_the_server(es, settings):
-    ingest([sign_text(TEXT, page_id="w", settings=settings)], client=es, settings=settings)
+    ingest([sign_text(TEXT, TextMeta(page_id="w"), settings=settings)], client=es, settings=settings)
     es.indices.refresh(index=settings.index)
     with pytest.raises(InputError, match="from \\+ size must be at most 10,000, got 10,005"):
         fold_search(es, {"query": {"match_all": {}}, "from": 9995, "size": 10}, index=settings.index)
@@ -146,7 +147,8 @@ def test_refusals_of_the_server_reach_the_host_as_newsfold_errors(es, settings):
         "fold_search": lambda: fold_search(es, {"query": {"match_all": {}}}, index=gone),
         "fold_versions": lambda: fold_versions(es, {"query": {"match_all": {}}}, [{"fields": {FOLD: ["c"]}}],
                                                index=gone),
-        "ingest": lambda: ingest([sign_text(TEXT, page_id="x", settings=settings)], client=es, settings=settings,
+        "ingest": lambda: ingest([sign_text(TEXT,
+                                            TextMeta(page_id="x"), settings=settings)], client=es, settings=settings,
                                  index=gone),
         "unfolded_documents": lambda: unfolded_documents(client=es, index=gone),
         "delete_pages": lambda: delete_pages(["x"], client=es, settings=settings, index=gone),

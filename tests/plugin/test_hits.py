@@ -48,11 +48,11 @@ def test_the_lists_name_fields_the_index_has():
 
 def test_newsfold_writes_every_article_field_it_lists():
     """A field listed in ``CONTENT_FIELDS`` (so a hit may read it) is one ``content_fields`` writes for every page."""
-    from newsfold.plugin import Settings, SignedPage, sign_text
+    from newsfold.plugin import Settings, SignedPage, TextMeta, sign_text
     from newsfold.plugin.fold.document import content_fields
 
-    signed = sign_text("A storm hit the coast on Monday. " * 30, title="Storm", url="https://a.example/x",
-                       settings=Settings())  # fmt: skip
+    signed = sign_text("A storm hit the coast on Monday. " * 30,
+                       TextMeta(title="Storm", url="https://a.example/x"), settings=Settings())  # fmt: skip
     assert isinstance(signed, SignedPage), signed
     written = content_fields(signed, ingested="2026-01-01T00:00:00.000Z")
     assert set(written) == set(CONTENT_FIELDS), "write the field in plugin/fold/document.py content_fields"

@@ -13,6 +13,7 @@ import pytest
 from newsfold.plugin import (
     FOLD_FIELDS,
     Page,
+    TextMeta,
     component_template,
     ensure_fold_fields,
     fold_query,
@@ -84,7 +85,8 @@ def test_ingest_into_a_host_index_writes_only_fold_fields(es, settings, host):
     _put(es, host, "h-1", text, section="business", author="Wire", paywalled=True)
     _put(es, host, "h-2", text, section="local", author="Desk")
     signed = [
-        sign_text("\n\n".join(text), title="Harbour", url="https://a.example/1", page_id="h-1", settings=settings),
+        sign_text("\n\n".join(text),
+                  TextMeta(title="Harbour", url="https://a.example/1", page_id="h-1"), settings=settings),
         sign_page(Page(html=page("Harbour", text, site="b.example"), url="https://b.example/2", id="h-2"), settings),
     ]
     outcomes = {o.page_id: o for o in ingest(signed, client=es, settings=settings, index=host)}
@@ -108,7 +110,7 @@ def test_ingest_refuses_a_host_index_without_newsfold_meta(es, settings):
     name = f"bare-{uuid.uuid4().hex[:10]}"
     es.indices.create(index=name, mappings={"properties": {"headline": {"type": "text"}}})
     try:
-        signed = sign_text(" ".join(story(2)), page_id="x", settings=settings)
+        signed = sign_text(" ".join(story(2)), TextMeta(page_id="x"), settings=settings)
         with pytest.raises(RuntimeError, match="no newsfold fields"):
             ingest([signed], client=es, settings=settings, index=name)
         assert ensure_fold_fields(es, name, settings) == [name]
@@ -129,7 +131,8 @@ def test_fold_search_keeps_unfolded_documents_as_their_own_stories(es, settings,
     _put(es, host, "s-3", b, headline="storm three")
     _put(es, host, "u-1", c, headline="storm four")  # never given to newsfold
     _put(es, host, "u-2", d, headline="storm five")  # never given to newsfold
-    signed = [sign_text("\n\n".join(t), page_id=i, settings=settings) for i, t in (("s-1", a), ("s-2", a), ("s-3", b))]
+    signed = [sign_text("\n\n".join(t),
+                        TextMeta(page_id=i), settings=settings) for i, t in (("s-1", a), ("s-2", a), ("s-3", b))]
     ingest(signed, client=es, settings=settings, index=host)
     body = {"query": {"match": {"headline": "storm"}}, "size": 10, "sort": [{"section": "asc"}, "_score"],
             "aggs": {"by_section": {"terms": {"field": "section"}}}}
@@ -160,7 +163,8 @@ def test_versions_on_demand_are_those_fold_search_would_have_given(es, settings,
         _put(es, host, f"a-{n}", texts["a"], headline="tram line", section=f"s{n}")
     _put(es, host, "b-0", texts["b"], headline="tram depot")
     _put(es, host, "u-0", story(23), headline="tram fares")  # never given to newsfold
-    signed = [sign_text("\n\n".join(texts[i[0]]), page_id=i, settings=settings) for i in ("a-0", "a-1", "a-2", "b-0")]
+    signed = [sign_text("\n\n".join(texts[i[0]]),
+                        TextMeta(page_id=i), settings=settings) for i in ("a-0", "a-1", "a-2", "b-0")]
     ingest(signed, client=es, settings=settings, index=host)
     body = {"query": {"match": {"headline": "tram"}}, "size": 10, "sort": [{"section": "asc"}, "_score"]}
     full = {s["hit"]["_id"]: s for s in folded_hits(fold_search(es, body, index=host, versions=3))}
@@ -194,7 +198,8 @@ def test_a_page_whose_stories_have_one_matching_version_each_costs_one_search(es
     for n in range(2):
         _put(es, host, f"a-{n}", texts["a"], headline="quay" if n else "quay wall", section=f"s{n}")
     _put(es, host, "b-0", texts["b"], headline="quay lights")
-    signed = [sign_text("\n\n".join(texts[i[0]]), page_id=i, settings=settings) for i in ("a-0", "a-1", "b-0")]
+    signed = [sign_text("\n\n".join(texts[i[0]]),
+                        TextMeta(page_id=i), settings=settings) for i in ("a-0", "a-1", "b-0")]
     ingest(signed, client=es, settings=settings, index=host)
     es.indices.refresh(index=host)
     searches = []
@@ -228,7 +233,7 @@ def test_versions_in_a_host_index_say_what_they_hold_and_add(es, settings, host)
     versions = {"v-ref": text, "v-short": text[:5], "v-adds": [*text[:4], local, *text[4:]]}
     for hour, (doc_id, paragraphs) in enumerate(versions.items()):
         _put(es, host, doc_id, paragraphs, headline="ferry", published=f"2026-03-0{hour + 1}T08:00:00Z")
-    signed = [sign_text("\n\n".join(p), page_id=i, settings=settings) for i, p in versions.items()]
+    signed = [sign_text("\n\n".join(p), TextMeta(page_id=i), settings=settings) for i, p in versions.items()]
     outcomes = ingest(signed, client=es, settings=settings, index=host)
     assert sorted(o.status for o in outcomes) == ["duplicate", "duplicate", "new"]
     res = fold_search(es, {"query": {"match": {"headline": "ferry"}}, "size": 10}, index=host)
@@ -297,7 +302,7 @@ def test_host_example_runs_and_folds(es_url):
 
 RACER = """
 import sys, time
-from newsfold.plugin import Settings, build_client, ingest, sign_text
+from newsfold.plugin import Settings, build_client, ingest, TextMeta, sign_text
 url, index, who, start, text = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), sys.argv[5]
 settings = Settings(elasticsearch_url=url)
 client = build_client(settings)
@@ -338,7 +343,7 @@ def test_corrections_work_on_a_host_index(es, settings, host):
     text = story(22)
     for n in range(3):
         _put(es, host, f"c-{n}", text)
-    signed = [sign_text("\n\n".join(text), page_id=f"c-{n}", settings=settings) for n in range(3)]
+    signed = [sign_text("\n\n".join(text), TextMeta(page_id=f"c-{n}"), settings=settings) for n in range(3)]
     ingest(signed, client=es, settings=settings, index=host)
     on_host = settings.replace(index=host)
     split_page("c-2", user="editor", client=es, settings=on_host)
@@ -349,7 +354,7 @@ def test_corrections_work_on_a_host_index(es, settings, host):
     assert cluster("c-0") == cluster("c-1") != cluster("c-2")
     # a later copy of the page stays apart: the correction is honoured by ingest on the host index
     edited = "\n\n".join([*text, "The council will meet again next week."])
-    again = sign_text(edited, page_id="c-2", url="https://changed.example/x", settings=settings)
+    again = sign_text(edited, TextMeta(page_id="c-2", url="https://changed.example/x"), settings=settings)
     assert ingest([again], client=es, settings=settings, index=host)[0].status != "unchanged"
     assert cluster("c-2") != cluster("c-0")
 
@@ -399,7 +404,7 @@ def test_a_host_with_monthly_indices_folds_across_them_and_edits_pages_where_the
     _put(es, f"{monthly}-2026.11", "nov-1", text, headline="Harbour, again")
 
     def signed(pid, paras):
-        return sign_text("\n\n".join(paras), title="Harbour", page_id=pid, settings=settings)
+        return sign_text("\n\n".join(paras), TextMeta(title="Harbour", page_id=pid), settings=settings)
 
     first = {o.page_id: o for o in ingest([signed("oct-1", text)], client=es, settings=settings, index=monthly)}
     second = {o.page_id: o for o in ingest([signed("nov-1", text)], client=es, settings=settings, index=monthly)}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from newsfold.plugin import InputError, delete_pages, ingest, sign_page, sign_text
+from newsfold.plugin import InputError, TextMeta, delete_pages, ingest, sign_page, sign_text
 from newsfold.plugin.edit.correction_log import CorrectionError, check_page_id
 from newsfold.plugin.ids import MAX_ID_BYTES, id_problem, is_page_id
 from newsfold.plugin.ids import check_page_id as check_id
@@ -81,7 +81,7 @@ def test_the_public_functions_refuse_a_bad_id_naming_the_argument(settings, es, 
     with pytest.raises(InputError, match=r"^page\.id "):
         sign_page(Page(html=html, id=value), settings)
     with pytest.raises(InputError, match=r"^page_id "):
-        sign_text("\n".join(story(3201)), page_id=value, settings=settings)
+        sign_text("\n".join(story(3201)), TextMeta(page_id=value), settings=settings)
     signed = sign_page(Page(html=html, id="fine"), settings)
     signed.page_id = value  # a host that edits a signed page
     with pytest.raises(InputError, match=r"^pages\[0\]\.page_id "):

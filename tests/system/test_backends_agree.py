@@ -16,7 +16,16 @@ import uuid
 import pytest
 
 from newsfold.embedded import EmbeddedElasticsearch
-from newsfold.plugin import component_template, fold_query, fold_search, folded_hits, ingest, sign_text, story_count
+from newsfold.plugin import (
+    TextMeta,
+    component_template,
+    fold_query,
+    fold_search,
+    folded_hits,
+    ingest,
+    sign_text,
+    story_count,
+)
 from newsfold.plugin.client import build_client
 from tests.pages import story
 
@@ -57,7 +66,7 @@ def _build(client, settings, host: str) -> dict[str, str]:
                 "published": f"{published}T0{len(statuses) % 10}:00:00Z",
             },
         )
-        signed = sign_text(text, title=headline, page_id=doc_id, settings=settings)
+        signed = sign_text(text, TextMeta(title=headline, page_id=doc_id), settings=settings)
         (outcome,) = ingest([signed], client=client, settings=settings, index=host)
         statuses[doc_id] = outcome.status
     client.indices.refresh(index=host)
@@ -172,7 +181,7 @@ def test_a_host_partial_update_keeps_the_fold_fields_on_both(both):
 def test_a_signature_that_does_not_fit_the_index_is_refused_on_both(both, settings):
     real, other, host, _ = both
     wrong = settings.replace(seed=settings.seed + 1)
-    signed = sign_text("\n\n".join(story(799)), page_id="odd", settings=wrong)
+    signed = sign_text("\n\n".join(story(799)), TextMeta(page_id="odd"), settings=wrong)
     errors = []
     for client in (real, other):
         with pytest.raises(RuntimeError) as err:

@@ -38,7 +38,7 @@ def _standin_cpu() -> float:
 
 @pytest.fixture
 def app(settings, es):
-    from newsfold.plugin import Page, ingest, sign_page, sign_text
+    from newsfold.plugin import Page, TextMeta, ingest, sign_page, sign_text
 
     pages = [sign_page(Page(html=page("Harbour strike ends", story(31)), url=f"https://s{n}.example/a"), settings)
              for n in range(3)]
@@ -47,7 +47,7 @@ def app(settings, es):
     vocab = "the of and a to in harbour ship port strike workers union".split()
     for n in range(200):
         text = " ".join(rng.choice(vocab) for _ in range(400))
-        pages.append(sign_text(text, page_id=f"dense-{n}", settings=settings))
+        pages.append(sign_text(text, TextMeta(page_id=f"dense-{n}"), settings=settings))
     ingest(pages, client=es, settings=settings)
     made = create_app({"TESTING": True}, settings=settings, web=WebSettings(page_size=5))
     yield made

@@ -21,7 +21,7 @@ import threading
 import pytest
 
 from newsfold.indexer.celery_app import make_celery
-from newsfold.indexer.jobs.dispatch import run_batches
+from newsfold.indexer.jobs.dispatch import BatchRun, run_batches
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold import batch
 from newsfold.plugin.fold.index import drop_index, ensure_index
@@ -157,7 +157,7 @@ def test_with_reconcile_racing_copies_fold(near):
 
 
 def test_host_index_copies_racing_fold(near):
-    from newsfold.plugin import sign_text
+    from newsfold.plugin import TextMeta, sign_text
 
     live, client = near
     host = f"{live.index}-host"
@@ -165,7 +165,7 @@ def test_host_index_copies_racing_fold(near):
     text = "\n\n".join(story(62))
     for i in ("h-a", "h-b"):
         client.index(index=host, id=i, document={"headline": "Wire", "section": i})
-    first, second = (sign_text(text, page_id=i, settings=live) for i in ("h-a", "h-b"))
+    first, second = (sign_text(text, TextMeta(page_id=i), settings=live) for i in ("h-a", "h-b"))
     _race(live, client, first, second, index=host)
     docs = {d["_id"]: d["_source"] for d in client.mget(index=host, ids=["h-a", "h-b"])["docs"]}
     assert docs["h-a"]["newsfold"]["cluster_id"] == docs["h-b"]["newsfold"]["cluster_id"]
@@ -226,7 +226,7 @@ def test_real_workers_fold_racing_copies_under_near_real_time_search(near, redis
     app = make_celery(live)
     with LocalWorkers(live, 2) as workers:
         workers.wait_ready(app)
-        outcomes = run_batches(app, [[p] for p in payloads], index=live.index)  # one page per task: they race
+        outcomes = run_batches(app, [[p] for p in payloads], BatchRun(index=live.index))  # one page per task: they race
     assert len(outcomes) == 15 and {o["status"] for o in outcomes} <= {"new", "duplicate"}
     labels = _clusters(client, live, [p["id"] for p in payloads])
     for s in range(3):
@@ -260,7 +260,7 @@ def test_many_racing_copies_and_merges_in_flight_fold_in_a_host_index(near):
     up before any of the others' writes is searchable: two halves that share nothing, and two copies of the whole
     story, each linking the halves (concurrent merges in flight). Undisturbed, each story ends in one cluster; so
     must it here (without the reconcile step, each page would stay a cluster of its own)."""
-    from newsfold.plugin import sign_text
+    from newsfold.plugin import TextMeta, sign_text
 
     live, client = near
     host = f"{live.index}-many"
@@ -279,7 +279,7 @@ def test_many_racing_copies_and_merges_in_flight_fold_in_a_host_index(near):
 
     def run(page_id: str, text: str, start: threading.Barrier) -> None:
         try:
-            signed = sign_text(text, page_id=page_id, url=f"https://{page_id}.example/", settings=live)
+            signed = sign_text(text, TextMeta(page_id=page_id, url=f"https://{page_id}.example/"), settings=live)
             start.wait(30)  # the four look up together
             outcomes.extend(batch.ingest([signed], client=client, settings=live, index=host))
         except BaseException as exc:  # reported by the test
@@ -351,13 +351,13 @@ def test_a_reindex_during_live_ingest_keeps_every_page_once(near, redis_url):
         workers.wait_ready(app)
         # the undisturbed run: the same batches into an alias of its own, no reindex
         calm = f"calm-{live.index}"
-        run_batches(app, [old[n : n + 5] for n in range(0, len(old), 5)], index=calm)
+        run_batches(app, [old[n : n + 5] for n in range(0, len(old), 5)], BatchRun(index=calm))
         for moment in moments:
-            run_batches(app, [[p] for p in by_workers[moment]], index=calm)
+            run_batches(app, [[p] for p in by_workers[moment]], BatchRun(index=calm))
             direct(by_hand[moment], calm)
         calm_labels = _clusters(client, live.replace(index=calm), ids)
 
-        run_batches(app, [old[n : n + 5] for n in range(0, len(old), 5)], index=live.index)
+        run_batches(app, [old[n : n + 5] for n in range(0, len(old), 5)], BatchRun(index=live.index))
         old_index = current_index(client, live)
         reached = {m: threading.Event() for m in moments}
         written = {m: threading.Event() for m in moments}  # the application's pages of that moment are in
@@ -379,7 +379,9 @@ def test_a_reindex_during_live_ingest_keeps_every_page_once(near, redis_url):
 
         def through_workers():
             try:
-                run_batches(app, stream(), index=live.index, max_in_flight=2, collect=False, on_done=outcomes.extend)
+                run_batches(
+                    app, stream(), BatchRun(index=live.index, max_in_flight=2, collect=False, on_done=outcomes.extend)
+                )
             except BaseException as exc:  # reported by the test
                 errors.append(exc)
 

@@ -16,7 +16,7 @@ import secrets
 import pytest
 
 from newsfold.errors import check_servers
-from newsfold.plugin import Page, component_template, fold_search, ingest, sign_page, sign_text, story_count
+from newsfold.plugin import Page, TextMeta, component_template, fold_search, ingest, sign_page, sign_text, story_count
 from newsfold.plugin.client import build_client
 from newsfold.plugin.edit.corrections import merge_clusters
 from newsfold.plugin.fold.index import drop_index, ensure_index
@@ -98,7 +98,12 @@ def test_the_limited_user_folds_a_host_index(secured):
         for doc_id in ("h1", "h2"):
             client.index(index=HOST, id=doc_id, document={"headline": "Wire", "section": doc_id})
         for doc_id in ("h1", "h2"):
-            ingest([sign_text(text, page_id=doc_id, settings=settings)], client=client, settings=settings, index=HOST)
+            ingest(
+                [sign_text(text, TextMeta(page_id=doc_id), settings=settings)],
+                client=client,
+                settings=settings,
+                index=HOST,
+            )
         docs = {d["_id"]: d["_source"] for d in client.mget(index=HOST, ids=["h1", "h2"])["docs"]}
         assert docs["h1"]["newsfold"]["cluster_id"] == docs["h2"]["newsfold"]["cluster_id"]
         assert docs["h2"]["section"] == "h2"

@@ -12,7 +12,7 @@ import pytest
 
 from newsfold.cli import main
 from newsfold.indexer.celery_app import make_celery
-from newsfold.indexer.jobs.dispatch import run_batches
+from newsfold.indexer.jobs.dispatch import BatchRun, run_batches
 from newsfold.workers import LocalWorkers
 from tests.pages import page, story
 
@@ -40,7 +40,7 @@ def test_workers_fold_copies_ingested_at_the_same_moment(pipeline, es):
             )
     rng.shuffle(payloads)
     # one page per task: the two workers race on every story
-    outcomes = run_batches(app, [[p] for p in payloads], index=live.index)
+    outcomes = run_batches(app, [[p] for p in payloads], BatchRun(index=live.index))
     assert len(outcomes) == 24 and {o["status"] for o in outcomes} <= {"new", "duplicate"}
     docs = es.mget(index=live.index, ids=[p["id"] for p in payloads], source=["newsfold.cluster_id"])["docs"]
     clusters = {d["_id"]: d["_source"]["newsfold"]["cluster_id"] for d in docs}
@@ -56,7 +56,7 @@ def test_worker_rejects_bad_pages_without_losing_the_batch(pipeline, es):
         {"id": "empty", "html": ""},
         {"id": "binary", "html_b64": "iVBORw0KGgoAAAANSUhEUgAA"},
     ]
-    outcomes = {o["page_id"]: o for o in run_batches(app, [batch], index=live.index)}
+    outcomes = {o["page_id"]: o for o in run_batches(app, [batch], BatchRun(index=live.index))}
     assert outcomes["good"]["status"] == "new"
     assert (outcomes["empty"]["reason"], outcomes["binary"]["reason"]) == ("empty", "not_html")
     assert es.count(index=live.index)["count"] == 1
@@ -102,7 +102,7 @@ def test_a_batch_whose_worker_is_killed_is_sent_again(settings, redis_url, es, c
         hunter = threading.Thread(target=kill_a_busy_worker)
         hunter.start()
         try:
-            outcomes = run_batches(app, batches, index=live.index, store=store, job_id=job.id)
+            outcomes = run_batches(app, batches, BatchRun(index=live.index, store=store, job_id=job.id))
         finally:
             done.set()
             hunter.join(10)

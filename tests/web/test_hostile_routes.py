@@ -8,7 +8,7 @@ import feedparser
 import pytest
 
 from newsfold.plugin import ingest
-from newsfold.plugin.sign.signing import sign_text
+from newsfold.plugin.sign.signing import TextMeta, sign_text
 from newsfold.web import create_app
 from newsfold.web.config import WebSettings
 from newsfold.web.resources import get_resources
@@ -65,8 +65,10 @@ def test_a_story_with_dates_far_apart_has_a_bounded_timeline_and_a_note(app, es,
     text = "\n".join(story(330, 16))
     dates = {"early": "0001-01-01", "real": "2024-03-05T10:00:00Z", "real2": "2024-03-06T10:00:00Z",
              "future": "9999-06-01"}  # fmt: skip
-    signed = [sign_text(text, title="Far apart", url=f"https://{pid}.test/x", page_id=pid, site=f"{pid}.test",
-                        published=when, settings=settings) for pid, when in dates.items()]  # fmt: skip
+    signed = [sign_text(text,
+                        TextMeta(title="Far apart", url=f"https://{pid}.test/x", page_id=pid, site=f"{pid}.test",
+                                 published=when),
+                        settings=settings) for pid, when in dates.items()]  # fmt: skip
     outcomes = ingest(signed, client=es, settings=settings)
     (cluster_id,) = {o.cluster_id for o in outcomes}
     es.indices.refresh(index=settings.index)
@@ -102,8 +104,10 @@ def test_a_page_dated_in_the_far_future_does_not_empty_the_top_story_windows(app
     from tests.story_corpus import ingest_story_corpus
 
     ingest_story_corpus(es, settings)
-    future = sign_text("\n".join(story(331, 16)), title="From the future", url="https://f.test/x", page_id="future",
-                       site="f.test", published="9999-01-01", settings=settings)  # fmt: skip
+    future = sign_text("\n".join(story(331, 16)),
+                       TextMeta(title="From the future", url="https://f.test/x", page_id="future", site="f.test",
+                                published="9999-01-01"),
+                       settings=settings)  # fmt: skip
     ingest([future], client=es, settings=settings)
     es.indices.refresh(index=settings.index)
     body = app.test_client().get("/api/stories?window=24h").get_json()
@@ -121,8 +125,10 @@ def _feed_links(res) -> list[str]:
 def test_feed_links_never_follow_the_host_header(app, es, settings, host):
     """Issue 32, item 10: a cache or feed reader handed ``Host: evil.test`` must not get links to evil.test."""
     text = "\n".join(story(331, 16))
-    ingest([sign_text(text, title="Feed story", url="https://a.test/x", page_id="fs", site="a.test",
-                      published="2024-03-05T10:00:00Z", settings=settings)], client=es, settings=settings)  # fmt: skip
+    ingest([sign_text(text,
+                      TextMeta(title="Feed story", url="https://a.test/x", page_id="fs", site="a.test",
+                               published="2024-03-05T10:00:00Z"),
+                      settings=settings)], client=es, settings=settings)  # fmt: skip
     es.indices.refresh(index=settings.index)
     res = app.test_client().get("/feed?window=all", headers={"Host": host})
     links = _feed_links(res)

@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from newsfold.indexer.celery_app import make_celery
-from newsfold.indexer.jobs.dispatch import run_batches
+from newsfold.indexer.jobs.dispatch import BatchRun, run_batches
 from newsfold.indexer.jobs.reindex import Reindex, ReindexError, lock_key
 from newsfold.indexer.jobs.reindex_plan import prefix_length
 from newsfold.indexer.pages import chunk_context
@@ -340,7 +340,7 @@ def test_live_writes_during_a_reindex_end_up_in_the_new_index(es, live, store, p
         if phase == "load" and not written["workers"]:
             # through the workers: the batch goes to the alias (old index) and to the new index
             batch = _pages("w", range(10, 12), copies=2) + [late_copy]
-            run_batches(pool, [batch], index=live.index)
+            run_batches(pool, [batch], BatchRun(index=live.index))
             written["workers"] = [p["id"] for p in batch]
             # straight into the alias, as an embedding application would (no second write)
             direct = _pages("d", range(20, 21), copies=2)
@@ -372,14 +372,14 @@ def test_ingest_job_counts_batches_once_and_records_rejected_pages(es, live, sto
     job = store.create("ingest", params={"index": live.index})
     good = _pages("r", range(1), copies=2)
     batch = good + [{"id": "blank", "url": "https://x.test/blank", "html": ""}]
-    outcomes = run_batches(pool, [("0", batch)], index=live.index, store=store, job_id=job.id)
+    outcomes = run_batches(pool, [("0", batch)], BatchRun(index=live.index, store=store, job_id=job.id))
     assert sorted(o["status"] for o in outcomes) == ["duplicate", "new", "rejected"]
     got = store.get(job.id)
     assert (got.done, got.counts["rejected"], got.rejected) == (3, 1, {"empty": 1})
     assert store.recorded(job.id) == {"0"}
     # the same batch delivered again (a worker died before acknowledging it) is not counted twice,
     # and answers with the outcomes the job recorded for it
-    again = run_batches(pool, [("0", batch)], index=live.index, store=store, job_id=job.id)
+    again = run_batches(pool, [("0", batch)], BatchRun(index=live.index, store=store, job_id=job.id))
     assert sorted((o["page_id"], o["status"]) for o in again) == sorted((o["page_id"], o["status"]) for o in outcomes)
     assert store.get(job.id).done == 3
     record = es.get(index=rejections_index(live), id="blank")["_source"]

@@ -61,15 +61,16 @@ def test_a_story_republished_under_a_second_url_is_signed_like_the_first(redis_u
 def test_signing_with_the_line_filter_signs_and_keys_the_text_without_the_sites_lines(redis_url):
     from newsfold.plugin.settings import Settings
     from newsfold.plugin.sign.passages import passage_keys
-    from newsfold.plugin.sign.signing import sign_text
+    from newsfold.plugin.sign.signing import TextMeta, sign_text
 
     store = _store(redis_url)
     store.strip("\n".join([*story(8), PITCH]), site="a.test", page_id="p0", date="2025-03-04")
     page = "\n\n".join([story(9)[0], PITCH, *story(9)[1:]])  # blank lines between paragraphs
     kept = "\n\n".join(story(9))  # the same paragraphs without the site's line
-    signed = sign_text(page, settings=Settings(), url="https://a.test/p1", page_id="p1", published="2025-03-04",
-                       repeated=store)  # fmt: skip
-    plain = sign_text(kept, settings=Settings(), url="https://a.test/p1", page_id="p1")
+    signed = sign_text(page,
+                       TextMeta(url="https://a.test/p1", page_id="p1", published="2025-03-04"),
+                       settings=Settings(), repeated=store)  # fmt: skip
+    plain = sign_text(kept, TextMeta(url="https://a.test/p1", page_id="p1"), settings=Settings())
     assert signed.article.text == page  # the stored text is the page's
     assert signed.passages == passage_keys(kept) == plain.passages
     assert (signed.signature.hashvalues == plain.signature.hashvalues).all()

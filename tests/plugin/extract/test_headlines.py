@@ -14,7 +14,7 @@ from newsfold.plugin.extract.headlines import (
     story_headline,
     title_affixes,
 )
-from newsfold.plugin.sign.signing import sign_text
+from newsfold.plugin.sign.signing import TextMeta, sign_text
 from tests.pages import story
 
 
@@ -102,8 +102,9 @@ def test_affixes_are_learned_from_a_sites_own_pages(es, settings):
     titles = ["Ferry strike ends - Harbour Gazette", "Museum reopens - Harbour Gazette",
               "Council budget: the latest - Harbour Gazette", "Harbour Gazette - Harbour Gazette",
               "Storm warning issued", "New bridge opens - Harbour Gazette"]  # fmt: skip
-    signed = [sign_text("\n".join(story(500 + n)), title=t, url=f"https://gazette.test/{n}", page_id=f"g{n}",
-                        site="gazette.test", settings=settings) for n, t in enumerate(titles)]  # fmt: skip
+    signed = [sign_text("\n".join(story(500 + n)),
+                        TextMeta(title=t, url=f"https://gazette.test/{n}", page_id=f"g{n}", site="gazette.test"),
+                        settings=settings) for n, t in enumerate(titles)]  # fmt: skip
     ingest(signed, client=es, settings=settings)
     es.indices.refresh(index=settings.index)
     learned = read_site_affixes(es.search(index=settings.index, body=site_affixes(["gazette.test"])))

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from newsfold.plugin import ensure_fold_fields, ingest, sign_text
+from newsfold.plugin import TextMeta, ensure_fold_fields, ingest, sign_text
 from newsfold.plugin.fold.document import FOLD, fold_mapping
 from newsfold.plugin.fold.index import FOLD_LAYOUT, check_meta, ensure_index, fold_meta, index_body
 from newsfold.plugin.sign.novelty import relation
@@ -37,7 +37,7 @@ def test_ingest_into_a_layout_2_index_upgrades_it_and_stores_passages(es, settin
     es.indices.create(index=name, mappings=layout2(settings, own=own, extra_meta={"owner": "host team"}))
     try:
         body = "\n".join(story(71))
-        signed = sign_text(body, page_id="p1", settings=settings, url="https://a.test/p1")
+        signed = sign_text(body, TextMeta(page_id="p1", url="https://a.test/p1"), settings=settings)
         (outcome,) = ingest([signed], client=es, settings=settings, index=name)
         assert outcome.status == "new"
         fields, meta = fold_properties(es, name)

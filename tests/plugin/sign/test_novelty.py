@@ -7,7 +7,7 @@ import pytest
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.novelty import marked_passages, relation
 from newsfold.plugin.sign.passages import KEYS_VERSION, MAX_TOKENS, Layout, passage_keys, sentences
-from newsfold.plugin.sign.signing import sign_text
+from newsfold.plugin.sign.signing import TextMeta, sign_text
 from tests.pages import story
 
 REFERENCE = story(901, sentences=16)  # 8 paragraphs of 2 sentences
@@ -60,8 +60,8 @@ def test_local_sentence_inside_a_paragraph_counts_as_a_sentence():
 def test_changed_headline_only_is_a_full_copy():
     """The headline is not part of the article text: a local headline changes nothing."""
     body = text(REFERENCE)
-    a = sign_text(body, title="Harbour ferry strike ends", settings=Settings(), lang="en")
-    b = sign_text(body, title="Strike over: ferries sail again in Ashford", settings=Settings(), lang="en")
+    a = sign_text(body, TextMeta(title="Harbour ferry strike ends", lang="en"), settings=Settings())
+    b = sign_text(body, TextMeta(title="Strike over: ferries sail again in Ashford", lang="en"), settings=Settings())
     assert a.passages == passage_keys(body)
     found = relation(a.passages, b.passages)
     assert found.kind == "copy"
