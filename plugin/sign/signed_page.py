@@ -26,6 +26,7 @@ class Page:
     site: str | None = None
     lang: str | None = None
     published: str | None = None
+    section: str | None = None  # given from outside (a feed's category); the page's markup wins
 
 
 @dataclass

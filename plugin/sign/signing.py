@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import replace
 from typing import Protocol
 
 from newsfold.plugin.errors import InputTypeError, check_type, clean_text
 from newsfold.plugin.extract.article import Article, Rejection, extract_article
 from newsfold.plugin.extract.credits import wire_credit
+from newsfold.plugin.extract.section import page_section
 from newsfold.plugin.ids import check_page_id
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.passages import kept_paragraphs, layout_of, split_text, stored_keys
@@ -68,7 +70,7 @@ def sign_page(
     check_type(page, Page, "page")
     check_type(settings, Settings, "settings")
     check_type(page.html, (bytes, str), "page.html")
-    for name in ("url", "id", "site", "lang", "published"):
+    for name in ("url", "id", "site", "lang", "published", "section"):
         check_type(getattr(page, name), str, f"page.{name}", optional=True)
     if page.id:  # an empty id is none (page_id_for)
         check_page_id(page.id, "page.id")
@@ -81,6 +83,7 @@ def sign_page(
         max_bytes=settings.max_page_bytes,
         cleanup=settings.cleanup,
         limits=settings.markup_limits,
+        section=page.section,
     )
     if isinstance(article, Rejection):
         return article
@@ -108,6 +111,7 @@ def sign_text(
     published: str | None = None,
     repeated: RepeatedLineFilter | None = None,
     stats: StoryStatistics | None = None,
+    section: str | None = None,
 ) -> SignedPage | Rejection:
     """Sign an article a host already holds as text (no HTML, no extraction).
 
@@ -122,6 +126,7 @@ def sign_text(
         published: publication date (ISO 8601) or None.
         repeated: see :func:`sign_page`.
         stats: see :func:`sign_page`.
+        section: the article's section, if known (normalised; else the URL's, ``plugin.extract.section``).
 
     Returns:
         A ``SignedPage`` ready for ``ingest``, or a ``Rejection``: ``too_short``
@@ -137,13 +142,14 @@ def sign_text(
     check_type(text, str, "text", optional=True)
     check_type(settings, Settings, "settings")
     for name, value in (("title", title), ("url", url), ("lang", lang), ("page_id", page_id), ("site", site),
-                        ("published", published)):  # fmt: skip
+                        ("published", published), ("section", section)):  # fmt: skip
         check_type(value, str, name, optional=True)
     if page_id:
         check_page_id(page_id, "page_id")
     article = _text_article(text, title=title, lang=lang, published=published, min_tokens=settings.min_tokens)
     if isinstance(article, Rejection):
         return article
+    article = replace(article, section=page_section(None, "", url=url, given=section))
     pid = page_id_for(Page(html="", url=url, id=page_id), article.text)
     return sign_article(
         article,
