@@ -108,12 +108,10 @@ def extract_article(
             when every method came back empty; see :data:`PATHS`).
         limits: how complex the markup may be (default ``MarkupLimits()``); a page over them is a
             ``too_complex`` rejection, checked before parsing (see ``plugin.page_limits``).
-        section: a section given with the page (a feed's category); the page's own markup wins, the URL's
-            path comes after it (``plugin.extract.section``).
+        section: a section given with the page (a feed's category; ``plugin.extract.section`` says which wins).
 
     Returns:
-        An ``Article``, or a ``Rejection`` naming the reason. Never raises for
-        bad input.
+        An ``Article``, or a ``Rejection`` naming the reason; never raises for bad input.
     """
     html = _decode(data, max_bytes=max_bytes)
     if not isinstance(html, Rejection):

@@ -124,14 +124,12 @@ def sign_text(
         page_id: the document id in the index (the host's own id).
         site: the site; the URL's host when None.
         published: publication date (ISO 8601) or None.
-        repeated: see :func:`sign_page`.
-        stats: see :func:`sign_page`.
+        repeated, stats: see :func:`sign_page`.
         section: the article's section, if known (normalised; else the URL's, ``plugin.extract.section``).
 
     Returns:
         A ``SignedPage`` ready for ``ingest``, or a ``Rejection``: ``too_short``
-        below ``settings.min_tokens`` tokens, ``no_article`` for empty text.
-        Lone surrogates (which no encoder accepts) become U+FFFD.
+        below ``settings.min_tokens`` tokens, ``no_article`` for empty text (lone surrogates become U+FFFD).
 
     Raises:
         InputTypeError: an argument of the wrong type (``text`` as bytes: decode it first).
