@@ -97,3 +97,12 @@ def test_a_bad_section_is_a_400_that_names_it(settings, corpus, path):
         assert res.status_code == 400 and "section" in res.get_data(as_text=True)
     finally:
         get_resources(app).close()
+
+
+def test_a_page_sent_to_the_api_may_carry_its_section():
+    from newsfold.web.validation import InvalidPages, parse_pages
+
+    (sent,) = parse_pages({"pages": [{"html": "<p>x</p>", "section": "Arts"}]}, max_pages=5)
+    assert sent["section"] == "Arts"
+    with pytest.raises(InvalidPages, match=r"pages\[0\]\.section"):
+        parse_pages({"pages": [{"html": "<p>x</p>", "section": ["Arts"]}]}, max_pages=5)
