@@ -106,3 +106,14 @@ def test_a_page_sent_to_the_api_may_carry_its_section():
     assert sent["section"] == "Arts"
     with pytest.raises(InvalidPages, match=r"pages\[0\]\.section"):
         parse_pages({"pages": [{"html": "<p>x</p>", "section": ["Arts"]}]}, max_pages=5)
+
+
+def test_the_feed_of_the_home_page_names_the_window_it_took_and_keeps_the_section(settings, corpus):
+    app, client = _client(settings, 5)
+    try:
+        feed = client.get("/feed").get_data(as_text=True)
+        assert "<title>newsfold: Top stories · 30 days</title>" in feed and feed.count("<entry>") == 5
+        sport = client.get("/feed?section=sport&window=all").get_data(as_text=True)
+        assert sport.count("<entry>") == 2 and "section=sport" in sport
+    finally:
+        get_resources(app).close()
