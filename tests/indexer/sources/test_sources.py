@@ -156,6 +156,7 @@ def test_jsonl_paths_only_mode_reads_no_page_file(tmp_path):
         "site": "x",
         "lang": None,
         "published": "2024-01-02",
+        "section": None,
         "html_path": a.html_path,
     }
     assert gone.error is None and gone.html_path.endswith("nope.html")  # the worker reports it unreadable
