@@ -172,7 +172,8 @@ def time_field(es: Elasticsearch, settings: Settings) -> tuple[str, int | None]:
 
 
 def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_size: int) -> TopResult:
-    """The top stories of ``params``: three requests (the newest page's time, the ranked list, their references)."""
+    """The top stories of ``params``: three requests (the newest page's time, the ranked list, their references),
+    and one ``msearch`` choosing the window when none was asked for."""
     field_name, anchor = time_field(es, settings)
     if not params.window_chosen:  # the narrowest window that fills a page
         window = filling_window(es, settings, params.filters(), anchor_ms=anchor, time_field=field_name, want=page_size)
