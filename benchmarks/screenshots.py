@@ -203,7 +203,7 @@ def take_screenshots(base_url: str, out: Path) -> list[Path]:
                 capture(driver, path, full=full)
                 saved.append(path)
 
-            shot("top-stories", "/?window=all")
+            shot("top-stories", "/")  # the home page: the window that fills a page (web/home.py)
             shot("originals", f"/?window=all&site={originals_site(base_url)}&originals=1")
             cluster, adding = story_with_additions(base_url)
             shot("story", f"/stories/{cluster}")

@@ -54,7 +54,7 @@ def page_from_payload(
     An archive reference alone is enough: the metadata the payload does not
     give comes from the archive record (a reindex from the archive sends only references).
     """
-    meta = {key: payload.get(key) for key in ("id", "url", "site", "lang", "published")}
+    meta = {key: payload.get(key) for key in ("id", "url", "site", "lang", "published", "section")}
     if payload.get("archive"):
         from newsfold.indexer.jobs.archive import ArchiveRef, read_ref
 

@@ -44,10 +44,12 @@ class PageRecord:
     origin: str = ""
     html_path: str | None = None
     reason: str = "unreadable"  # the rejection reason of an error record
+    section: str | None = None  # a section given with the page (a feed's category): see section_field
 
     def meta(self) -> dict:
-        """``{"id", "url", "site", "lang", "published"}``: the task-payload fields besides the HTML."""
-        return {"id": self.id, "url": self.url, "site": self.site, "lang": self.lang, "published": self.published}
+        """``{"id", "url", "site", "lang", "published", "section"}``: the task-payload fields besides the HTML."""
+        return {"id": self.id, "url": self.url, "site": self.site, "lang": self.lang, "published": self.published,
+                "section": self.section}  # fmt: skip
 
     def path_payload(self) -> dict:
         """The task payload of a "paths only" record: the metadata and ``html_path`` (the worker reads the file)."""
@@ -144,6 +146,14 @@ def published_field(fields: dict) -> str | None:
     return text_field(fields.get("published")) or text_field(fields.get("date"))
 
 
+def section_field(fields: dict) -> str | None:
+    """The section given with a page: ``section``, ``category``, or the first of a feed item's ``categories``
+    (the page's own markup wins over it at extraction: plugin/extract/section.py)."""
+    categories = fields.get("categories")
+    first = categories[0] if isinstance(categories, list) and categories else None
+    return text_field(fields.get("section")) or text_field(fields.get("category")) or text_field(first)
+
+
 def oversize(html: bytes, max_bytes: int) -> str | None:
     """Why a page's bytes are over the page limit, or None: more than ``max_bytes``, or gzip bytes inflating
     to more (inflated in a stream and stopped at the limit, so a bomb costs at most the limit).
@@ -208,6 +218,7 @@ def record_from_fields(
         site=text_field(fields.get("site")),
         lang=text_field(fields.get("lang")),
         published=published_field(fields),
+        section=section_field(fields),
         html=html,
         origin=origin,
         html_path=html_path,

@@ -18,6 +18,7 @@ from newsfold.web.admin import views as admin_views
 from newsfold.web.api import correction_views
 from newsfold.web.api import views as api_views
 from newsfold.web.config import WebSettings
+from newsfold.web.home import section_label
 from newsfold.web.search import views as search_views
 from newsfold.web.stories import views as story_views
 from newsfold.web.validation import MAX_FILTER_CHARS
@@ -114,6 +115,7 @@ def _set_up_templates(app: Flask) -> None:
     app.add_template_filter(formatting.language_name, "language")
     app.add_template_filter(formatting.foreign_lang, "foreign_lang")
     app.add_template_filter(display.headline_filter, "headline")
+    app.add_template_filter(section_label, "section")
 
 
 def _register_blueprints(app: Flask) -> None:

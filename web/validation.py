@@ -122,7 +122,7 @@ def whole_number(value: str | None, name: str, *, default: int, low: int, high: 
     return number
 
 
-PAGE_FIELDS = ("html", "url", "id", "site", "lang", "published")
+PAGE_FIELDS = ("html", "url", "id", "site", "lang", "published", "section")
 OPTIONAL_FIELDS = PAGE_FIELDS[1:]
 MAX_PROBLEMS = 20
 
@@ -146,8 +146,8 @@ def _kind(value) -> str:
 def parse_pages(payload, *, max_pages: int) -> list[dict]:
     """The pages of a ``{"pages": [...]}`` body as the ingest task's page dicts.
 
-    Each page needs a string ``html``; ``url``, ``id``, ``site``, ``lang`` and
-    ``published`` are optional strings (or null), an ``id`` within the id
+    Each page needs a string ``html``; ``url``, ``id``, ``site``, ``lang``,
+    ``published`` and ``section`` (a feed's category) are optional strings (or null), an ``id`` within the id
     grammar (``plugin.ids``); other keys are refused so a misspelt field is
     not silently dropped.
 

@@ -59,6 +59,7 @@ def sign_stored(page_id: str, source: dict, settings: Settings, *, repeated=None
         published=source.get("published"),
         image=source.get("image"),
         wire=(source.get("newsfold") or {}).get("wire"),
+        section=source.get("section"),
     )
     return sign_article(
         article,

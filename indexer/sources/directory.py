@@ -106,7 +106,8 @@ def _load_metadata(root: Path) -> tuple[dict[str, tuple[int, dict]], list[PageRe
             if rel is None:
                 errors.append(error_record(f"{origin} has no path", origin, id=text_field(row.get("id"))))
                 continue
-            fields = {k: row.get(k) for k in ("id", "url", "site", "lang", "published", "date") if k in row}
+            fields = {k: row.get(k) for k in ("id", "url", "site", "lang", "published", "date", "section", "category",
+                                              "categories") if k in row}  # fmt: skip
             mapping[rel] = (n, fields)
     return mapping, errors
 

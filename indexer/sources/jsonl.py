@@ -56,7 +56,8 @@ def iter_jsonl(
     """Yield one record per non-blank line of PAGES.jsonl.
 
     Lines are ``{"id", "url", "site", "lang", "html"}`` (plus optional
-    ``published`` or ``date``) with ``html`` a path relative to the JSONL file
+    ``published`` or ``date``, and ``section``, ``category`` or a feed's
+    ``categories``) with ``html`` a path relative to the JSONL file
     (``.html`` or ``.html.gz``, read as raw bytes). The id defaults to
     ``line-N``. With ``read_html=False`` ("paths only") no page file is opened:
     each record carries the resolved ``html_path`` for a worker to read, and

@@ -32,6 +32,7 @@ NEWSFOLD_HEADERS = {
     "site": "WARC-Newsfold-Site",
     "lang": "WARC-Newsfold-Lang",
     "published": "WARC-Newsfold-Published",
+    "section": "WARC-Newsfold-Section",
     "origin": "WARC-Newsfold-Origin",
 }
 #: WARC-Target-URI written for a page that has no URL (read back as ``url=None``).
@@ -150,6 +151,7 @@ def page_from_item(item: WarcItem, origin: str) -> PageRecord:
         site=newsfold("site"),
         lang=newsfold("lang"),
         published=published,
+        section=newsfold("section"),
         html=item.payload,
         origin=origin,
     )
@@ -200,7 +202,7 @@ def _is_uri(url: str) -> bool:
 def page_record_bytes(record: PageRecord, html: bytes) -> bytes:
     """One page as a gzip-compressed WARC ``resource`` record, its metadata in the newsfold headers."""
     headers = {}
-    for key in ("id", "site", "lang", "published", "origin"):
+    for key in ("id", "site", "lang", "published", "section", "origin"):
         value = getattr(record, key) if key != "origin" else (record.origin or None)
         if value is not None:
             headers[NEWSFOLD_HEADERS[key]] = encode_header_value(str(value))

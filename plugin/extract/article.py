@@ -33,6 +33,7 @@ from newsfold.plugin.extract.decode import decode_html, html_lang, parse_html
 from newsfold.plugin.extract.edges import trim_edges
 from newsfold.plugin.extract.meta import page_title, published_date
 from newsfold.plugin.extract.result import REASONS, Article, Rejection
+from newsfold.plugin.extract.section import page_section
 from newsfold.plugin.page_limits import DEFAULT_MAX_PAGE_BYTES, MarkupLimits, TooComplex, guard_markup
 from newsfold.plugin.text import SAMPLE_CHARS, cjk_share, opening_tokens, tokenize
 
@@ -82,6 +83,7 @@ def extract_article(
     cleanup: bool = True,
     counts: dict[str, int] | None = None,
     limits: MarkupLimits | None = None,
+    section: str | None = None,
 ) -> Article | Rejection:
     """Extract the article (title and body text) from one page.
 
@@ -105,10 +107,10 @@ def extract_article(
             when every method came back empty; see :data:`PATHS`).
         limits: how complex the markup may be (default ``MarkupLimits()``); a page over them is a
             ``too_complex`` rejection, checked before parsing (see ``plugin.page_limits``).
+        section: a section given with the page (a feed's category; ``plugin.extract.section`` says which wins).
 
     Returns:
-        An ``Article``, or a ``Rejection`` naming the reason. Never raises for
-        bad input.
+        An ``Article``, or a ``Rejection`` naming the reason; never raises for bad input.
     """
     html = _decode(data, max_bytes=max_bytes)
     if not isinstance(html, Rejection):
@@ -119,7 +121,7 @@ def extract_article(
         tree = parse_html(html)
         if tree is None:
             return Rejection("not_html", "the HTML could not be parsed")
-        meta = _metadata(tree, html, url=url)
+        meta = _metadata(tree, html, url=url, section=section)
         _clean(tree, cleanup=cleanup)
         runs = text_runs(tree)  # the page's text blocks: the second-opinion test and the recovery pass share them
         prose = prose_bytes(runs)
@@ -158,15 +160,17 @@ class _Meta(NamedTuple):
     title: str
     published: str | None
     signals: PageSignals  # the picture, and the credits in the metadata and bylines
+    section: str | None  # the page's section (plugin.extract.section)
 
 
-def _metadata(tree: HtmlElement, html: str, *, url: str | None) -> _Meta:
-    """Title and date from the head, the picture and the credits (before :func:`_clean`).
+def _metadata(tree: HtmlElement, html: str, *, url: str | None, section: str | None = None) -> _Meta:
+    """Title and date from the head, the picture, the credits and the section (before :func:`_clean`).
 
     Title and date from the head are cheap; trafilatura's full metadata pass
     (htmldate, authors, ...) costs as much as the extraction itself.
     """
-    return _Meta(page_title(tree), published_date(tree, html), page_signals(tree, url=url))
+    return _Meta(page_title(tree), published_date(tree, html), page_signals(tree, url=url),
+                 page_section(tree, html, url=url, given=section))  # fmt: skip
 
 
 def _clean(tree: HtmlElement, *, cleanup: bool) -> None:
@@ -257,4 +261,5 @@ def _result(
         lang = "ja" if re.search("[\u3040-\u30ff]", text) else "zh"
     credit = wire_credit(meta.signals, text, url=url)
     return Article(title=meta.title, text=text, lang=lang, published=meta.published, image=meta.signals.image,
-                   wire=credit[0] if credit else None, wire_by=credit[1] if credit else None)  # fmt: skip
+                   wire=credit[0] if credit else None, wire_by=credit[1] if credit else None,
+                   section=meta.section)  # fmt: skip

@@ -28,6 +28,7 @@ class Article:
     image: str | None = None  # an absolute http(s) URL of the page's picture (plugin.extract.credits)
     wire: str | None = None  # the news agency the page credits
     wire_by: str | None = None  # where the credit was read: dateline, credit line, byline, meta, json-ld ...
+    section: str | None = None  # the page's section, normalised (plugin.extract.section)
 
 
 @dataclass(frozen=True)

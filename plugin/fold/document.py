@@ -82,7 +82,9 @@ FOLD_FIELDS: dict[str, dict[str, Any]] = {
 #: ``plugin.fold.provenance.refresh_origins`` keeps every page of the story up to date after it
 ORIGIN_FIELDS = ("origin_wire", "origin_site", "origin_id")
 #: the article fields of newsfold's own index (a host index keeps its own)
-CONTENT_FIELDS = ("title", "body", "url", "site", "lang", "published", "ingested", "title_affixes", "lede", "image")
+CONTENT_FIELDS = (
+    "title", "body", "url", "site", "lang", "published", "ingested", "title_affixes", "lede", "image", "section",
+)  # fmt: skip
 
 
 def path(name: str) -> str:
@@ -215,6 +217,7 @@ def content_fields(page: SignedPage, *, ingested: str) -> dict[str, Any]:
         "title_affixes": title_affixes(page.article.title) or None,
         "lede": lede(page.article.text),
         "image": page.article.image,
+        "section": page.article.section,
     }
 
 

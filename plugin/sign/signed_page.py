@@ -26,6 +26,7 @@ class Page:
     site: str | None = None
     lang: str | None = None
     published: str | None = None
+    section: str | None = None  # given from outside (a feed's category); the page's markup wins
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class TextMeta:
         page_id: the document id in the index (the host's own id).
         site: the site; the URL's host when None.
         published: publication date (ISO 8601) or None.
+        section: the article's section, if known (normalised; else the URL's, ``plugin.extract.section``).
     """
 
     title: str | None = None
@@ -47,6 +49,7 @@ class TextMeta:
     page_id: str | None = None
     site: str | None = None
     published: str | None = None
+    section: str | None = None
 
 
 @dataclass

@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import re
 import warnings
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Protocol
 
 from newsfold.plugin.errors import InputError, InputTypeError, check_type, clean_text
 from newsfold.plugin.extract.article import Article, Rejection, extract_article
 from newsfold.plugin.extract.credits import wire_credit
+from newsfold.plugin.extract.section import page_section
 from newsfold.plugin.ids import check_page_id
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.passages import kept_paragraphs, layout_of, split_text, stored_keys
@@ -70,7 +71,7 @@ def sign_page(
     check_type(page, Page, "page")
     check_type(settings, Settings, "settings")
     check_type(page.html, (bytes, str), "page.html")
-    for name in ("url", "id", "site", "lang", "published"):
+    for name in ("url", "id", "site", "lang", "published", "section"):
         check_type(getattr(page, name), str, f"page.{name}", optional=True)
     if page.id:  # an empty id is none (page_id_for)
         check_page_id(page.id, "page.id")
@@ -83,6 +84,7 @@ def sign_page(
         max_bytes=settings.max_page_bytes,
         cleanup=settings.cleanup,
         limits=settings.markup_limits,
+        section=page.section,
     )
     if isinstance(article, Rejection):
         return article
@@ -118,11 +120,11 @@ def sign_text(
         deprecated: ``title``, ``url``, ``lang``, ``page_id``, ``site`` and
             ``published`` as keywords, the form of newsfold 0.1: still taken, with a
             ``DeprecationWarning``; pass a ``TextMeta`` instead.
+        A ``meta.section`` is normalised; without one, the URL's section is taken (``plugin.extract.section``).
 
     Returns:
         A ``SignedPage`` ready for ``ingest``, or a ``Rejection``: ``too_short``
-        below ``settings.min_tokens`` tokens, ``no_article`` for empty text.
-        Lone surrogates (which no encoder accepts) become U+FFFD.
+        below ``settings.min_tokens`` tokens, ``no_article`` for empty text (lone surrogates become U+FFFD).
 
     Raises:
         InputTypeError: an argument of the wrong type (``text`` as bytes: decode it first).
@@ -141,6 +143,7 @@ def sign_text(
                             min_tokens=settings.min_tokens)  # fmt: skip
     if isinstance(article, Rejection):
         return article
+    article = replace(article, section=page_section(None, "", url=meta.url, given=meta.section))
     pid = page_id_for(Page(html="", url=meta.url, id=meta.page_id), article.text)
     return sign_article(
         article,

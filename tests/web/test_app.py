@@ -377,7 +377,7 @@ def test_page_submission_queues_batches(make_app, settings, redis_url):
         for message, _ in queued.values():
             assert message["headers"]["task"] == INGEST_BATCH
             args, kwargs, _ = json.loads(base64.b64decode(message["body"]))
-            assert set(args[0][0]) == {"html", "url", "id", "site", "lang", "published"}
+            assert set(args[0][0]) == {"html", "url", "id", "site", "lang", "published", "section"}
             sizes.append(len(args[0]))
         assert sorted(sizes) == [1, 2, 2]
 
@@ -461,7 +461,7 @@ def test_parse_pages_reports_every_problem():
         "pages[1].lang must be a string or null, got int",
     ]
     assert parse_pages({"pages": [{"html": "x", "site": "a.test"}]}, max_pages=10) == [
-        {"html": "x", "url": None, "id": None, "site": "a.test", "lang": None, "published": None}
+        {"html": "x", "url": None, "id": None, "site": "a.test", "lang": None, "published": None, "section": None}
     ]
 
 

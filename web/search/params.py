@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
 from newsfold.plugin.search.public_query import MAX_PASSAGE_CHARS, is_passage, parse_day
 from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
+from newsfold.web.home import section_arg, section_filters
 from newsfold.web.validation import MAX_FILTER_CHARS, address_chars, filter_text, query_text
 
 MAX_PAGE_DIGITS = 6
@@ -21,7 +22,7 @@ URL_NAMES = {"date_from": "from", "date_to": "to"}
 class SearchParams:
     """What the user asked for: query, filters, order and page number.
 
-    The URL arguments are ``q``, ``site``, ``lang``, ``from`` and ``to``
+    The URL arguments are ``q``, ``site``, ``lang``, ``section``, ``from`` and ``to``
     (``YYYY-MM-DD``, inclusive, on the published date), ``sort``
     (``relevance`` or ``date``) and ``page``: the whole state of a search is
     in its URL, so any result page can be shared.
@@ -36,6 +37,7 @@ class SearchParams:
     page: int = 1
     originals: bool = False
     nowire: bool = False
+    section: str | None = None
 
     @classmethod
     def from_args(cls, args: Mapping[str, str]) -> SearchParams:
@@ -69,7 +71,8 @@ class SearchParams:
             limit = f"at most {MAX_ARGS_CHARS:,}"
             raise ValueError(f"the address is too long ({chars:,} characters after the '?'; {limit})")
         originals, nowire = provenance_flags(args)
-        return cls(q=q, sort=sort, page=int(raw_page), originals=originals, nowire=nowire, **values)
+        return cls(q=q, sort=sort, page=int(raw_page), originals=originals, nowire=nowire, section=section_arg(args),
+                   **values)  # fmt: skip
 
     @classmethod
     def for_form(cls, args: Mapping[str, str]) -> SearchParams:
@@ -87,12 +90,15 @@ class SearchParams:
             sort=text("sort", 40) or "relevance",
             originals=args.get("originals") == "1",
             nowire=args.get("nowire") == "1",
+            section=text("section", MAX_FILTER_CHARS) or None,
         )
 
     @property
     def filtered(self) -> bool:
         """Whether any filter narrows the search."""
-        return bool(self.site or self.lang or self.date_from or self.date_to or self.originals or self.nowire)
+        return bool(
+            self.site or self.lang or self.date_from or self.date_to or self.originals or self.nowire or self.section
+        )
 
     @property
     def passage(self) -> bool:
@@ -117,10 +123,11 @@ class SearchParams:
         return (None, None) if self.empty_range else (self.date_from, self.date_to)
 
     def filters(self) -> list[dict]:
-        """The provenance filter clauses ("this site's own stories", "no wire stories"), and ``match_none`` for an
-        empty range of days."""
+        """The section's and the provenance filter clauses ("this site's own stories", "no wire stories"), and
+        ``match_none`` for an empty range of days."""
         empty: list[dict] = [{"match_none": {}}] if self.empty_range else []
-        return empty + provenance_filters(site=self.site, originals=self.originals, nowire=self.nowire)
+        provenance = provenance_filters(site=self.site, originals=self.originals, nowire=self.nowire)
+        return empty + section_filters(self.section) + provenance
 
     def url_args(self, page: int | None = None, **changes) -> dict:
         """Arguments for ``url_for`` that reproduce this search (on another page, or with ``changes``)."""

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from flask import Blueprint, current_app, render_template, request
 
-from newsfold.plugin.search.story_queries import WINDOW_NAMES
+from newsfold.plugin.search.page_dates import epoch_millis
+from newsfold.plugin.search.story_queries import WINDOW_NAMES, window_filter
 from newsfold.web.formatting import page_links
+from newsfold.web.home import search_section_choices, top_section_choices
 from newsfold.web.resources import get_es, get_settings, get_web_settings
 from newsfold.web.search.params import SearchParams
 from newsfold.web.search.results import FilterChoices, filter_choices, run_search, search_body, suggest_spellings
@@ -43,8 +47,10 @@ def index():
     )
     suggest_spellings(es, settings, result)
     choices = filter_choices(es, settings, params)
+    sections = search_section_choices(es, settings, params.q, days=params.days(), chosen=params.section)
     links = page_links(params.page, result.total_pages)
-    return render_template("search.html", params=params, result=result, page_links=links, choices=choices)
+    return render_template("search.html", params=params, result=result, page_links=links, choices=choices,
+                           sections=sections)  # fmt: skip
 
 
 def top_stories():
@@ -62,10 +68,14 @@ def top_stories():
         return page, 400
     es = get_es()
     result = run_top(es, settings, top, page_size=page_size)
-    params = SearchParams(site=top.site, lang=top.lang)
+    top = result.params  # the window it took when none was asked for
+    params = SearchParams(site=top.site, lang=top.lang, section=top.section)
+    window = window_filter(top.window, anchor_ms=epoch_millis(result.anchor), time_field=result.time_field)
+    sections = top_section_choices(es, settings, [*window, *replace(top, section=None).filters()], chosen=top.section)
     links = page_links(top.page, result.total_pages)
     return render_template("search.html", params=params, top=result, top_form=top, page_links=links,
-                           choices=filter_choices(es, settings, params), windows=WINDOW_NAMES)  # fmt: skip
+                           choices=filter_choices(es, settings, params), windows=WINDOW_NAMES,
+                           sections=sections)  # fmt: skip
 
 
 def form_choices(form: SearchParams) -> FilterChoices:

@@ -10,7 +10,7 @@ feeds.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from elasticsearch import Elasticsearch
 
@@ -34,6 +34,7 @@ from newsfold.plugin.settings import Settings
 from newsfold.web import validation
 from newsfold.web.display import dress_story, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count
+from newsfold.web.home import filling_window, section_arg, section_filters
 from newsfold.web.search.params import MAX_ARGS_CHARS, provenance_filters, provenance_flags
 
 DEFAULT_WINDOW = "7d"
@@ -56,7 +57,9 @@ def page_number(args: Mapping[str, str], *, limit: int) -> int:
 
 @dataclass(frozen=True)
 class TopParams:
-    """What a top-stories list asks for: ``window``, ``sort`` (coverage or latest), ``site``, ``lang``, ``page``."""
+    """What a top-stories list asks for: ``window``, ``sort`` (coverage or latest), ``site``, ``lang``,
+    ``section``, ``page``. Without a ``window`` argument (``window_chosen`` false) the list takes the narrowest
+    window that fills a page (``web.home.filling_window``)."""
 
     window: str = DEFAULT_WINDOW
     sort: str = "coverage"
@@ -65,6 +68,8 @@ class TopParams:
     page: int = 1
     originals: bool = False
     nowire: bool = False
+    section: str | None = None
+    window_chosen: bool = False
 
     @classmethod
     def from_args(cls, args: Mapping[str, str], *, page_size: int) -> TopParams:
@@ -87,7 +92,8 @@ class TopParams:
             raise ValueError(f"the address is too long ({chars:,} characters after the '?'; "
                              f"at most {MAX_ARGS_CHARS:,})")  # fmt: skip
         originals, nowire = provenance_flags(args)
-        return cls(window=window, sort=sort, site=site, lang=lang, page=page, originals=originals, nowire=nowire)
+        return cls(window=window, sort=sort, site=site, lang=lang, page=page, originals=originals, nowire=nowire,
+                   section=section_arg(args), window_chosen=bool((args.get("window") or "").strip()))  # fmt: skip
 
     @classmethod
     def for_form(cls, args: Mapping[str, str]) -> TopParams:
@@ -97,15 +103,16 @@ class TopParams:
         limit = validation.MAX_FILTER_CHARS
         return cls(window=window, sort=sort, site=(args.get("site") or "")[:limit] or None,
                    lang=(args.get("lang") or "")[:limit] or None, originals=args.get("originals") == "1",
-                   nowire=args.get("nowire") == "1")  # fmt: skip
+                   nowire=args.get("nowire") == "1", section=(args.get("section") or "")[:limit] or None,
+                   window_chosen=args.get("window") in WINDOWS)  # fmt: skip
 
     @property
     def filtered(self) -> bool:
-        return bool(self.site or self.lang or self.originals or self.nowire)
+        return bool(self.site or self.lang or self.originals or self.nowire or self.section)
 
     def filters(self) -> list[dict]:
-        """The site and language filter clauses (they choose which pages count)."""
-        out = []
+        """The site, language and section filter clauses (they choose which pages count)."""
+        out = section_filters(self.section)
         if self.site:
             out.append({"term": {"site": self.site}})
         if self.lang:
@@ -114,16 +121,16 @@ class TopParams:
 
     def url_args(self, page: int | None = None, **changes) -> dict:
         """Arguments for ``url_for`` reproducing this list (another page, or with ``changes``); defaults left out."""
-        args = {"window": self.window, "sort": self.sort, "site": self.site, "lang": self.lang,
-                "page": page or self.page, "originals": "1" if self.originals else None,
-                "nowire": "1" if self.nowire else None}  # fmt: skip
+        args = {"window": self.window if self.window_chosen else None, "sort": self.sort, "site": self.site,
+                "lang": self.lang, "section": self.section, "page": page or self.page,
+                "originals": "1" if self.originals else None, "nowire": "1" if self.nowire else None}  # fmt: skip
         args.update(changes)
-        defaults = {"page": 1, "sort": "coverage", "window": DEFAULT_WINDOW}
+        defaults = {"page": 1, "sort": "coverage"}
         return {k: v for k, v in args.items() if v and defaults.get(k) != v}
 
     def as_json(self) -> dict:
         return {"window": self.window, "sort": self.sort, "site": self.site, "lang": self.lang, "page": self.page,
-                "originals": self.originals, "nowire": self.nowire}  # fmt: skip
+                "originals": self.originals, "nowire": self.nowire, "section": self.section}  # fmt: skip
 
 
 @dataclass
@@ -165,8 +172,12 @@ def time_field(es: Elasticsearch, settings: Settings) -> tuple[str, int | None]:
 
 
 def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_size: int) -> TopResult:
-    """The top stories of ``params``: three requests (the newest page's time, the ranked list, their references)."""
+    """The top stories of ``params``: three requests (the newest page's time, the ranked list, their references),
+    and one ``msearch`` choosing the window when none was asked for."""
     field_name, anchor = time_field(es, settings)
+    if not params.window_chosen:  # the narrowest window that fills a page
+        window = filling_window(es, settings, params.filters(), anchor_ms=anchor, time_field=field_name, want=page_size)
+        params = replace(params, window=window)
     body = top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
                                anchor_ms=anchor, time_field=field_name, filters=params.filters())  # fmt: skip
     res = es.search(index=settings.index, body=body).body

@@ -38,7 +38,7 @@ VERSIONS_PAGE = 20
 MERGED_REDIRECT = 307
 #: the arguments of a story list (search and top stories) a feed passes on to its page's address; any other
 #: one is dropped (as keywords of ``url_for``, ``_external`` or ``_method`` would steer it)
-LIST_ARGS = ("q", "site", "lang", "from", "to", "sort", "page", "window")
+LIST_ARGS = ("q", "site", "lang", "section", "from", "to", "sort", "page", "window")
 
 
 def is_top_request(args) -> bool:
@@ -173,6 +173,7 @@ def feed():
         if is_top_request(request.args):
             params = TopParams.from_args(request.args, page_size=page_size)
             result = run_top(es, settings, params, page_size=page_size)
+            params = result.params  # the window it took when none was asked for
             title = f"{'Top' if params.sort == 'coverage' else 'Latest'} stories · {WINDOW_NAMES[params.window]}"
             stories = result.results
         else:

@@ -156,6 +156,7 @@ def test_jsonl_paths_only_mode_reads_no_page_file(tmp_path):
         "site": "x",
         "lang": None,
         "published": "2024-01-02",
+        "section": None,
         "html_path": a.html_path,
     }
     assert gone.error is None and gone.html_path.endswith("nope.html")  # the worker reports it unreadable
@@ -509,3 +510,30 @@ def test_a_folder_named_like_a_page_list_is_read_as_a_folder(tmp_path):
     (folder / "a.html").write_text("<html><p>a page</p></html>")
     assert [r.id for r in iter_source(folder)] == ["a.html"]
     assert count_hint(folder) == 1
+
+
+# --------------------------------------------------------------------------- a section given with a page
+
+
+def test_a_section_given_with_a_page_travels_from_every_source_to_the_worker(tmp_path):
+    """A page list's ``section``, ``category`` or first of ``categories`` (a feed's), a folder's metadata, and the
+    archive's WARC header: each reaches the task payload and the ``Page`` a worker signs."""
+    from newsfold.indexer.pages import page_from_payload
+    from newsfold.indexer.sources.warc import page_record_bytes
+
+    (tmp_path / "a.html").write_bytes(page(1))
+    rows = [{"id": "s", "html": "a.html", "section": "Politics"}, {"id": "c", "html": "a.html", "category": "Sport"},
+            {"id": "f", "html": "a.html", "categories": ["Arts", "Music"]}, {"id": "n", "html": "a.html"},
+            {"id": "bad", "html": "a.html", "categories": [{"term": "x"}]}]  # fmt: skip
+    (tmp_path / "pages.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    records = list(iter_jsonl(tmp_path / "pages.jsonl"))
+    assert [r.section for r in records] == ["Politics", "Sport", "Arts", None, None]
+    assert page_from_payload({**records[0].meta(), "html": "<p>x</p>"}).section == "Politics"
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "b.html").write_bytes(page(2))
+    (folder / "metadata.jsonl").write_text(json.dumps({"path": "b.html", "id": "b", "category": "Weather"}) + "\n")
+    assert [r.section for r in iter_directory(folder)] == ["Weather"]
+    warc = tmp_path / "archive.warc.gz"
+    warc.write_bytes(page_record_bytes(records[2], page(3)))
+    assert [r.section for r in iter_warc(warc)] == ["Arts"]

@@ -34,17 +34,18 @@ def test_top_stories_and_the_window_and_order_toggles(driver, stories_live):
     live, clusters = stories_live
     driver.get(live.url + "/")
     wait_for(driver, "top-stories")
-    # the default window is 7 days back from the newest page (10 March 2015): the ferry story leads on 4 sites
-    assert find(driver, "result-summary").text.startswith("Top stories · 7 days")
-    assert _top_ids(driver) == [clusters["ferry-a"], clusters["museum-a"], clusters["lantern-a"]]
-    assert find(find_all(driver, "top-story")[0], "coverage").text == "4 sites"
+    # without a window, the narrowest that fills a page (3 stories): 24 hours back from the newest page
+    assert find(driver, "result-summary").text.startswith("Top stories · Last 24 hours")
+    assert _top_ids(driver) == [clusters["museum-a"], clusters["ferry-a"], clusters["single"]]
     feed = driver.find_element("css selector", 'link[rel="alternate"][type="application/atom+xml"]')
     assert feed.get_attribute("href") == live.url + "/feed"
 
-    _follow(driver, find(driver, "window-24h"))
-    assert parse_qs(urlsplit(driver.current_url).query)["window"] == ["24h"]
-    assert find(driver, "window-24h").get_attribute("aria-current") == "true"
-    assert _top_ids(driver) == [clusters["museum-a"], clusters["ferry-a"], clusters["single"]]
+    # 7 days back from the newest page (10 March 2015): the ferry story leads on 4 sites
+    _follow(driver, find(driver, "window-7d"))
+    assert parse_qs(urlsplit(driver.current_url).query)["window"] == ["7d"]
+    assert find(driver, "window-7d").get_attribute("aria-current") == "true"
+    assert _top_ids(driver) == [clusters["ferry-a"], clusters["museum-a"], clusters["lantern-a"]]
+    assert find(find_all(driver, "top-story")[0], "coverage").text == "4 sites"
 
     _follow(driver, find(driver, "window-all"))
     assert clusters["old-a"] in _top_ids(driver)
