@@ -217,6 +217,7 @@ def take_screenshots(base_url: str, out: Path) -> list[Path]:
             log_in(driver, base_url, next_path="/admin")
             shot("admin", "/admin")
             cluster = largest_cluster(driver, base_url)
+            shot("queue", "/admin/clusters?sort=weakest")
             shot("cluster", f"/admin/clusters/{cluster}")
             shot("compare", f"/admin/clusters/{cluster}/compare")
             shot("stats", "/admin/stats")

@@ -111,7 +111,7 @@ def _set_up_templates(app: Flask) -> None:
     app.add_template_filter(formatting.safe_fragment, "fragment")
     app.add_template_filter(formatting.safe_url, "safe_url")
     app.add_template_filter(formatting.plural, "plural")
-    app.add_template_filter(formatting.time_stamp, "stamp")
+    app.add_template_filter(formatting.news_time, "news_time")
     app.add_template_filter(formatting.language_name, "language")
     app.add_template_filter(formatting.foreign_lang, "foreign_lang")
     app.add_template_filter(display.headline_filter, "headline")

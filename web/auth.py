@@ -3,7 +3,7 @@
 Reading is public: the search page and the ``GET /api`` routes of the
 search (search, clusters, task states). The admin area (``/admin``), the
 operators' and editors' reads (``/api/jobs``, ``/api/corrections``: they name
-users and source paths) and every ``/api`` call that is not a GET need a login
+users and source paths; ``/api/clusters``, the editor's queue) and every ``/api`` call that is not a GET need a login
 (a session cookie after ``/login``) or an API token sent as
 ``Authorization: Bearer <token>``. One ``before_request`` hook decides this
 for the whole app, so a new admin page or API route is protected without
@@ -290,13 +290,15 @@ def deny_api(method: str | None = None):
 
 
 PRIVATE_API_READS = ("/api/jobs", "/api/corrections")
+#: the editors' reads, which need ``edit``: exact paths (``/api/clusters/<id>``, one story's pages, stays public)
+EDITOR_API_READS = ("/api/clusters",)
 #: the figures of ``/admin/stats``: as private as that page unless ``NEWSFOLD_PUBLIC_SYNDICATION=1``
 STATS_API_READS = ("/api/syndication",)
 
 
 def _private_read(path: str) -> bool:
     private = PRIVATE_API_READS if get_web_settings().public_syndication else PRIVATE_API_READS + STATS_API_READS
-    return any(_under(path, prefix) for prefix in private)
+    return path in EDITOR_API_READS or any(_under(path, prefix) for prefix in private)
 
 
 #: the scope each ``/api`` write needs, by endpoint; the corrections' (``admin_api``) need ``edit``, any other
@@ -314,7 +316,7 @@ def required_scope() -> str | None:
     if not (request.blueprint in ("api", "admin_api") or _under(path, "/api")):
         return None
     if request.method in SAFE_METHODS:
-        return "read" if _private_read(path) else None
+        return "edit" if path in EDITOR_API_READS else "read" if _private_read(path) else None
     if request.blueprint == "admin_api":
         return "edit"
     return WRITE_SCOPES.get(str(request.endpoint), "admin")

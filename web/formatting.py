@@ -146,26 +146,62 @@ def has_time(value) -> bool:
     return parse_datetime(value) is not None and isinstance(value, str) and "T" in value
 
 
-def time_stamp(value, now: dt.datetime | None = None) -> tuple[str, str]:
-    """A page's date as a result shows it, and as its hover shows it: ``(shown, exact)``.
+#: a time older than this many days is shown as a date, a newer one relative to now ("3 h ago", "yesterday")
+RELATIVE_DAYS = 7
 
-    A date without a time is the date (``2 May 2024``) both ways. A time within the
-    last day is relative (``3 hours ago``, ``12 minutes ago``, ``just now``), else
-    ``2 May 2024, 14:05 UTC``; the hover is always the exact time.
+
+@dataclass(frozen=True)
+class NewsTime:
+    """A time as every card, list and page shows it (the ``when`` macro of ``templates/_macros.html``).
+
+    ``shown``: relative within the last :data:`RELATIVE_DAYS` days, else the date (with ``fmt="datetime"``,
+    the date and the time in UTC); ``exact``: the date and time in UTC, for the hover; ``datetime``: the
+    ``<time datetime>`` value (ISO 8601, UTC when the value has a zone); ``local``: what ``static/time.js``
+    rewrites in the reader's time zone (``"date"`` or ``"datetime"`` for an absolute time, ``"title"`` for a
+    relative one, ``""`` for a day without a time, which no zone changes).
+    """
+
+    shown: str
+    exact: str
+    datetime: str
+    local: str
+
+
+def _relative(seconds: float) -> str | None:
+    """``3 h ago``, ``yesterday``, ``4 days ago``; None beyond :data:`RELATIVE_DAYS` days or ahead of the clock."""
+    if not 0 <= seconds < RELATIVE_DAYS * 86_400:
+        return None
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86_400:
+        return f"{int(seconds // 3600)} h ago"
+    if seconds < 2 * 86_400:
+        return "yesterday"
+    return f"{int(seconds // 86_400)} days ago"
+
+
+def news_time(value, fmt: str = "date", now: dt.datetime | None = None) -> NewsTime:
+    """How a stored time is shown (:class:`NewsTime`); ``now`` defaults to the clock (tests pass their own).
+
+    A day without a time of day is that day's date, never relative. An unparseable value is shown as it is.
     """
     parsed = parse_datetime(value)
-    if parsed is None or not has_time(value):
-        return format_date(value), format_date(value)
-    exact = format_datetime(value)
+    if parsed is None:
+        text = "" if value is None else str(value)
+        return NewsTime(text, text, text, "")
+    if not has_time(value):
+        return NewsTime(format_date(value), format_date(value), parsed.date().isoformat(), "")
     moment = parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
-    seconds = ((now or dt.datetime.now(dt.UTC)) - moment).total_seconds()
-    if not 0 <= seconds < 86_400:
-        return exact, exact
-    if seconds < 60:
-        return "just now", exact
-    if seconds < 3600:
-        return plural(int(seconds // 60), "minute") + " ago", exact
-    return plural(int(seconds // 3600), "hour") + " ago", exact
+    utc = moment.astimezone(dt.UTC)
+    exact = format_datetime(utc.isoformat())
+    stamp = utc.isoformat(timespec="seconds").replace("+00:00", "Z")
+    relative = _relative(((now or dt.datetime.now(dt.UTC)) - moment).total_seconds())
+    if relative:
+        return NewsTime(relative, exact, stamp, "title")
+    shown = exact if fmt == "datetime" else format_date(utc.isoformat())
+    return NewsTime(shown, exact, stamp, "datetime" if fmt == "datetime" else "date")
 
 
 #: names of the languages a page may be in (ISO 639-1), in English; another code is shown as it is

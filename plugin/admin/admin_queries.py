@@ -12,12 +12,26 @@ from typing import Any
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
-from newsfold.plugin.fold.lookups import FOUNDER_FIRST
+from newsfold.plugin.fold.lookups import FOUNDER_FIRST, URL_ORDER
 from newsfold.plugin.search.public_query import page_filters
 from newsfold.plugin.search.version_relations import reference_sort
 
-#: sort keys of the cluster list -> the terms aggregation's order key
-CLUSTER_SORTS = {"size": "_count", "first_seen": "first", "last_seen": "last", "sites": "sites"}
+#: sort keys of the cluster list -> the terms aggregation's order key (``corrected`` is ordered by the caller, from
+#: the corrections log: :func:`corrected_pages`)
+CLUSTER_SORTS = {
+    "size": "_count",
+    "first_seen": "first",
+    "last_seen": "last",
+    "sites": "sites",
+    "weakest": "weakest",
+    "newest": "newest",
+    "corrected": "_count",
+}
+#: the order each sort takes unless the URL says otherwise (the weakest pair first, the rest largest first)
+DEFAULT_ORDERS = {"weakest": "asc"}
+#: the ``weakest`` value of a cluster none of whose pages joined it by a similarity (a story merged by an editor
+#: from single pages): above any similarity, so such clusters come last in the queue
+NO_PAIR = 2.0
 #: buckets one cluster-list aggregation keeps at most (well below Elasticsearch's search.max_buckets of 65,536)
 MAX_LIST_CLUSTERS = 10_000
 #: fields of a cluster member the admin detail needs (the body for passages and comparisons)
@@ -48,11 +62,15 @@ def story_cardinality() -> dict[str, Any]:
 
 
 def _cluster_summary() -> dict[str, Any]:
-    """Per cluster: its number of sites and its first and last ingest time."""
+    """Per cluster: its number of sites, first and last ingest time, first and latest publication date, and the
+    similarity of its weakest pair (the lowest ``newsfold.similarity``: each page's to the page it joined)."""
     return {
         "sites": {"cardinality": {"field": "site"}},
         "first": {"min": {"field": "ingested"}},
         "last": {"max": {"field": "ingested"}},
+        "published": {"min": {"field": "published"}},
+        "newest": {"max": {"field": "published", "missing": 0}},
+        "weakest": {"min": {"field": "newsfold.similarity", "missing": NO_PAIR}},
     }
 
 
@@ -173,6 +191,45 @@ def cluster_list(
         aggs["matching"] = {"filter": {"bool": {"filter": list(matching)}}}
     query: dict[str, Any] = {"terms": {CLUSTER_ID: list(cluster_ids)}} if cluster_ids is not None else {"match_all": {}}
     return {"size": 0, "query": query, "aggs": {"clusters": {"terms": terms, "aggs": aggs}}}
+
+
+def weakest_pairs(cluster_ids: list[str]) -> dict[str, Any]:
+    """Search body: per cluster, the page that joined it with the lowest similarity and the page it joined.
+
+    Returns:
+        The body; per bucket of ``aggregations.clusters`` a ``weakest`` top hit (its ``newsfold.similarity``
+        and ``newsfold.matched_id``).
+    """
+    return {
+        "size": 0,
+        "query": {
+            "bool": {
+                "filter": [{"terms": {CLUSTER_ID: list(cluster_ids)}}, {"exists": {"field": "newsfold.similarity"}}]
+            }
+        },
+        "aggs": {
+            "clusters": {
+                "terms": {"field": CLUSTER_ID, "size": max(1, len(cluster_ids))},
+                "aggs": {
+                    "weakest": {
+                        "top_hits": {
+                            "size": 1,
+                            "_source": ["newsfold.similarity", "newsfold.matched_id"],
+                            "sort": [{"newsfold.similarity": "asc"}, URL_ORDER],
+                        }
+                    }
+                },
+            }
+        },
+    }
+
+
+def corrections_named_pages(*, size: int = MAX_LIST_CLUSTERS) -> dict[str, Any]:
+    """Search body on the corrections index: the latest ``size`` corrections, each with the pages it named.
+
+    The caller counts them per story the named pages are in now (a story's cluster id may have changed since).
+    """
+    return {"size": size, "_source": ["pages"], "sort": [{"at": "desc"}]}
 
 
 def _check_list(*, sort: str, order: str, min_size: int) -> None:

@@ -472,18 +472,29 @@ def test_healthz_answers_without_servers():
     assert app.test_client().get("/healthz").get_json() == {"status": "ok"}
 
 
-def test_a_result_time_is_relative_within_a_day_and_exact_on_hover():
+def test_a_time_is_relative_for_the_last_days_a_date_beyond_and_exact_on_hover():
     import datetime as dt
 
-    from newsfold.web.formatting import foreign_lang, language_name, time_stamp
+    from newsfold.web.formatting import NewsTime, foreign_lang, language_name, news_time
 
     now = dt.datetime(2026, 11, 27, 12, 0, tzinfo=dt.UTC)
-    assert time_stamp("2026-11-27T09:10:00Z", now) == ("2 hours ago", "27 Nov 2026, 09:10 UTC")
-    assert time_stamp("2026-11-27T11:48:00+00:00", now)[0] == "12 minutes ago"
-    assert time_stamp("2026-11-27T11:59:30Z", now)[0] == "just now"
-    assert time_stamp("2026-11-26T11:00:00Z", now) == ("26 Nov 2026, 11:00 UTC", "26 Nov 2026, 11:00 UTC")
-    assert time_stamp("2026-11-27T13:00:00Z", now)[0] == "27 Nov 2026, 13:00 UTC"  # ahead of the clock: exact
-    assert time_stamp("2026-11-27", now) == ("27 Nov 2026", "27 Nov 2026")  # no time of day: the date
+    assert news_time("2026-11-27T09:10:00Z", now=now) == NewsTime(
+        "2 h ago", "27 Nov 2026, 09:10 UTC", "2026-11-27T09:10:00Z", "title"
+    )
+    assert news_time("2026-11-27T11:48:00+00:00", now=now).shown == "12 min ago"
+    assert news_time("2026-11-27T11:59:30Z", now=now).shown == "just now"
+    assert news_time("2026-11-26T11:00:00Z", now=now).shown == "yesterday"
+    assert news_time("2026-11-24T11:00:00Z", now=now).shown == "3 days ago"
+    assert news_time("2026-11-19T11:00:00Z", now=now) == NewsTime(
+        "19 Nov 2026", "19 Nov 2026, 11:00 UTC", "2026-11-19T11:00:00Z", "date"
+    )
+    assert news_time("2026-11-19T11:00:00Z", "datetime", now=now).shown == "19 Nov 2026, 11:00 UTC"
+    # another zone is shown in UTC, and so is the datetime attribute
+    assert news_time("2026-11-19T13:00:00+02:00", now=now).datetime == "2026-11-19T11:00:00Z"
+    ahead = news_time("2026-11-27T13:00:00Z", "datetime", now=now)  # ahead of the clock: exact
+    assert (ahead.shown, ahead.local) == ("27 Nov 2026, 13:00 UTC", "datetime")
+    assert news_time("2026-11-27", now=now) == NewsTime("27 Nov 2026", "27 Nov 2026", "2026-11-27", "")  # a day
+    assert news_time("soon", now=now).shown == "soon" and news_time(None, now=now).shown == ""
     assert (language_name("de"), language_name("pt-BR"), language_name("xx"), language_name(None)) == (
         "German",
         "Portuguese",

@@ -15,6 +15,7 @@ from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.fold.document import flat
 from newsfold.plugin.search.public_query import page_filters, parse_day
 from newsfold.plugin.settings import Settings
+from newsfold.web.admin import review_queue
 from newsfold.web.formatting import page_count
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 
@@ -97,6 +98,8 @@ class ClusterListParams:
             if raw["order"] not in ("asc", "desc"):
                 raise ValueError(f"order must be 'asc' or 'desc', got {raw['order'][:40]!r}")
             values["order"] = raw["order"]
+        elif raw["sort"]:
+            values["order"] = admin_queries.DEFAULT_ORDERS.get(raw["sort"], "desc")
         if raw["page"]:
             values["page"] = _whole("page", raw["page"], low=1, high=MAX_PAGE)
         return cls(**values)
@@ -118,7 +121,7 @@ class ClusterListParams:
         """The list sorted by ``sort``; asking again for the current sort flips the order."""
         if sort == self.sort:
             return self.url_args(sort=sort, order="asc" if self.order == "desc" else "desc")
-        return self.url_args(sort=sort, order="desc")
+        return self.url_args(sort=sort, order=admin_queries.DEFAULT_ORDERS.get(sort, "desc"))
 
     @property
     def has_page_filters(self) -> bool:
@@ -154,7 +157,8 @@ def _metric_time(agg: Mapping) -> str | int | float | None:
 
 
 def cluster_row(bucket: Mapping, sample: Mapping | None = None) -> dict:
-    """A row of a cluster table: size, sites and first/last seen from the cluster's terms bucket.
+    """A row of a cluster table: size, sites, first/last seen, first/latest published and the weakest similarity
+    from the cluster's terms bucket.
 
     The title, site and languages come from the ``sample`` top hit and
     ``langs`` terms of ``sample`` (a bucket of ``cluster_samples``), else of
@@ -169,6 +173,9 @@ def cluster_row(bucket: Mapping, sample: Mapping | None = None) -> dict:
         "sites": bucket["sites"]["value"],
         "first_seen": _metric_time(bucket["first"]),
         "last_seen": _metric_time(bucket["last"]),
+        "first_published": _metric_time(bucket.get("published", {})),
+        "latest_published": _metric_time(bucket["newest"]) if bucket.get("newest", {}).get("value") else None,
+        "weakest_similarity": review_queue.weakest_similarity(bucket),
         "title": page.get("title"),
         "site": page.get("site"),
         "langs": [b["key"] for b in shown.get("langs", {}).get("buckets", [])],
@@ -206,6 +213,26 @@ def select_buckets(
     ]
 
 
+def _page_filter_scope(
+    es: Elasticsearch, settings: Settings, params: ClusterListParams
+) -> tuple[list[str] | None, list[dict] | None]:
+    """The clusters the page filters pick, by id (``[]``: none), or the filters to match inside the aggregation.
+
+    Selective filters list the few clusters they pick by id; broad ones count matching pages in every
+    cluster instead (a terms query of thousands of ids costs more than that). ``(None, None)``: no filter.
+    """
+    if not params.has_page_filters:
+        return None, None
+    body = admin_queries.clusters_with_pages(
+        site=params.site, lang=params.lang, q=params.q, max_clusters=MAX_CLUSTERS_BY_ID + 1
+    )
+    found = es.search(index=settings.index, **body)["aggregations"]["clusters"]
+    cluster_ids = [b["key"] for b in found["buckets"]]
+    if len(cluster_ids) > MAX_CLUSTERS_BY_ID or found.get("sum_other_doc_count"):
+        return None, page_filters(site=params.site, lang=params.lang, q=params.q)
+    return cluster_ids, None
+
+
 def load_cluster_list(
     es: Elasticsearch,
     settings: Settings,
@@ -224,21 +251,14 @@ def load_cluster_list(
     Raises:
         ValueError: the text query is too long.
     """
-    cluster_ids = None
-    matching = None
-    if params.has_page_filters:
-        # Selective filters: list the few clusters they pick by id. Broad ones: count matching pages
-        # in every cluster instead (a terms query of thousands of ids costs more than that).
-        body = admin_queries.clusters_with_pages(
-            site=params.site, lang=params.lang, q=params.q, max_clusters=MAX_CLUSTERS_BY_ID + 1
-        )
-        found = es.search(index=settings.index, **body)["aggregations"]["clusters"]
-        cluster_ids = [b["key"] for b in found["buckets"]]
+    cluster_ids, matching = _page_filter_scope(es, settings, params)
+    if cluster_ids == []:
+        return ClusterList(params=params, page_size=page_size, total=0)
+    corrections = review_queue.corrections_per_story(es, settings) if params.sort == "corrected" else None
+    if corrections is not None:  # only the stories with corrections, ordered by how many
+        cluster_ids = [c for c in (corrections if cluster_ids is None else cluster_ids) if c in corrections]
         if not cluster_ids:
             return ClusterList(params=params, page_size=page_size, total=0)
-        if len(cluster_ids) > MAX_CLUSTERS_BY_ID or found.get("sum_other_doc_count"):
-            cluster_ids = None
-            matching = page_filters(site=params.site, lang=params.lang, q=params.q)
     body = admin_queries.cluster_list(
         cluster_ids=cluster_ids,
         matching=matching,
@@ -250,7 +270,7 @@ def load_cluster_list(
     )
     raw = es.search(index=settings.index, **body)["aggregations"]["clusters"]["buckets"]
     buckets = select_buckets(
-        raw,
+        raw if corrections is None else review_queue.by_corrections(raw, corrections, params.order),
         max_size=params.max_size,
         first_seen=params.seen_bounds("first"),
         last_seen=params.seen_bounds("last"),
@@ -264,4 +284,5 @@ def load_cluster_list(
         res = es.search(index=settings.index, **admin_queries.cluster_samples([b["key"] for b in shown]))
         samples = {b["key"]: b for b in res["aggregations"]["clusters"]["buckets"]}
     result.rows = [cluster_row(bucket, samples.get(bucket["key"], {})) for bucket in shown]
+    review_queue.add_queue_fields(es, settings, result.rows, corrections)
     return result

@@ -21,7 +21,7 @@ from flask import (
 from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.fold.rollover import index_facts
 from newsfold.plugin.search.story_queries import WINDOW_NAMES
-from newsfold.web.admin import merge_check
+from newsfold.web.admin import merge_check, review_queue
 from newsfold.web.admin import stats as admin_stats
 from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
 from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
@@ -84,16 +84,19 @@ def index():
 # ---------------------------------------------------------------- clusters
 @bp.get("/clusters")
 def clusters():
-    """``/admin/clusters``: clusters filtered, sorted and paged as the URL says."""
+    """``/admin/clusters``: clusters filtered, sorted and paged as the URL says (``sort=weakest``: the queue)."""
+    choices = review_queue.filter_values(get_es(), get_settings())
     try:
         params = ClusterListParams.from_args(request.args)
     except ValueError as exc:
         form = ClusterListParams.for_form(request.args)
-        return render_template("admin/clusters.html", params=None, form=form, error=str(exc)), 400
+        return render_template("admin/clusters.html", params=None, form=form, error=str(exc), choices=choices), 400
     result = load_cluster_list(get_es(), get_settings(), params, page_size=_config("ADMIN_CLUSTERS"))
     links = page_links(params.page, result.total_pages)
     form = {k: ("" if v is None else v) for k, v in params.__dict__.items()}
-    return render_template("admin/clusters.html", params=params, form=form, result=result, page_links=links)
+    return render_template(
+        "admin/clusters.html", params=params, form=form, result=result, page_links=links, choices=choices
+    )
 
 
 def _detail_or_404(cluster_id: str, *, evidence: bool = True):

@@ -13,6 +13,7 @@ from werkzeug.routing import BaseConverter
 from newsfold import task_names
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.search.story_queries import MAX_STORIES, WINDOWS
+from newsfold.web.admin.clusters import ClusterListParams, load_cluster_list
 from newsfold.web.admin.job_requests import JobRequestError, retry_job, start_reindex
 from newsfold.web.admin.stats import syndication as syndication_figures
 from newsfold.web.auth import current_user
@@ -71,6 +72,31 @@ def search():
     )
     suggest_spellings(get_es(), settings, result)
     return jsonify(result.as_json())
+
+
+#: stories per page of ``GET /api/clusters`` (the admin list's ``ADMIN_CLUSTERS``)
+CLUSTERS_PAGE = 50
+
+
+@bp.get("/clusters")
+def clusters():
+    """``GET /api/clusters?sort=weakest&site=&lang=&page=``: the admin's cluster list as JSON (the editor's queue
+    with ``sort=weakest``); the same filters and sorts as ``/admin/clusters``. Needs ``edit``."""
+    try:
+        params = ClusterListParams.from_args(request.args)
+    except ValueError as exc:
+        return _bad_request(str(exc))
+    page_size = int(current_app.config.get("ADMIN_CLUSTERS", CLUSTERS_PAGE))
+    result = load_cluster_list(get_es(), get_settings(), params, page_size=page_size)
+    return jsonify(
+        page=params.page,
+        page_size=page_size,
+        total=result.total,
+        truncated=result.truncated,
+        sort=params.sort,
+        order=params.order,
+        clusters=result.rows,
+    )
 
 
 @bp.get("/clusters/<story:cluster_id>")

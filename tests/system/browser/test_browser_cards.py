@@ -105,6 +105,22 @@ def sources_live(es, settings, redis_url):
     server.close()
 
 
+def test_times_show_in_the_readers_time_zone_where_scripts_run(driver, sources_live):
+    """Issue 38, item 5: the exact time rides in <time datetime> (UTC); static/time.js shows it in the reader's zone."""
+    driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": "Asia/Tokyo"})
+    try:
+        driver.get(sources_live.url + "/?q=quarry")
+        cards = {find(c, "story-title").text: c for c in find_all(driver, "story")}
+        exact = find(cards["Quarry Fähre fährt wieder"], "story-meta").find_element("css selector", "time")
+        assert exact.get_attribute("datetime") == "2024-05-03T09:30:00Z"
+        assert exact.get_attribute("data-localised") is not None, "time.js did not run"
+        assert exact.text.startswith("3 May 2024, 18:30"), exact.text  # 09:30 UTC is 18:30 in Tokyo
+        recent = find(cards["Quarry ferry returns"], "story-meta").find_element("css selector", "time")
+        assert recent.text == "3 h ago" and recent.get_attribute("title").endswith("GMT+9")  # the hover, local
+    finally:
+        driver.execute_cdp_cmd("Emulation.setTimezoneOverride", {"timezoneId": ""})
+
+
 def test_a_card_names_its_publication_its_time_and_its_language(driver, sources_live):
     """Fails before the fix: a bare domain in grey, a date without its time, "de" and no lang attribute."""
     driver.get(sources_live.url + "/?q=quarry")
@@ -115,7 +131,7 @@ def test_a_card_names_its_publication_its_time_and_its_language(driver, sources_
     colour = driver.execute_script("return getComputedStyle(arguments[0]).color", source)
     assert colour == driver.execute_script("return getComputedStyle(document.body).color")  # the text's, not grey
     when = find(ledger, "story-meta").find_element("css selector", "time")
-    assert when.text == "3 hours ago"
+    assert when.text == "3 h ago"
     assert when.get_attribute("title").endswith(" UTC") and ":" in when.get_attribute("title")
     assert find(german, "lang").text == "German" and find(ledger, "lang").text == "English"
     assert find(german, "story-title").get_attribute("lang") == "de"

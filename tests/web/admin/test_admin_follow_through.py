@@ -41,16 +41,22 @@ def test_rejected_pages_are_listed_with_their_reasons_and_paged(make_app, admin_
     assert 'href="/admin/rejected"' in html_of(client.get("/admin/stats", headers=BEARER))
 
 
-def test_a_job_page_refreshes_itself_only_while_the_job_runs(make_app, admin_settings, jobs_redis_url, es):
-    """Fails before the fix: a running job's page had to be reloaded by hand."""
+def test_a_job_page_follows_the_job_in_place_only_while_it_runs(make_app, admin_settings, jobs_redis_url, es):
+    """Issue 38, item 6: no reload (it lost focus and reading position); a script polls the job's JSON and a
+    polite live region carries the status; without scripts a refresh link stays."""
     store = JobStore(redis.Redis.from_url(jobs_redis_url))
     job = store.create("ingest", params={"sources": ["crawl/"]}, total=2)
     client = make_app(admin_settings.replace(redis_url=jobs_redis_url)).test_client()
-    refresh = '<meta http-equiv="refresh" content="5" data-testid="job-refresh">'
-    assert refresh in html_of(client.get(f"/admin/jobs/{job.id}", headers=BEARER))  # queued
+    poll = f'data-job-poll="/api/jobs/{job.id}?failures_limit=1"'
+    queued = html_of(client.get(f"/admin/jobs/{job.id}", headers=BEARER))
+    assert poll in queued and 'src="/static/job.js"' in queued and 'http-equiv="refresh"' not in queued
+    assert 'aria-live="polite"' in queued and 'data-testid="job-refresh-link"' in queued
     store.start(job.id)
     running = client.get(f"/admin/jobs/{job.id}", headers=BEARER)
-    assert refresh in html_of(running) and "script-src 'self'" in running.headers["Content-Security-Policy"]
+    assert poll in html_of(running) and "script-src 'self'" in running.headers["Content-Security-Policy"]
+    polled = client.get(f"/api/jobs/{job.id}?failures_limit=1", headers=BEARER)  # what job.js reads
+    assert polled.status_code == 200 and polled.get_json()["status"] == "running"
     store.finish(job.id, "done")
-    assert 'http-equiv="refresh"' not in html_of(client.get(f"/admin/jobs/{job.id}", headers=BEARER))
+    ended = html_of(client.get(f"/admin/jobs/{job.id}", headers=BEARER))
+    assert "data-job-poll" not in ended and "job.js" not in ended and 'http-equiv="refresh"' not in ended
     store.redis.close()
