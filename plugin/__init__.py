@@ -66,6 +66,12 @@ _EXPORTS = {
     "top_stories": "search.story_queries",
     "read_top_stories": "search.story_queries",
     "add_relations": "search.version_relations",
+    "SearchRequest": "search.request",
+    "Version": "search.hits",
+    "StoryHit": "search.hits",
+    "Origin": "search.hits",
+    "story_hits": "search.hits",
+    "read_versions": "search.hits",
     "component_template": "fold.index",
     "index_body": "fold.index",
     "build_client": "client",
@@ -105,13 +111,17 @@ __all__ = [
     "InputTypeError",
     "Match",
     "NewsfoldError",
+    "Origin",
     "Outcome",
     "Page",
     "Rejection",
+    "SearchRequest",
     "ServerError",
     "Settings",
     "Signature",
     "SignedPage",
+    "StoryHit",
+    "Version",
     "add_relations",
     "band_keys",
     "build_client",
@@ -138,6 +148,7 @@ __all__ = [
     "originals_filter",
     "read_newest",
     "read_top_stories",
+    "read_versions",
     "reapply_corrections",
     "regroup_clusters",
     "roll_over",
@@ -147,6 +158,7 @@ __all__ = [
     "split_page",
     "story_buckets",
     "story_count",
+    "story_hits",
     "top_stories",
     "undo_correction",
     "unfolded_documents",
@@ -205,6 +217,7 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
     from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
     from newsfold.plugin.fold.rollover import roll_over
     from newsfold.plugin.search.folded_search import fold_search, fold_versions
+    from newsfold.plugin.search.hits import Origin, StoryHit, Version, read_versions, story_hits
     from newsfold.plugin.search.queries import (
         collapsed_search,
         fold_query,
@@ -214,6 +227,7 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
         versions_of,
         with_story_counts,
     )
+    from newsfold.plugin.search.request import SearchRequest
     from newsfold.plugin.search.story_queries import newest, read_newest, read_top_stories, top_stories
     from newsfold.plugin.search.version_relations import add_relations
     from newsfold.plugin.settings import Settings
