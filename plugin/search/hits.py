@@ -113,7 +113,8 @@ class Version:
 
 @dataclass(frozen=True)
 class StoryHit:
-    """A story as a search found it: the version it shows, the hit that matched, its other versions and size."""
+    """A story as a search found it: the version it shows (its face), the hit that matched (whose marked words
+    ``shown`` carries), its other versions and its size."""
 
     shown: Version
     matched: Version
@@ -167,11 +168,11 @@ def story_hits(
         versions: the response of ``versions_of(...)`` wrapped by ``with_references`` (its buckets under
             ``agg``), or None: the stories then have no other versions and no relations.
 
-    Each story shows the version :func:`plugin.search.shown_version.shown_version` chooses. The hit's
-    marked words stay with the version shown in its place only when the hit holds nothing the story's
-    reference lacks (its body fragments are then in the fuller text too); else the snippet is the lede.
+    Each story shows its face (``plugin.search.story_face``: the editor's representative, else the fullest
+    version, else the earliest) when ``versions`` carries it (``with_faces``), else the hit that matched;
+    the matched hit's marked words (its passage) are shown under the face's headline.
     """
-    from newsfold.plugin.search.shown_version import shown_version
+    from newsfold.plugin.search.story_face import read_face
     from newsfold.plugin.search.version_relations import read_references
 
     buckets: dict[str, Mapping[str, Any]] = {}
@@ -185,14 +186,11 @@ def story_hits(
         bucket = buckets.get(fold_of(hit.get("_source")).get("cluster_id") or "")
         raw_versions = versions_of_bucket(bucket)
         matched = Version.from_hit(hit, references)
-        found = shown_version(hit, [dict(v) for v in raw_versions], references)
+        face = read_face(bucket)
         shown = matched
-        if found is not hit:
-            shown = Version.from_hit(found, references)
-            kind = (matched.relation or {}).get("kind")
-            keep = not shown.representative and kind == "shorter"
-            shown = replace(shown, fragments=matched.fragments if keep else (),
-                            title_highlight=matched.title_highlight if keep else None)  # fmt: skip
+        if face is not None and face.get("_id") != matched.id:
+            shown = Version.from_hit(face, references)
+            shown = replace(shown, fragments=matched.fragments, title_highlight=matched.title_highlight)
         others = tuple(Version.from_hit(v, references) for v in raw_versions if v.get("_id") != shown.id)
         size = int(bucket["doc_count"]) if bucket else 1 + len(others)
         out.append(StoryHit(shown=shown, matched=matched, versions=others, size=size))

@@ -153,8 +153,7 @@ def versions_of(
     with the true cluster size as the bucket's ``doc_count``: an editor's
     representative first, then the oldest. With ``scored_by`` (the search's
     query: :func:`search_query` of a :func:`collapsed_search` body), each version
-    also carries its ``_score`` for it, 0 when it does not match, so that
-    ``plugin.search.shown_version`` can choose the version a result shows.
+    also carries its ``_score`` for it, 0 when it does not match (a host may rank a story's versions by it).
     """
     query: dict[str, Any] = {"terms": {CLUSTER_ID: list(cluster_ids)}}
     versions: dict[str, Any] = {

@@ -22,6 +22,7 @@ from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.ids import id_problem
 from newsfold.plugin.search.hits import Version, read_versions
+from newsfold.plugin.search.story_face import read_face
 from newsfold.plugin.settings import Settings
 
 
@@ -36,6 +37,8 @@ class ClusterDetail:
     matrix: list[list[float | None]]
     pairs: list[tuple[dict, dict, float]]
     sites: int
+    #: the page the story shows on every surface (``plugin.search.story_face``)
+    face: Version | None = None
 
     @property
     def truncated(self) -> bool:
@@ -107,6 +110,7 @@ def load_cluster_detail(
         matrix=matrix,
         pairs=pair_list,
         sites=len({m.get("site") for m in members if m.get("site")}),
+        face=Version.from_hit(face) if (face := read_face(res.body.get("aggregations"))) else None,
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from elasticsearch import Elasticsearch
 
+from newsfold.plugin.fold.document import VERSION_SOURCE
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_members
 from newsfold.plugin.search.hits import StoryHit, page_clusters, read_versions, story_hits
 from newsfold.plugin.search.public_query import unsupported_operators
@@ -19,11 +20,11 @@ from newsfold.plugin.search.queries import (
     SEARCH_TIMEOUT,
     collapsed_search,
     search_facets,
-    search_query,
     story_buckets,
     story_count,
     versions_of,
 )
+from newsfold.plugin.search.story_face import with_faces
 from newsfold.plugin.search.suggestions import read_suggestions, spelling_suggestions
 from newsfold.plugin.search.version_relations import with_references
 from newsfold.plugin.settings import Settings
@@ -136,8 +137,9 @@ def run_search(
     cluster_ids = page_clusters(res)
     if not res["hits"]["hits"]:
         return result
-    listing = versions_of(cluster_ids, per_cluster=per_cluster, scored_by=search_query(body))
-    versions = es.search(index=settings.index, **with_references(listing, agg="clusters")).body
+    listing = with_references(versions_of(cluster_ids, per_cluster=per_cluster), agg="clusters")
+    listing = with_faces(listing, agg="clusters", source=VERSION_SOURCE)  # the face: docs/stories.md
+    versions = es.search(index=settings.index, **listing).body
     found_stories = story_hits(res, versions, agg="clusters")
     result.results = [story(found) for found in found_stories]
     sites = [s["site"] for found in result.results for s in (found, *found["versions"])]
@@ -200,6 +202,7 @@ def story(found: StoryHit) -> dict:
         "origin": shown.origin.as_json() if shown.origin else None,
         "versions": others,
         "size": found.size,
+        "matched": None if found.matched.id == shown.id else {"id": found.matched.id, **found.matched.public()},
     }
 
 

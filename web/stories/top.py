@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.errors import InputError
-from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.hits import public_fields
-from newsfold.plugin.search.hits import Version, read_versions
+from newsfold.plugin.search.hits import Version
 from newsfold.plugin.search.page_dates import iso_millis
+from newsfold.plugin.search.story_face import faces
 from newsfold.plugin.search.story_queries import (
     MAX_STORIES,
     SORTS,
@@ -30,7 +30,6 @@ from newsfold.plugin.search.story_queries import (
     top_stories,
 )
 from newsfold.plugin.search.story_versions import STORY_SOURCE
-from newsfold.plugin.search.version_relations import references
 from newsfold.plugin.settings import Settings
 from newsfold.web import validation
 from newsfold.web.display import dress_story, learn_affixes
@@ -166,7 +165,7 @@ def time_field(es: Elasticsearch, settings: Settings) -> tuple[str, int | None]:
 
 
 def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_size: int) -> TopResult:
-    """The top stories of ``params``: three requests (the newest page's time, the ranked list, their references)."""
+    """The top stories of ``params``: three requests (the newest page's time, the ranked list, their faces)."""
     field_name, anchor = time_field(es, settings)
     body = top_stories(window=params.window, sort=params.sort, page=params.page, size=page_size,
                                anchor_ms=anchor, time_field=field_name, filters=params.filters())  # fmt: skip
@@ -174,32 +173,28 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     ids = [b["key"] for b in page_buckets(res, page=params.page, size=page_size)]
     refs = None
     if ids:
-        body = references(ids, time_field=field_name, source=STORY_SOURCE)
+        body = faces(ids, time_field=field_name, source=STORY_SOURCE)  # each story's face: docs/stories.md
         refs = es.search(index=settings.index, body=body).body
     total, found = read_top_stories(res, refs, page=params.page, size=page_size)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
                        anchor=iso_millis(anchor))  # fmt: skip
-    refs_of = {item["cluster_id"]: Version.from_source(item["reference"]["id"], item["reference"])
-               for item in found if item["reference"]}  # fmt: skip
-    origins = _origin_versions(es, settings, list(refs_of.values()))
-    affixes = learn_affixes(es, settings, [v.site for v in origins.values()])
+    faces_of = {item["cluster_id"]: Version.from_source(item["reference"]["id"], item["reference"])
+                for item in found if item["reference"]}  # fmt: skip
+    affixes = learn_affixes(es, settings, [v.site for v in faces_of.values()])
     for item in found:
-        ref = refs_of.get(item["cluster_id"])
-        origin = ref.origin if ref else None
-        # one page per card: the editor's representative, else the origin version (whose headline it shows)
-        shown = ref if ref is None or ref.representative else origins.get(origin.id if origin else "") or ref
+        face = faces_of.get(item["cluster_id"])  # one page per card: the story's face
         story = {
             "cluster_id": item["cluster_id"],
-            "id": shown.id if shown else None,
-            **story_public(shown),
+            "id": face.id if face else None,
+            **story_public(face),
             "sites": item["sites"],
             "pages": item["pages"],
             "latest": item["latest"],
-            "image": (shown.image if shown else None) or (ref.image if ref else None),
-            "wire": ref.wire if ref else None,
-            "origin": origin.as_json() if origin else None,
+            "image": face.image if face else None,
+            "wire": face.wire if face else None,
+            "origin": face.origin.as_json() if face and face.origin else None,
         }  # fmt: skip
-        versions = [{"id": story["id"], **story_public(shown), "lede": shown.lede if shown else None}]
+        versions = [{"id": story["id"], **story_public(face), "lede": face.lede if face else None}]
         result.results.append(dress_story(story, versions, affixes, card=True))
     return result
 
@@ -207,13 +202,3 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
 def story_public(version: Version | None) -> dict:
     """The public fields of a version (each None for no version)."""
     return version.public() if version else public_fields(None)
-
-
-def _origin_versions(es: Elasticsearch, settings: Settings, references: list[Version]) -> dict[str, Version]:
-    """``page id -> version`` of each story's origin version: the reference itself, or read (one ``mget``)."""
-    out = {ref.id: ref for ref in references}
-    wanted = sorted({ref.origin.id for ref in references if ref.origin and ref.origin.id not in out})
-    if wanted:
-        docs = read_docs(es, settings.index, wanted, source=STORY_SOURCE)
-        out.update({v.id: v for v in read_versions({"docs": docs})})
-    return out

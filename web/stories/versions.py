@@ -75,7 +75,7 @@ def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, pag
     if found is None:
         return None
     origin = found.get("origin") or {}
-    at_hand = {v["id"]: v for v in (found["reference"], found["first"], *found["versions"]) if v}
+    at_hand = {v["id"]: v for v in (found["reference"], found["first"], found["face"], *found["versions"]) if v}
     if origin.get("id") and origin["id"] not in at_hand:
         doc = es.options(ignore_status=404).get(index=settings.index, id=origin["id"], source=STORY_SOURCE)
         for read in read_versions({"docs": [doc.body]}):
@@ -84,15 +84,18 @@ def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, pag
     versions = [{**v, "id": v["id"]} for v in at_hand.values()]
     dress_story(found, versions, affixes)
     dressed = {v["id"]: v for v in versions}
-    for v in (found["reference"], found["first"], *found["versions"]):
+    for v in (found["reference"], found["first"], found["face"], *found["versions"]):
         if v:
             v["headline"], v["publication"] = dressed[v["id"]]["headline"], dressed[v["id"]]["publication"]
     if origin.get("id") in at_hand:
         origin["published"] = at_hand[origin["id"]].get("published")
         origin["title"] = at_hand[origin["id"]].get("title")
         origin["url"] = at_hand[origin["id"]].get("url")
-    found["image"] = image_of(at_hand.get(origin.get("id"))) or image_of(found["reference"])
-    for key in ("reference", "first"):
+    face = found["face"]
+    if face:  # the story's one face (docs/stories.md): its headline and picture, as on every other surface
+        found["headline"] = face["headline"] or found.get("headline")
+    found["image"] = image_of(face) if face else None
+    for key in ("reference", "first", "face"):
         if found[key]:
             found[key] = _shown(found[key])
     found["versions"] = [_shown(v) for v in found["versions"]]

@@ -8,6 +8,7 @@ import pytest
 
 from newsfold.plugin import StoryHit, Version, story_hits
 from newsfold.plugin.hits import PUBLIC_FIELDS
+from newsfold.plugin.search.story_face import face_key
 
 
 def _hit(page_id: str, *, cluster: str = "s1", image: str | None = None, score: float = 1.0, **fold) -> dict:
@@ -40,14 +41,27 @@ def test_a_bad_signature_reads_as_none():
     assert Version.from_hit(_hit("p1", signature="not base64!", shingle_count=3)).signature is None
 
 
-def test_a_story_shows_the_editors_representative_and_lists_its_other_versions():
+def test_a_story_shows_its_face_and_lists_its_other_versions():
     res = {"hits": {"hits": [_hit("short")]}}
     versions = {"aggregations": {"clusters": {"buckets": [{
         "key": "s1", "doc_count": 3, "reference": {"hits": {"hits": [_hit("chosen", representative=True)]}},
+        "face": {"hits": {"hits": [_hit("chosen", representative=True)]}},
         "versions": {"hits": {"hits": [_hit("chosen", representative=True), _hit("short"), _hit("other")]}},
     }]}}}  # fmt: skip
     (found,) = story_hits(res, versions)
     assert isinstance(found, StoryHit)
     assert (found.shown.id, found.matched.id, found.size) == ("chosen", "short", 3)
     assert [v.id for v in found.versions] == ["short", "other"]
-    assert found.shown.fragments == ()  # the representative's own text, not the short copy's marked words
+    assert found.shown.fragments == ("<mark>x</mark>",)  # the passage that matched, shown under the face
+    (alone,) = story_hits(res)  # no listing of the versions: the hit is its own face
+    assert (alone.shown, alone.versions, alone.size) == (alone.matched, (), 1)
+
+
+def test_the_face_key_ranks_as_the_rule_says():
+    def source(words: int, published: str, **fold) -> dict:
+        return {"published": published, "newsfold": {"token_count": words, **fold}}
+
+    chosen, full, early_full, short = (source(50, "2024-01-03", representative=True), source(90, "2024-01-02"),
+                                       source(90, "2024-01-01"), source(40, "2024-01-01"))  # fmt: skip
+    ranked = sorted([short, full, chosen, early_full], key=face_key)
+    assert ranked == [chosen, early_full, full, short]
