@@ -72,6 +72,8 @@ _EXPORTS = {
     "Origin": "search.hits",
     "story_hits": "search.hits",
     "read_versions": "search.hits",
+    "page_clusters": "search.hits",
+    "with_faces": "search.story_face",
     "component_template": "fold.index",
     "index_body": "fold.index",
     "build_client": "client",
@@ -146,6 +148,7 @@ __all__ = [
     "newest",
     "no_wire_filter",
     "originals_filter",
+    "page_clusters",
     "read_newest",
     "read_top_stories",
     "read_versions",
@@ -164,6 +167,7 @@ __all__ = [
     "unfolded_documents",
     "verify",
     "versions_of",
+    "with_faces",
     "with_period",
     "with_story_counts",
 ]
@@ -217,7 +221,7 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
     from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
     from newsfold.plugin.fold.rollover import roll_over
     from newsfold.plugin.search.folded_search import fold_search, fold_versions
-    from newsfold.plugin.search.hits import Origin, StoryHit, Version, read_versions, story_hits
+    from newsfold.plugin.search.hits import Origin, StoryHit, Version, page_clusters, read_versions, story_hits
     from newsfold.plugin.search.queries import (
         collapsed_search,
         fold_query,
@@ -228,6 +232,7 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
         with_story_counts,
     )
     from newsfold.plugin.search.request import SearchRequest
+    from newsfold.plugin.search.story_face import with_faces
     from newsfold.plugin.search.story_queries import newest, read_newest, read_top_stories, top_stories
     from newsfold.plugin.search.version_relations import add_relations
     from newsfold.plugin.settings import Settings
