@@ -69,6 +69,14 @@ _EXPORTS = {
     "top_stories": "search.story_queries",
     "read_top_stories": "search.story_queries",
     "add_relations": "search.version_relations",
+    "SearchRequest": "search.request",
+    "Version": "search.hits",
+    "StoryHit": "search.hits",
+    "Origin": "search.hits",
+    "story_hits": "search.hits",
+    "read_versions": "search.hits",
+    "page_clusters": "search.hits",
+    "with_faces": "search.story_face",
     "component_template": "fold.index",
     "index_body": "fold.index",
     "build_client": "client",
@@ -108,14 +116,18 @@ __all__ = [
     "InputTypeError",
     "Match",
     "NewsfoldError",
+    "Origin",
     "Outcome",
     "Page",
     "Rejection",
+    "SearchRequest",
     "ServerError",
     "Settings",
     "Signature",
     "SignedPage",
+    "StoryHit",
     "TextMeta",
+    "Version",
     "add_relations",
     "band_keys",
     "build_client",
@@ -140,8 +152,10 @@ __all__ = [
     "newest",
     "no_wire_filter",
     "originals_filter",
+    "page_clusters",
     "read_newest",
     "read_top_stories",
+    "read_versions",
     "reapply_corrections",
     "regroup_clusters",
     "roll_over",
@@ -151,11 +165,13 @@ __all__ = [
     "split_page",
     "story_buckets",
     "story_count",
+    "story_hits",
     "top_stories",
     "undo_correction",
     "unfolded_documents",
     "verify",
     "versions_of",
+    "with_faces",
     "with_period",
     "with_story_counts",
 ]
@@ -209,6 +225,7 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
     from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
     from newsfold.plugin.fold.rollover import roll_over
     from newsfold.plugin.search.folded_search import fold_search, fold_versions
+    from newsfold.plugin.search.hits import Origin, StoryHit, Version, page_clusters, read_versions, story_hits
     from newsfold.plugin.search.queries import (
         collapsed_search,
         fold_query,
@@ -218,6 +235,8 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
         versions_of,
         with_story_counts,
     )
+    from newsfold.plugin.search.request import SearchRequest
+    from newsfold.plugin.search.story_face import with_faces
     from newsfold.plugin.search.story_queries import newest, read_newest, read_top_stories, top_stories
     from newsfold.plugin.search.version_relations import add_relations
     from newsfold.plugin.settings import Settings

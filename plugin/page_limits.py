@@ -21,6 +21,8 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass
 
+from newsfold.plugin.errors import InputError
+
 #: ``NEWSFOLD_MAX_PAGE_BYTES``'s default: the one page-size limit (raw bytes, and bytes after inflating)
 DEFAULT_MAX_PAGE_BYTES = 10 * 1024 * 1024
 #: bytes inflated per step: what a bomb can cost above the limit
@@ -51,7 +53,7 @@ class MarkupLimits:
     def __post_init__(self) -> None:
         for name in ("max_attributes", "max_depth", "max_elements", "max_attribute_chars"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                raise InputError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
 class TooComplex(ValueError):
@@ -108,7 +110,7 @@ class CappedInflater:
         encoding = encoding.strip().lower()
         self.encoding = encoding
         if encoding not in self.ENCODINGS:
-            raise ValueError(f"encoding must be one of {', '.join(self.ENCODINGS)}, got {encoding!r}")
+            raise InputError(f"encoding must be one of {', '.join(self.ENCODINGS)}, got {encoding!r}")
         # gzip or zlib header detected (32 + MAX_WBITS); raw deflate is tried when that fails on the first bytes
         self._wbits = 32 + zlib.MAX_WBITS
         self._inflater = zlib.decompressobj(self._wbits)

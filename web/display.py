@@ -13,15 +13,13 @@ import html
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from urllib.parse import urlsplit
 
 from elasticsearch import Elasticsearch
 from flask import has_app_context
 
 from newsfold.plugin.extract.headlines import clean_headline, site_name, snippet, story_headline
-from newsfold.plugin.fold.document import fold_of
+from newsfold.plugin.search.hits import checked_image
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.urls import public_host
 from newsfold.web.affixes import learn_uncached
 from newsfold.web.resources import get_resources
 
@@ -53,14 +51,6 @@ def headline_filter(title: str | None, site: str | None = None) -> str:
         return title or ""
     affixes = learn_affixes(get_resources().es, get_resources().settings, [site]) if site else {}
     return headline({"title": title, "site": site}, affixes) or title
-
-
-def origin_of(source: Mapping | None) -> dict | None:
-    """A story's stored origin ``{"wire", "site", "id"}`` from one of its pages' ``_source``, or None."""
-    fold = fold_of(source)
-    if not fold.get("origin_id"):
-        return None
-    return {"wire": fold.get("origin_wire"), "site": fold.get("origin_site"), "id": fold.get("origin_id")}
 
 
 def dress_story(
@@ -130,13 +120,5 @@ def headline_highlight(headline: str | None, title_highlight: str | None) -> str
 
 
 def image_of(source: Mapping | None) -> str | None:
-    """A stored picture address, only when it is an absolute http(s) URL on a public host (an index written before
-    extraction checked hosts may hold others: the reader's browser must not be sent to them)."""
-    value = (source or {}).get("image")
-    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
-        return None
-    try:
-        host = urlsplit(value).hostname
-    except ValueError:
-        return None
-    return value if public_host(host) else None
+    """A stored picture address safe to show (``plugin.search.hits.checked_image``), or None."""
+    return checked_image((source or {}).get("image"))

@@ -1,4 +1,8 @@
-"""Error pages: unreachable services answer 503, unknown things 404, as HTML or, under /api, JSON.
+"""Error pages: bad input answers 400, unreachable services 503, unknown things 404, as HTML or, under /api, JSON.
+
+Bad input is mapped once, here: every check of a request's arguments (``web.validation``, the search and
+list parameters) and every refusal of the core raises :class:`~newsfold.plugin.errors.InputError`, and a view
+catches it only when it answers with something better than the error page (its form, refilled).
 
 No traceback is ever shown: the message says which service could not be
 reached and where (without credentials).
@@ -14,7 +18,7 @@ from flask import Flask, current_app, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from newsfold.plugin.errors import ServerError
+from newsfold.plugin.errors import InputError, ServerError
 from newsfold.web.formatting import redact_url
 from newsfold.web.resources import ServiceUnavailable, get_settings
 
@@ -105,6 +109,14 @@ def _http_error(exc: HTTPException):
     return render_template("error.html", code=code, title=exc.name, message=message), code, headers
 
 
+def _input_error(exc: InputError):
+    """A 400 naming what is wrong with the request (the message of the check that refused it)."""
+    message = str(exc)
+    if wants_json():
+        return jsonify(error=message), 400
+    return render_template("error.html", code=400, title="Bad Request", message=message), 400
+
+
 def _csrf_error(exc: CSRFError):
     current_app.logger.info("CSRF check failed on %s %s: %s", request.method, request.path, exc.description)
     if wants_json():
@@ -130,5 +142,6 @@ def register(app: Flask) -> None:
     for cls in QUEUE_ERRORS:
         app.register_error_handler(cls, _queue_error)
     app.register_error_handler(ServiceUnavailable, _not_configured)
+    app.register_error_handler(InputError, _input_error)
     app.register_error_handler(CSRFError, _csrf_error)
     app.register_error_handler(HTTPException, _http_error)

@@ -8,6 +8,7 @@ import re
 from flask import request
 from werkzeug.routing import PathConverter
 
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.ids import LAST_ROUTE_WORDS, id_problem, shown
 from newsfold.plugin.search.public_query import checked_query, checked_search_text
 
@@ -25,7 +26,7 @@ class StoryNameConverter(PathConverter):
     regex = r"[^/](?:(?!/(?:" + "|".join(re.escape(word) for word in LAST_ROUTE_WORDS) + r")\Z).)*"
 
 
-class BadBody(ValueError):
+class BadBody(InputError):
     """The request body is not the JSON it should be (answered with 400 and the message)."""
 
 
@@ -115,10 +116,10 @@ def whole_number(value: str | None, name: str, *, default: int, low: int, high: 
         return default
     text = value.strip()
     if not text.lstrip("-").isdigit() or len(text) > 12:
-        raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value[:40]!r}")
+        raise InputError(f"{name} must be a whole number from {low} to {high:,}, got {value[:40]!r}")
     number = int(text)
     if not low <= number <= high:
-        raise ValueError(f"{name} must be a whole number from {low} to {high:,}, got {value[:40]!r}")
+        raise InputError(f"{name} must be a whole number from {low} to {high:,}, got {value[:40]!r}")
     return number
 
 
@@ -127,7 +128,7 @@ OPTIONAL_FIELDS = PAGE_FIELDS[1:]
 MAX_PROBLEMS = 20
 
 
-class InvalidPages(ValueError):
+class InvalidPages(InputError):
     """The body is not a valid list of pages; ``problems`` lists what is wrong (at most ``MAX_PROBLEMS``)."""
 
     def __init__(self, problems: list[str]) -> None:
@@ -209,7 +210,7 @@ def query_text(value: str | None, *, passages: bool = False) -> str:
     """
     q = checked_search_text(value) if passages else checked_query(value)
     if has_control_chars(q):
-        raise ValueError("the query contains control characters")
+        raise InputError("the query contains control characters")
     return q
 
 
@@ -221,7 +222,7 @@ def filter_text(value: str | None, name: str, *, limit: int = MAX_FILTER_CHARS) 
     """
     value = (value or "").strip()
     if len(value) > limit or has_control_chars(value):
-        raise ValueError(f"{name} must be at most {limit} printable characters")
+        raise InputError(f"{name} must be at most {limit} printable characters")
     return value or None
 
 
@@ -233,5 +234,5 @@ def page_number(raw: str | None) -> int:
     """
     raw = (raw or "1").strip()
     if not (raw.isascii() and raw.isdigit()) or not raw.strip("0") or len(raw) > 5:
-        raise ValueError(f"page must be a positive whole number, got {raw[:20]!r}")
+        raise InputError(f"page must be a positive whole number, got {raw[:20]!r}")
     return int(raw)

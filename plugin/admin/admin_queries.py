@@ -13,7 +13,9 @@ from typing import Any
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
 from newsfold.plugin.fold.lookups import FOUNDER_FIRST, URL_ORDER
+from newsfold.plugin.hits import ARTICLE_SOURCE
 from newsfold.plugin.search.public_query import page_filters
+from newsfold.plugin.search.story_face import FACE_AGG, face_agg, face_sort
 from newsfold.plugin.search.version_relations import reference_sort
 
 #: sort keys of the cluster list -> the terms aggregation's order key (``corrected`` is ordered by the caller, from
@@ -243,13 +245,8 @@ def _check_list(*, sort: str, order: str, min_size: int) -> None:
 
 
 def _representative_first() -> list[dict[str, Any]]:
-    # an editor's choice first (missing counts as not chosen), then the first page seen
-    return [
-        {"newsfold.representative": {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}},
-        {"ingested": "asc"},
-        FOUNDER_FIRST,
-        {"newsfold.url_key": {"order": "asc", "missing": "_last"}},
-    ]
+    # the story's face (plugin.search.story_face): an editor's choice, else the fullest, else the earliest
+    return face_sort()
 
 
 def cluster_samples(cluster_ids: list[str]) -> dict[str, Any]:
@@ -300,4 +297,5 @@ def cluster_detail(cluster_id: str, *, size: int = 200) -> dict[str, Any]:
         "sort": reference_sort("published"),
         "_source": MEMBER_SOURCE,
         "track_total_hits": True,
+        "aggs": {FACE_AGG: face_agg([*ARTICLE_SOURCE, CLUSTER_ID])},  # the page the story shows everywhere
     }

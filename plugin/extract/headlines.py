@@ -23,6 +23,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from newsfold.plugin.errors import InputError
+
 #: separators between a headline and a site name: spaced dashes, bars, colons, bullets, guillemets;
 #: bars and underscores also unspaced (common on Chinese sites), a dash between two CJK characters
 _SEPARATOR = re.compile(
@@ -187,7 +189,7 @@ def site_affixes(sites: Sequence[str], *, per_site: int = 6) -> dict[str, Any]:
     """
     wanted = [s for s in dict.fromkeys(sites) if s]
     if not wanted:
-        raise ValueError("no site to learn affixes for")
+        raise InputError("no site to learn affixes for")
     return {
         "size": 0,
         "query": {"terms": {"site": wanted}},

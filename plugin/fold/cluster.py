@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.union_find import ConstrainedUnion
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import Signature, containment, jaccard
@@ -124,7 +125,7 @@ def merge_survivor(names: Iterable[str]) -> tuple[str, list[str]]:
     """
     ordered = sorted(set(names))
     if not ordered:
-        raise ValueError("names: a merge needs at least one cluster id")
+        raise InputError("names: a merge needs at least one cluster id")
     return ordered[0], ordered[1:]
 
 

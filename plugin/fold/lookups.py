@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID, LOOKUP_SOURCE, VERSION_SOURCE, path
 
 #: the band keys' field
@@ -54,7 +55,7 @@ def band_lookup(
             }
         }
     else:
-        raise ValueError(f"shape must be one of {BAND_SHAPES}, got {shape!r}")
+        raise InputError(f"shape must be one of {BAND_SHAPES}, got {shape!r}")
     must_not: list[dict[str, Any]] = []
     if exclude_ids:
         must_not.append({"ids": {"values": list(exclude_ids)}})

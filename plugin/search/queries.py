@@ -17,28 +17,22 @@ from newsfold.plugin.errors import InputError, check_type
 from newsfold.plugin.fold.document import CLUSTER_ID, VERSION_SOURCE, cluster_of
 from newsfold.plugin.fold.lookups import FOUNDER_FIRST, MAX_WINDOW, REPRESENTATIVE_FIRST, URL_ORDER
 from newsfold.plugin.search.public_query import checked_search_text, page_filters, search_text_query
+from newsfold.plugin.search.request import REPRESENTATIVE_BOOST as REPRESENTATIVE_BOOST  # re-exported: 0.x home
+from newsfold.plugin.search.request import SORTS as SORTS
+from newsfold.plugin.search.request import SearchRequest
 
 #: the server-side time limit of a public search (Elasticsearch returns what it found by then)
 SEARCH_TIMEOUT = "2s"
-REPRESENTATIVE_BOOST = 2.0  # added to the relevance score of an editor-chosen representative
-SORTS = ("relevance", "date")
 
 
-def collapsed_search(
-    q: str,
-    *,
-    page: int = 1,
-    size: int = 10,
-    sort: str = "relevance",
-    site: str | None = None,
-    lang: str | None = None,
-    date_from: str | None = None,
-    date_to: str | None = None,
-    precision_threshold: int = 40000,
-    representative_boost: float = REPRESENTATIVE_BOOST,
-    filters: list[dict[str, Any]] | tuple[dict[str, Any], ...] = (),
-) -> dict[str, Any]:
+def collapsed_search(request: SearchRequest | str | None = None, /, **keywords: Any) -> dict[str, Any]:
     """newsfold's own story search: one hit per story, folded by :func:`fold_query` as a host's search is.
+
+    Args:
+        request: the search (``plugin.search.request.SearchRequest``). Deprecated alias, kept from newsfold
+            0.x: the words, with the request's fields as keyword arguments (``page``, ``size``, ``sort``,
+            ``site``, ``lang``, ``date_from``, ``date_to``, ``filters``, ``precision_threshold``,
+            ``representative_boost``).
 
     The hit of each story is its best-matching version; a version an editor
     made the story's representative is preferred: by relevance it gets
@@ -51,11 +45,17 @@ def collapsed_search(
     inner hits are asked for. ``filters`` are more filter clauses (such as
     ``plugin.fold.provenance.originals_filter``). A ``q`` of more than 32 words
     is a pasted passage: the stories holding it (``public_query.passage_query``).
+    ``plugin.search.hits.story_hits`` reads the response.
 
     Raises:
-        ValueError: the query is too long, the page out of range, the sort
+        InputError: the query is too long, the page out of range, the sort
             unknown or a date not ``YYYY-MM-DD`` (the message says which).
     """
+    asked = SearchRequest.of(request, **keywords)
+    q, page, size, sort = asked.q, asked.page, asked.size, asked.sort
+    site, lang, date_from, date_to = asked.site, asked.lang, asked.date_from, asked.date_to
+    representative_boost, filters = asked.representative_boost, [dict(f) for f in asked.filters]
+    precision_threshold = asked.precision_threshold
     q = checked_search_text(q)
     if page < 1 or size < 1 or page * size > MAX_WINDOW:
         raise InputError(f"page {page} of size {size} is out of range (at most {MAX_WINDOW:,} results)")
@@ -153,8 +153,7 @@ def versions_of(
     with the true cluster size as the bucket's ``doc_count``: an editor's
     representative first, then the oldest. With ``scored_by`` (the search's
     query: :func:`search_query` of a :func:`collapsed_search` body), each version
-    also carries its ``_score`` for it, 0 when it does not match, so that
-    ``plugin.search.shown_version`` can choose the version a result shows.
+    also carries its ``_score`` for it, 0 when it does not match (a host may rank a story's versions by it).
     """
     query: dict[str, Any] = {"terms": {CLUSTER_ID: list(cluster_ids)}}
     versions: dict[str, Any] = {

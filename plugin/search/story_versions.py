@@ -21,6 +21,7 @@ from newsfold.plugin.fold.provenance import read_origin, read_site_count, story_
 from newsfold.plugin.hits import ARTICLE_SOURCE, FOLD_SOURCE
 from newsfold.plugin.search.page_dates import PLAUSIBLE_RANGE, epoch_millis, iso_millis, plausible_times
 from newsfold.plugin.search.public_query import check_page
+from newsfold.plugin.search.story_face import FACE_AGG, face_agg, read_face
 from newsfold.plugin.search.version_relations import reference_sort, time_sort
 from newsfold.plugin.sign.novelty import relation
 
@@ -68,6 +69,7 @@ def story(
         "track_total_hits": True,
         "aggs": {
             "reference": {"top_hits": {"size": 1, "sort": reference_sort(time_field), "_source": source}},
+            FACE_AGG: face_agg(source, time_field=time_field),  # the page the story shows (plugin.search.story_face)
             # the earliest version with a believable date (one dated in the year 1 is no first publisher), by what
             # provenance believes of the times (a back-dated copy seen later is not first)
             "first": {
@@ -201,6 +203,7 @@ def read_story(
         "implausible_dates": implausible,
         "reference": _version(reference, reference) if reference else None,
         "first": _version(first_hits[0], reference) if first_hits else None,
+        "face": _version(face, reference) if (face := read_face(aggs)) else None,
         "versions": versions,
         "page": page,
         "page_size": size,

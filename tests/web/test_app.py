@@ -113,12 +113,12 @@ def test_search_page_folds_copies_into_one_story(client):
     assert "3 stories (4 pages)" in html
     assert html.count('class="story"') == 2
     assert "1 other version" in html
-    # the newest copy (a full copy) is shown under its own headline; the other copy is listed under it with its
-    # similarity
+    # the story's face (the two copies are as full: the earlier) is shown under its own headline, the newest copy
+    # (the one the listing found) named under it and listed with its similarity
     shown, _, folded = html.partition("1 other version")
-    assert "Zephyrton budget passes after long debate" in shown and 'href="https://two.test/news/budget"' in shown
-    assert "Zephyrton council approves budget" not in shown
-    assert "Zephyrton council approves budget" in folded
+    assert "Zephyrton council approves budget" in shown and "Matched in" in shown
+    assert "Zephyrton budget passes after long debate" not in shown
+    assert "Zephyrton budget passes after long debate" in folded
     assert re.search(r"(9\d|100)% similar", folded)
     assert "<details" in html
 
@@ -194,9 +194,10 @@ def test_api_search_counts_stories_and_documents(client):
     data = client.get("/api/search").get_json()
     assert (data["stories"], data["documents"], data["page"], data["page_size"]) == (3, 4, 1, 2)
     top = data["results"][0]
-    assert top["id"] == "copy-two" and top["title"].startswith("Zephyrton budget passes after long debate")
+    assert top["id"] == "copy-one" and top["title"].startswith("Zephyrton council approves budget")  # the face
+    assert top["matched"]["id"] == "copy-two"  # the newest
     assert top["size"] == 2
-    assert [v["id"] for v in top["versions"]] == ["copy-one"]
+    assert [v["id"] for v in top["versions"]] == ["copy-two"]
     assert 0.9 <= top["versions"][0]["similarity"] <= 1.0
     assert "signature" not in top and "signature" not in top["versions"][0]
     assert data["results"][1]["size"] == 1 and data["results"][1]["versions"] == []

@@ -7,7 +7,6 @@ The queries come from ``plugin.admin.admin_queries``; the scores from ``plugin.a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from elasticsearch import Elasticsearch
@@ -19,11 +18,12 @@ from newsfold.plugin.admin.evidence import (
     pair_scores,
     similarity_matrix,
 )
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.by_id import read_docs
-from newsfold.plugin.fold.document import cluster_of, flat
 from newsfold.plugin.ids import id_problem
+from newsfold.plugin.search.hits import Version, read_versions
+from newsfold.plugin.search.story_face import read_face
 from newsfold.plugin.settings import Settings
-from newsfold.web.search.results import decode_signature
 
 
 @dataclass
@@ -37,6 +37,8 @@ class ClusterDetail:
     matrix: list[list[float | None]]
     pairs: list[tuple[dict, dict, float]]
     sites: int
+    #: the page the story shows on every surface (``plugin.search.story_face``)
+    face: Version | None = None
 
     @property
     def truncated(self) -> bool:
@@ -46,13 +48,9 @@ class ClusterDetail:
         return next((m for m in self.members if m["id"] == page_id), None)
 
 
-def _member(hit: Mapping) -> dict:
-    src = flat(hit["_source"])
-    out = {"id": hit["_id"], **src}
-    out["representative"] = src.get("representative") is True
-    out["signature_obj"] = decode_signature(src)
-    out.pop("signature", None)
-    return out
+def _member(page: Version) -> dict:
+    """A member as the admin's templates read it: every stored field read, and its decoded signature."""
+    return {"id": page.id, **page.stored, "representative": page.representative, "signature_obj": page.signature}
 
 
 def load_cluster_detail(
@@ -76,10 +74,10 @@ def load_cluster_detail(
     similar fellow member (``evidence=False`` skips that work).
     """
     res = es.search(index=settings.index, **admin_queries.cluster_detail(cluster_id, size=limit))
-    hits = res["hits"]["hits"]
-    if not hits:
+    pages = read_versions(res.body)
+    if not pages:
         return None
-    members = [_member(h) for h in hits]  # the reference first: the query sorts as the public story page does
+    members = [_member(page) for page in pages]  # the reference first: the query sorts as the public story page does
     signatures = [m["signature_obj"] for m in members]
     matrix = similarity_matrix(signatures)
     rep = members[0]
@@ -112,6 +110,7 @@ def load_cluster_detail(
         matrix=matrix,
         pairs=pair_list,
         sites=len({m.get("site") for m in members if m.get("site")}),
+        face=Version.from_hit(face) if (face := read_face(res.body.get("aggregations"))) else None,
     )
 
 
@@ -141,10 +140,10 @@ class Comparison:
 
 
 def _fetch_member(es: Elasticsearch, settings: Settings, cluster_id: str, page_id: str) -> dict:
-    doc = read_docs(es, settings.index, [page_id], source=admin_queries.MEMBER_SOURCE)[0]
-    if not doc.get("found") or cluster_of(doc.get("_source")) != cluster_id:
+    found = read_versions({"docs": read_docs(es, settings.index, [page_id], source=admin_queries.MEMBER_SOURCE)})
+    if not found or found[0].cluster_id != cluster_id:
         raise LookupError(f"page {page_id!r} is not in cluster {cluster_id!r}")
-    return _member(doc)
+    return _member(found[0])
 
 
 def load_comparison(
@@ -160,12 +159,12 @@ def load_comparison(
 
     max_words = max_words or MAX_TEXT_WORDS
     if not a_id or not b_id:
-        raise ValueError("give two pages to compare: ?a=<page id>&b=<page id>")
+        raise InputError("give two pages to compare: ?a=<page id>&b=<page id>")
     if a_id == b_id:
-        raise ValueError("choose two different pages to compare")
+        raise InputError("choose two different pages to compare")
     for name, value in (("a", a_id), ("b", b_id)):
         if (problem := id_problem(value)) is not None:
-            raise ValueError(f"{name} is not a page id: the id {problem}")
+            raise InputError(f"{name} is not a page id: the id {problem}")
     a = detail.member(a_id) or _fetch_member(es, settings, detail.cluster_id, a_id)
     b = detail.member(b_id) or _fetch_member(es, settings, detail.cluster_id, b_id)
     left, right, unchanged = word_diff(a.get("body") or "", b.get("body") or "", max_words=max_words)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field, fields
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.admin import admin_queries
-from newsfold.plugin.fold.document import flat
+from newsfold.plugin.errors import InputError
+from newsfold.plugin.search.hits import read_versions
 from newsfold.plugin.search.public_query import page_filters, parse_day
 from newsfold.plugin.settings import Settings
 from newsfold.web.admin import review_queue
@@ -32,10 +33,10 @@ def _day_ms(name: str, value: str) -> int:
 
 def _whole(name: str, value: str, *, low: int, high: int) -> int:
     if not (value.isascii() and value.isdigit()) or len(value) > 7:
-        raise ValueError(f"{name} must be a whole number, got {value[:20]!r}")
+        raise InputError(f"{name} must be a whole number, got {value[:20]!r}")
     number = int(value)
     if not low <= number <= high:
-        raise ValueError(f"{name} must be between {low:,} and {high:,}, got {number:,}")
+        raise InputError(f"{name} must be between {low:,} and {high:,}, got {number:,}")
     return number
 
 
@@ -79,7 +80,7 @@ class ClusterListParams:
         if raw["max_size"]:
             values["max_size"] = _whole("max_size", raw["max_size"], low=1, high=1_000_000)
         if values.get("max_size") is not None and values["max_size"] < values.get("min_size", 2):
-            raise ValueError(f"max_size {values['max_size']} is below min_size {values.get('min_size', 2)}")
+            raise InputError(f"max_size {values['max_size']} is below min_size {values.get('min_size', 2)}")
         for name in ("first_from", "first_to", "last_from", "last_to"):
             if raw[name]:
                 _day_ms(name, raw[name])
@@ -87,16 +88,16 @@ class ClusterListParams:
         for prefix in ("first", "last"):
             low, high = values.get(f"{prefix}_from"), values.get(f"{prefix}_to")
             if low and high and low > high:
-                raise ValueError(f"{prefix}_from {low} is after {prefix}_to {high}")
+                raise InputError(f"{prefix}_from {low} is after {prefix}_to {high}")
         if raw["sort"]:
             if raw["sort"] not in admin_queries.CLUSTER_SORTS:
-                raise ValueError(
+                raise InputError(
                     f"sort must be one of {', '.join(admin_queries.CLUSTER_SORTS)}, got {raw['sort'][:40]!r}"
                 )
             values["sort"] = raw["sort"]
         if raw["order"]:
             if raw["order"] not in ("asc", "desc"):
-                raise ValueError(f"order must be 'asc' or 'desc', got {raw['order'][:40]!r}")
+                raise InputError(f"order must be 'asc' or 'desc', got {raw['order'][:40]!r}")
             values["order"] = raw["order"]
         elif raw["sort"]:
             values["order"] = admin_queries.DEFAULT_ORDERS.get(raw["sort"], "desc")
@@ -165,8 +166,8 @@ def cluster_row(bucket: Mapping, sample: Mapping | None = None) -> dict:
     the bucket itself (``largest_clusters`` asks for its sample inline).
     """
     shown = bucket if sample is None else sample
-    hits = shown.get("sample", {}).get("hits", {}).get("hits", [])
-    page = flat(hits[0]["_source"]) if hits else {}
+    pages = read_versions(shown.get("sample", {}))
+    page = pages[0].public() if pages else {}
     return {
         "cluster_id": bucket["key"],
         "size": bucket["doc_count"],

@@ -25,11 +25,13 @@ from newsfold.plugin.edit.corrections import (
     split_page,
 )
 from newsfold.plugin.edit.undo import undo_correction
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.by_id import read_docs
-from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
+from newsfold.plugin.fold.document import CLUSTER_ID
 from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
 from newsfold.plugin.fold.store import current_labels
+from newsfold.plugin.search.hits import read_versions
 from newsfold.web.admin.merge_check import merge_preview
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
@@ -73,10 +75,10 @@ def page_cluster(page_id: str) -> str | None:
         CorrectionFailed: (404) there is no such page.
     """
     settings = get_settings()
-    doc = read_docs(get_es(), settings.index, [page_id], source=[CLUSTER_ID])[0]
-    if not doc.get("found"):
+    found = read_versions({"docs": read_docs(get_es(), settings.index, [page_id], source=[CLUSTER_ID])})
+    if not found:
         raise CorrectionFailed(f"there is no page {page_id!r}", 404)
-    return cluster_of(doc.get("_source"))
+    return found[0].cluster_id
 
 
 def _cut_off(kind: str, **named: list[str]) -> bool:
@@ -104,8 +106,8 @@ class Applied:
 def _other_member(cluster_id: str, page_id: str) -> str | None:
     """Another page of the cluster: after a split it tells where the rest of the cluster went."""
     body = cluster_ids_only(cluster_id, size=2)
-    hits = get_es().search(index=get_settings().index, **body)["hits"]["hits"]
-    return next((h["_id"] for h in hits if h["_id"] != page_id), None)
+    pages = read_versions(get_es().search(index=get_settings().index, **body).body)
+    return next((page.id for page in pages if page.id != page_id), None)
 
 
 def _has_pages(cluster_id: str) -> bool:
@@ -304,17 +306,17 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
     """Read ``cluster_id``, ``page_id`` and ``page`` from request arguments and load that page of the log.
 
     Raises:
-        ValueError: an argument is malformed.
+        InputError: an argument is malformed.
     """
     page = page_number(args.get("page"))
     if (page - 1) * page_size >= MAX_WINDOW:
         window = MAX_WINDOW
-        raise ValueError(f"page {page} is out of range (the log is paged through its first {window:,} entries)")
+        raise InputError(f"page {page} is out of range (the log is paged through its first {window:,} entries)")
     filters = {}
     for name in ("cluster_id", "page_id"):
         value = (args.get(name) or "").strip()
         if len(value) > MAX_ID_CHARS:
-            raise ValueError(f"{name} must be at most {MAX_ID_CHARS} characters")
+            raise InputError(f"{name} must be at most {MAX_ID_CHARS} characters")
         filters[name] = value or None
     es, settings = get_es(), get_settings()
     total, entries = list_corrections(

@@ -17,12 +17,13 @@ from elasticsearch import Elasticsearch
 
 from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.admin.evidence import pair_scores
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.cluster import merge_survivor
-from newsfold.plugin.fold.document import cluster_of, flat
 from newsfold.plugin.hits import PUBLIC_FIELDS
+from newsfold.plugin.search.hits import read_versions
 from newsfold.plugin.search.queries import collapsed_search
+from newsfold.plugin.search.request import SearchRequest
 from newsfold.plugin.settings import Settings
-from newsfold.web.search.results import decode_signature
 
 MAX_PREVIEW_PAGES = 200  # pages of each story read for the preview (the similarity is over these)
 MAX_CANDIDATES = 10
@@ -56,11 +57,8 @@ class MergePreview:
 def _pages(es: Elasticsearch, settings: Settings, cluster_id: str) -> tuple[int, list[dict]]:
     body = {**admin_queries.cluster_detail(cluster_id, size=MAX_PREVIEW_PAGES), "_source": PREVIEW_SOURCE}
     res = es.search(index=settings.index, **body)
-    pages = []
-    for hit in res["hits"]["hits"]:
-        src = flat(hit["_source"])
-        pages.append({"id": hit["_id"], "title": src.get("title"), "site": src.get("site"),
-                      "url": src.get("url"), "signature_obj": decode_signature(src)})  # fmt: skip
+    pages = [{"id": page.id, "title": page.title, "site": page.site, "url": page.url, "signature_obj": page.signature}
+             for page in read_versions(res.body)]  # fmt: skip
     return int(res["hits"]["total"]["value"]), pages
 
 
@@ -72,7 +70,7 @@ def merge_preview(es: Elasticsearch, settings: Settings, cluster_id: str, other:
         ValueError: both ids are the same.
     """
     if cluster_id == other:
-        raise ValueError("a cluster cannot be merged with itself")
+        raise InputError("a cluster cannot be merged with itself")
     survivor, (loser,) = merge_survivor((cluster_id, other))
     read = {c: _pages(es, settings, c) for c in (cluster_id, other)}
     for c, (total, _) in read.items():
@@ -106,11 +104,9 @@ def merge_candidates(es: Elasticsearch, settings: Settings, q: str, *, exclude: 
     Raises:
         ValueError: the query is malformed or too long.
     """
-    body = collapsed_search(q, size=MAX_CANDIDATES + 1, representative_boost=0)
+    body = collapsed_search(SearchRequest(q=q, size=MAX_CANDIDATES + 1, representative_boost=0))
     out = []
-    for hit in es.search(index=settings.index, **body)["hits"]["hits"]:
-        cluster = cluster_of(hit.get("_source"))
-        if cluster and cluster != exclude:
-            src = flat(hit["_source"])
-            out.append({"cluster_id": cluster, "id": hit["_id"], "title": src.get("title"), "site": src.get("site")})
+    for page in read_versions(es.search(index=settings.index, **body).body):
+        if page.cluster_id and page.cluster_id != exclude:
+            out.append({"cluster_id": page.cluster_id, "id": page.id, "title": page.title, "site": page.site})
     return out[:MAX_CANDIDATES]

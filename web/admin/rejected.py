@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from elasticsearch import Elasticsearch
 
 from newsfold.plugin.admin import stats_queries
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.fold.rejections import rejections_index
 from newsfold.plugin.settings import Settings
@@ -37,10 +38,10 @@ def load_rejected(es: Elasticsearch, settings: Settings, args: Mapping[str, str]
     """
     page = page_number(args.get("page"))
     if (page - 1) * page_size >= MAX_WINDOW:
-        raise ValueError(f"page {page} is out of range (the list is paged through its first {MAX_WINDOW:,} records)")
+        raise InputError(f"page {page} is out of range (the list is paged through its first {MAX_WINDOW:,} records)")
     reason = (args.get("reason") or "").strip() or None
     if reason is not None and (len(reason) > MAX_REASON_CHARS or not reason.isprintable()):
-        raise ValueError(f"reason must be at most {MAX_REASON_CHARS} printable characters")
+        raise InputError(f"reason must be at most {MAX_REASON_CHARS} printable characters")
     body = stats_queries.rejected_pages(reason=reason, offset=(page - 1) * page_size, size=page_size)
     res = es.search(index=rejections_index(settings), ignore_unavailable=True, **body)
     records = [hit["_source"] for hit in res["hits"]["hits"]]

@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from elasticsearch import Elasticsearch, NotFoundError
 
 from newsfold.plugin.admin import admin_queries
-from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of, fold_of
+from newsfold.plugin.fold.document import CLUSTER_ID
 from newsfold.plugin.fold.index import corrections_index
+from newsfold.plugin.search.hits import Version, read_versions
 from newsfold.plugin.settings import Settings
 
 #: values offered by the site and language filters, most pages first
@@ -38,7 +39,7 @@ def _clusters_of(es: Elasticsearch, settings: Settings, page_ids: list[str]) -> 
     res = es.search(
         index=settings.index, query={"ids": {"values": page_ids}}, size=len(page_ids), source_includes=[CLUSTER_ID]
     )
-    return {h["_id"]: c for h in res["hits"]["hits"] if (c := cluster_of(h.get("_source")))}
+    return {v.id: v.cluster_id for v in read_versions(res.body) if v.cluster_id}
 
 
 def add_queue_fields(
@@ -61,7 +62,8 @@ def add_queue_fields(
     for bucket in res["aggregations"]["clusters"]["buckets"]:
         hits = bucket["weakest"]["hits"]["hits"]
         if hits:
-            pairs[bucket["key"]] = (hits[0]["_id"], fold_of(hits[0].get("_source")).get("matched_id"))
+            weakest = Version.from_hit(hits[0])
+            pairs[bucket["key"]] = (weakest.id, weakest.stored.get("matched_id"))
     where = _clusters_of(es, settings, sorted({m for _, m in pairs.values() if m}))
     for row in rows:
         found = pairs.get(row["cluster_id"])

@@ -19,6 +19,7 @@ from flask import (
 )
 
 from newsfold.plugin.admin import admin_queries
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.rollover import index_facts
 from newsfold.plugin.search.story_queries import WINDOW_NAMES
 from newsfold.web.admin import merge_check, review_queue
@@ -88,7 +89,7 @@ def clusters():
     choices = review_queue.filter_values(get_es(), get_settings())
     try:
         params = ClusterListParams.from_args(request.args)
-    except ValueError as exc:
+    except InputError as exc:
         form = ClusterListParams.for_form(request.args)
         return render_template("admin/clusters.html", params=None, form=form, error=str(exc), choices=choices), 400
     result = load_cluster_list(get_es(), get_settings(), params, page_size=_config("ADMIN_CLUSTERS"))
@@ -152,8 +153,6 @@ def compare(cluster_id: str):
         comparison = load_comparison(get_es(), get_settings(), detail, a_id, b_id)
     except LookupError as exc:
         abort(404, description=str(exc))
-    except ValueError as exc:
-        abort(400, description=str(exc))
     return render_template("admin/compare.html", cluster=detail, cmp=comparison)
 
 
@@ -209,8 +208,6 @@ def merge_preview():
             preview = merge_check.merge_preview(es, settings, cluster_id, other)
     except LookupError as exc:
         error = str(exc)
-    except ValueError as exc:
-        abort(400, description=str(exc))
     return render_template("admin/merge.html", cluster_id=cluster_id, q=q, other=other, candidates=candidates,
                            preview=preview, error=error), 404 if error else 200  # fmt: skip
 
@@ -256,10 +253,7 @@ def undo(correction_id: str):
 @bp.get("/corrections")
 def corrections():
     """The corrections log: who changed which cluster when, newest first, paged."""
-    try:
-        page = corrections_page(request.args, page_size=_config("ADMIN_CORRECTIONS"))
-    except ValueError as exc:
-        abort(400, description=str(exc))
+    page = corrections_page(request.args, page_size=_config("ADMIN_CORRECTIONS"))
     return render_template("admin/corrections.html", log=page, page_links=page_links(page.page, page.total_pages))
 
 
@@ -280,10 +274,7 @@ def stats():
 @bp.get("/rejected")
 def rejected():
     """The rejected pages with their reasons, newest first, paged (``?reason=`` for one reason)."""
-    try:
-        found = load_rejected(get_es(), get_settings(), request.args, page_size=_config("ADMIN_REJECTED"))
-    except ValueError as exc:
-        abort(400, description=str(exc))
+    found = load_rejected(get_es(), get_settings(), request.args, page_size=_config("ADMIN_REJECTED"))
     return render_template("admin/rejected.html", rejected=found, page_links=page_links(found.page, found.total_pages))
 
 
@@ -365,7 +356,4 @@ def retry(job_id: str):
 
 
 def _page_arg() -> int:
-    try:
-        return page_number(request.args.get("page"))
-    except ValueError as exc:
-        abort(400, description=str(exc))
+    return page_number(request.args.get("page"))

@@ -87,8 +87,5 @@ def undo(correction_id: str):
 @bp.get("/corrections")
 def corrections():
     """The corrections log, newest first, optionally for one cluster or page."""
-    try:
-        log = corrections_page(request.args, page_size=int(current_app.config.get("ADMIN_CORRECTIONS", 50)))
-    except ValueError as exc:
-        return jsonify(error=str(exc)), 400
+    log = corrections_page(request.args, page_size=int(current_app.config.get("ADMIN_CORRECTIONS", 50)))
     return jsonify(log.as_json())

@@ -57,11 +57,8 @@ def _bad_request(message: str, **extra):
 def search():
     """``GET /api/search?q=&site=&lang=&from=&to=&sort=&page=``: one page of stories with their versions."""
     settings = get_settings()
-    try:
-        params = SearchParams.from_args(request.args)
-        body = search_body(params, page_size=get_web_settings().page_size)
-    except ValueError as exc:
-        return _bad_request(str(exc))
+    params = SearchParams.from_args(request.args)
+    body = search_body(params, page_size=get_web_settings().page_size)
     result = run_search(
         get_es(),
         settings,
@@ -82,10 +79,7 @@ CLUSTERS_PAGE = 50
 def clusters():
     """``GET /api/clusters?sort=weakest&site=&lang=&page=``: the admin's cluster list as JSON (the editor's queue
     with ``sort=weakest``); the same filters and sorts as ``/admin/clusters``. Needs ``edit``."""
-    try:
-        params = ClusterListParams.from_args(request.args)
-    except ValueError as exc:
-        return _bad_request(str(exc))
+    params = ClusterListParams.from_args(request.args)  # an InputError is a 400 (web/errors.py)
     page_size = int(current_app.config.get("ADMIN_CLUSTERS", CLUSTERS_PAGE))
     result = load_cluster_list(get_es(), get_settings(), params, page_size=page_size)
     return jsonify(
@@ -200,10 +194,7 @@ def _job_or_404(job_id: str):
 @bp.get("/jobs")
 def jobs():
     """``GET /api/jobs?offset=&limit=``: ingest and reindex jobs, newest first."""
-    try:
-        offset, limit = _window()
-    except ValueError as exc:
-        return _bad_request(str(exc))
+    offset, limit = _window()
     total, found = get_job_store().list(offset=offset, limit=limit)
     return jsonify(total=total, offset=offset, limit=limit, jobs=[j.as_dict() for j in found])
 
@@ -211,10 +202,7 @@ def jobs():
 @bp.get("/jobs/<job_id:job_id>")
 def job(job_id: str):
     """``GET /api/jobs/<id>?failures_offset=&failures_limit=``: a job's progress and one page of its failures."""
-    try:
-        offset, limit = _window("failures_")
-    except ValueError as exc:
-        return _bad_request(str(exc))
+    offset, limit = _window("failures_")
     found = _job_or_404(job_id)
     total, items = get_job_store().failures(found.id, offset=offset, limit=limit)
     return jsonify({**found.as_dict(), "failures": {"total": total, "offset": offset, "limit": limit, "items": items}})

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from typing import cast
 
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
 from newsfold.plugin.search.public_query import MAX_PASSAGE_CHARS, is_passage, parse_day
-from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
+from newsfold.plugin.search.request import SORTS as SEARCH_SORTS
+from newsfold.plugin.search.request import SearchRequest, Sort
 from newsfold.web.home import section_arg, section_filters
 from newsfold.web.validation import MAX_FILTER_CHARS, address_chars, filter_text, query_text
 
@@ -33,7 +36,7 @@ class SearchParams:
     lang: str | None = None
     date_from: str | None = None
     date_to: str | None = None
-    sort: str = "relevance"
+    sort: Sort = "relevance"
     page: int = 1
     originals: bool = False
     nowire: bool = False
@@ -58,18 +61,18 @@ class SearchParams:
                 parse_day(value, f"'{arg}'")
         sort = (args.get("sort") or "relevance").strip()
         if sort not in SEARCH_SORTS:
-            raise ValueError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
+            raise InputError(f"sort must be 'relevance' or 'date', got {sort[:40]!r}")
         raw_page = (args.get("page") or "1").strip()
         if not (raw_page.isascii() and raw_page.isdigit()) or not raw_page.strip("0"):
-            raise ValueError(f"page must be a positive whole number, got {raw_page[:20]!r}")
+            raise InputError(f"page must be a positive whole number, got {raw_page[:20]!r}")
         if len(raw_page) > MAX_PAGE_DIGITS:
             shown = raw_page if len(raw_page) <= 20 else raw_page[:20] + "…"
-            raise ValueError(f"page {shown} is out of range (at most 10,000 results)")
+            raise InputError(f"page {shown} is out of range (at most 10,000 results)")
         # checked last (a message about a known argument helps more); a pasted passage has room of its own
         chars = address_chars(args)
         if chars > MAX_ARGS_CHARS + (len(q) if is_passage(q) else 0):
             limit = f"at most {MAX_ARGS_CHARS:,}"
-            raise ValueError(f"the address is too long ({chars:,} characters after the '?'; {limit})")
+            raise InputError(f"the address is too long ({chars:,} characters after the '?'; {limit})")
         originals, nowire = provenance_flags(args)
         return cls(q=q, sort=sort, page=int(raw_page), originals=originals, nowire=nowire, section=section_arg(args),
                    **values)  # fmt: skip
@@ -87,7 +90,7 @@ class SearchParams:
             lang=text("lang", MAX_FILTER_CHARS) or None,
             date_from=text("from", 40) or None,
             date_to=text("to", 40) or None,
-            sort=text("sort", 40) or "relevance",
+            sort=cast(Sort, text("sort", 40) or "relevance"),  # refilled as typed, never searched
             originals=args.get("originals") == "1",
             nowire=args.get("nowire") == "1",
             section=text("section", MAX_FILTER_CHARS) or None,
@@ -122,6 +125,13 @@ class SearchParams:
         """``(from, to)`` as the core's date filter takes them: none for an empty range (:meth:`filters` says it)."""
         return (None, None) if self.empty_range else (self.date_from, self.date_to)
 
+    def request(self, *, page_size: int) -> SearchRequest:
+        """The core's record of this search (``plugin.search.request.SearchRequest``), built here once."""
+        date_from, date_to = self.days()  # an empty range is a match_none filter instead
+        return SearchRequest(q=self.q, page=self.page, size=page_size, sort=self.sort, site=self.site,
+                             lang=self.lang, date_from=date_from, date_to=date_to,
+                             filters=tuple(self.filters()))  # fmt: skip
+
     def filters(self) -> list[dict]:
         """The section's and the provenance filter clauses ("this site's own stories", "no wire stories"), and
         ``match_none`` for an empty range of days."""
@@ -145,7 +155,7 @@ class SearchParams:
 def _flag(args: Mapping[str, str], name: str) -> bool:
     raw = (args.get(name) or "").strip()
     if raw not in ("", "0", "1"):
-        raise ValueError(f"{name} must be 1 or 0, got {raw[:20]!r}")
+        raise InputError(f"{name} must be 1 or 0, got {raw[:20]!r}")
     return raw == "1"
 
 

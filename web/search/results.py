@@ -8,31 +8,28 @@ from the stored MinHash signatures. A hit's public fields are ``plugin.hits``.
 
 from __future__ import annotations
 
-import binascii
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin.fold.document import cluster_of, flat, fold_of, read_signature
+from newsfold.plugin.fold.document import VERSION_SOURCE
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_members
-from newsfold.plugin.hits import public_fields
+from newsfold.plugin.search.hits import StoryHit, page_clusters, read_versions, story_hits
 from newsfold.plugin.search.public_query import unsupported_operators
 from newsfold.plugin.search.queries import (
     SEARCH_TIMEOUT,
     collapsed_search,
     search_facets,
-    search_query,
     story_buckets,
     story_count,
     versions_of,
 )
-from newsfold.plugin.search.shown_version import shown_version
+from newsfold.plugin.search.story_face import with_faces
 from newsfold.plugin.search.suggestions import read_suggestions, spelling_suggestions
-from newsfold.plugin.search.version_relations import read_references, relation_of, with_references
+from newsfold.plugin.search.version_relations import with_references
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import Signature, jaccard
-from newsfold.web.display import dress_story, headline, headline_highlight, image_of, learn_affixes, origin_of
+from newsfold.web.display import dress_story, headline, headline_highlight, learn_affixes
 from newsfold.web.formatting import page_count
 from newsfold.web.search.params import SearchParams
 
@@ -88,19 +85,9 @@ def search_body(params: SearchParams, *, page_size: int) -> dict:
     """The collapsed search for ``params``.
 
     Raises:
-        ValueError: the query is too long or the page out of range (the message says which).
+        InputError: the query is too long or the page out of range (the message says which).
     """
-    return collapsed_search(
-        params.q,
-        page=params.page,
-        size=page_size,
-        sort=params.sort,
-        site=params.site,
-        lang=params.lang,
-        date_from=params.days()[0],  # an empty range is a match_none filter instead
-        date_to=params.days()[1],
-        filters=params.filters(),
-    )
+    return collapsed_search(params.request(page_size=page_size))
 
 
 @dataclass
@@ -141,26 +128,24 @@ def run_search(
     version comes with its relation to it (``plugin.sign.novelty``: "adds 2 paragraphs", "shorter").
     """
     res = es.search(index=settings.index, **body).body
-    hits = res["hits"]["hits"]
     result = SearchResult(
         params=params,
         page_size=page_size,
         stories=story_count(res),
         documents=int(res["hits"]["total"]["value"]),
     )
-    if not hits:
+    cluster_ids = page_clusters(res)
+    if not res["hits"]["hits"]:
         return result
-    cluster_ids = list(dict.fromkeys(c for hit in hits if (c := cluster_of(hit["_source"]))))
-    listing = versions_of(cluster_ids, per_cluster=per_cluster, scored_by=search_query(body))
-    versions = es.search(index=settings.index, **with_references(listing, agg="clusters")).body
-    buckets = {b["key"]: b for b in versions["aggregations"]["clusters"]["buckets"]}
-    references = read_references(versions, agg="clusters")
-    shown_hits = [shown_of(hit, buckets.get(cluster_of(hit["_source"])), references) for hit in hits]
-    result.results = [story(hit, buckets.get(cluster_of(hit["_source"])), references) for hit in shown_hits]
+    listing = with_references(versions_of(cluster_ids, per_cluster=per_cluster), agg="clusters")
+    listing = with_faces(listing, agg="clusters", source=VERSION_SOURCE)  # the face: docs/stories.md
+    versions = es.search(index=settings.index, **listing).body
+    found_stories = story_hits(res, versions, agg="clusters")
+    result.results = [story(found) for found in found_stories]
     sites = [s["site"] for found in result.results for s in (found, *found["versions"])]
     affixes = learn_affixes(es, settings, sites)
-    for found, hit in zip(result.results, shown_hits, strict=True):
-        shown = {**found, "lede": hit["_source"].get("lede")}
+    for found, hit in zip(result.results, found_stories, strict=True):
+        shown = {**found, "lede": hit.shown.lede}
         dress_story(found, [shown, *found["versions"]], affixes, highlights=found["highlight"], card=True)
         found["headline_highlight"] = headline_highlight(found.get("headline"), found["title_highlight"])
         for version in found["versions"]:
@@ -178,30 +163,6 @@ def suggest_spellings(es: Elasticsearch, settings: Settings, result: SearchResul
         result.suggestions = read_suggestions(es.search(index=settings.index, **body).body, params.q)
 
 
-def shown_of(hit: dict, bucket: dict | None, references: Mapping[str, Mapping]) -> dict:
-    """The version a result shows (``plugin.search.shown_version``): the editor's representative, else the
-    fullest version that matched, so that its headline, site, date and link are one page's.
-
-    The hit's marked words stay with the version shown in its place only when the hit holds nothing the
-    story's reference lacks (its body fragments are then in the fuller text too); else the snippet is the lede.
-    """
-    found = shown_version(hit, (bucket or {}).get("versions", {}).get("hits", {}).get("hits", []), references)
-    if found is hit:
-        return hit
-    kind = (relation_of(hit, references) or {}).get("kind")
-    if fold_of(found["_source"]).get("representative") or kind != "shorter":
-        return {**found, "highlight": {}}
-    return {**found, "highlight": hit.get("highlight") or {}}
-
-
-def decode_signature(source: Mapping) -> Signature | None:
-    """The stored signature of a document, or None when it is missing or unreadable."""
-    try:
-        return read_signature(dict(source))
-    except (binascii.Error, ValueError, TypeError):
-        return None
-
-
 def similarity(a: Signature | None, b: Signature | None) -> float | None:
     """Estimated Jaccard resemblance of two signatures (None when they cannot be compared)."""
     if a is None or b is None or len(a.hashvalues) != len(b.hashvalues):
@@ -209,7 +170,7 @@ def similarity(a: Signature | None, b: Signature | None) -> float | None:
     return round(jaccard(a, b), 4)
 
 
-def story(hit: dict, bucket: dict | None, references: Mapping[str, Mapping] | None = None) -> dict:
+def story(found: StoryHit) -> dict:
     """A result: the shown version, its highlights and the story's other versions.
 
     ``size`` is the number of pages of the story; ``versions`` lists the other
@@ -217,60 +178,52 @@ def story(hit: dict, bucket: dict | None, references: Mapping[str, Mapping] | No
     with its similarity to the shown version and its ``relation`` to the
     story's reference (None when unknown).
     """
-    references = references or {}
-    src = hit["_source"]
-    highlight = hit.get("highlight") or {}
-    shown = decode_signature(src)
-    others = []
-    for version in (bucket or {}).get("versions", {}).get("hits", {}).get("hits", []):
-        if version["_id"] == hit["_id"]:
-            continue
-        vsrc = version["_source"]
-        others.append(
-            {
-                "id": version["_id"],
-                **public_fields(vsrc),
-                "wire": fold_of(vsrc).get("wire"),
-                "lede": vsrc.get("lede"),
-                "similarity": similarity(shown, decode_signature(vsrc)),
-                "relation": relation_of(version, references),
-            }
-        )
-    title_highlight = highlight.get("title") or []
+    shown = found.shown
+    others = [
+        {
+            "id": version.id,
+            **version.public(),
+            "wire": version.wire,
+            "lede": version.lede,
+            "similarity": similarity(shown.signature, version.signature),
+            "relation": version.relation,
+        }
+        for version in found.versions
+    ]
     return {
-        "cluster_id": cluster_of(src),
-        "id": hit["_id"],
-        **public_fields(src),
-        "highlight": list(highlight.get("body") or []),
-        "title_highlight": title_highlight[0] if title_highlight else None,
-        "relation": relation_of(hit, references),
-        "image": image_of(src),
-        "wire": fold_of(src).get("wire"),
-        "origin": origin_of(src),
+        "cluster_id": shown.cluster_id,
+        "id": shown.id,
+        **shown.public(),
+        "highlight": list(shown.fragments),
+        "title_highlight": shown.title_highlight,
+        "relation": shown.relation,
+        "image": shown.image,
+        "wire": shown.wire,
+        "origin": shown.origin.as_json() if shown.origin else None,
         "versions": others,
-        "size": int(bucket["doc_count"]) if bucket else 1 + len(others),
+        "size": found.size,
+        "matched": None if found.matched.id == shown.id else {"id": found.matched.id, **found.matched.public()},
     }
 
 
 def load_cluster(es: Elasticsearch, settings: Settings, cluster_id: str, *, limit: int = 1000) -> dict | None:
     """A cluster's members, oldest first (at most ``limit``), or None when no page has that cluster id."""
     res = es.search(index=settings.index, **cluster_members(cluster_id, size=limit))
-    hits = res["hits"]["hits"]
-    if not hits:
+    pages = read_versions(res.body)
+    if not pages:
         return None
     size = int(res["hits"]["total"]["value"])
-    affixes = learn_affixes(es, settings, [(hit["_source"] or {}).get("site") for hit in hits])
+    affixes = learn_affixes(es, settings, [page.site for page in pages])
     members = []
-    for hit in hits:
-        src = flat(hit["_source"])
+    for page in pages:
         members.append(
             {
-                "id": hit["_id"],
-                **public_fields(src),
-                "headline": headline(src, affixes),
-                "ingested": src.get("ingested"),
-                "similarity": src.get("similarity"),
-                "matched_id": src.get("matched_id"),
+                "id": page.id,
+                **page.public(),
+                "headline": headline(page.public(), affixes),
+                "ingested": page.ingested,
+                "similarity": page.stored.get("similarity"),
+                "matched_id": page.stored.get("matched_id"),
             }
         )
     return {"cluster_id": cluster_id, "size": size, "members": members, "truncated": size > len(members)}

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 from flask import Blueprint, current_app, render_template, request
 
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.search.page_dates import epoch_millis
 from newsfold.plugin.search.story_queries import WINDOW_NAMES, window_filter
 from newsfold.web.formatting import page_links
@@ -32,7 +33,7 @@ def index():
     try:
         params = SearchParams.from_args(request.args)
         body = search_body(params, page_size=get_web_settings().page_size)
-    except ValueError as exc:
+    except InputError as exc:
         form = SearchParams.for_form(request.args)
         page = render_template("search.html", params=form, error=str(exc), choices=form_choices(form))
         return page, 400
@@ -62,7 +63,7 @@ def top_stories():
     form = SearchParams.for_form(args)
     try:
         top = TopParams.from_args(args, page_size=page_size)
-    except ValueError as exc:
+    except InputError as exc:
         page = render_template("search.html", params=form, top_form=TopParams.for_form(args), error=str(exc),
                                choices=form_choices(form), windows=WINDOW_NAMES)  # fmt: skip
         return page, 400
@@ -84,5 +85,5 @@ def form_choices(form: SearchParams) -> FilterChoices:
     the query or days are what is wrong."""
     try:
         return filter_choices(get_es(), get_settings(), form)
-    except ValueError:
+    except InputError:
         return FilterChoices.chosen(form)

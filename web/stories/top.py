@@ -14,10 +14,11 @@ from dataclasses import dataclass, field, replace
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin.fold.by_id import read_docs
-from newsfold.plugin.fold.document import fold_of
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.hits import public_fields
+from newsfold.plugin.search.hits import Version
 from newsfold.plugin.search.page_dates import iso_millis
+from newsfold.plugin.search.story_face import faces
 from newsfold.plugin.search.story_queries import (
     MAX_STORIES,
     SORTS,
@@ -29,10 +30,9 @@ from newsfold.plugin.search.story_queries import (
     top_stories,
 )
 from newsfold.plugin.search.story_versions import STORY_SOURCE
-from newsfold.plugin.search.version_relations import references
 from newsfold.plugin.settings import Settings
 from newsfold.web import validation
-from newsfold.web.display import dress_story, image_of, learn_affixes, origin_of
+from newsfold.web.display import dress_story, learn_affixes
 from newsfold.web.formatting import page_count
 from newsfold.web.home import filling_window, section_arg, section_filters
 from newsfold.web.search.params import MAX_ARGS_CHARS, provenance_filters, provenance_flags
@@ -48,10 +48,10 @@ def page_number(args: Mapping[str, str], *, limit: int) -> int:
     """
     raw = (args.get("page") or "1").strip()
     if raw.isascii() and raw.isdigit() and len(raw) > 5:
-        raise ValueError(f"page {raw[:20]}{'…' if len(raw) > 20 else ''} is out of range (at most {limit:,})")
+        raise InputError(f"page {raw[:20]}{'…' if len(raw) > 20 else ''} is out of range (at most {limit:,})")
     page = validation.page_number(raw)
     if page > limit:
-        raise ValueError(f"page {page} is out of range (at most {limit:,})")
+        raise InputError(f"page {page} is out of range (at most {limit:,})")
     return page
 
 
@@ -81,15 +81,15 @@ class TopParams:
         """
         window = (args.get("window") or DEFAULT_WINDOW).strip()
         if window not in WINDOWS:
-            raise ValueError(f"window must be one of {', '.join(WINDOWS)}, got {window[:40]!r}")
+            raise InputError(f"window must be one of {', '.join(WINDOWS)}, got {window[:40]!r}")
         sort = (args.get("sort") or "coverage").strip()
         if sort not in SORTS:
-            raise ValueError(f"sort must be 'coverage' or 'latest', got {sort[:40]!r}")
+            raise InputError(f"sort must be 'coverage' or 'latest', got {sort[:40]!r}")
         site, lang = validation.filter_text(args.get("site"), "site"), validation.filter_text(args.get("lang"), "lang")
         page = page_number(args, limit=MAX_STORIES // page_size)
         chars = validation.address_chars(args)
         if chars > MAX_ARGS_CHARS:
-            raise ValueError(f"the address is too long ({chars:,} characters after the '?'; "
+            raise InputError(f"the address is too long ({chars:,} characters after the '?'; "
                              f"at most {MAX_ARGS_CHARS:,})")  # fmt: skip
         originals, nowire = provenance_flags(args)
         return cls(window=window, sort=sort, site=site, lang=lang, page=page, originals=originals, nowire=nowire,
@@ -172,7 +172,7 @@ def time_field(es: Elasticsearch, settings: Settings) -> tuple[str, int | None]:
 
 
 def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_size: int) -> TopResult:
-    """The top stories of ``params``: three requests (the newest page's time, the ranked list, their references),
+    """The top stories of ``params``: three requests (the newest page's time, the ranked list, their faces),
     and one ``msearch`` choosing the window when none was asked for."""
     field_name, anchor = time_field(es, settings)
     if not params.window_chosen:  # the narrowest window that fills a page
@@ -184,40 +184,32 @@ def run_top(es: Elasticsearch, settings: Settings, params: TopParams, *, page_si
     ids = [b["key"] for b in page_buckets(res, page=params.page, size=page_size)]
     refs = None
     if ids:
-        body = references(ids, time_field=field_name, source=STORY_SOURCE)
+        body = faces(ids, time_field=field_name, source=STORY_SOURCE)  # each story's face: docs/stories.md
         refs = es.search(index=settings.index, body=body).body
     total, found = read_top_stories(res, refs, page=params.page, size=page_size)
     result = TopResult(params=params, page_size=page_size, stories=total, time_field=field_name,
                        anchor=iso_millis(anchor))  # fmt: skip
-    origins = _origin_versions(es, settings, [item["reference"] for item in found if item["reference"]])
-    affixes = learn_affixes(es, settings, [v.get("site") for v in origins.values()])
+    faces_of = {item["cluster_id"]: Version.from_source(item["reference"]["id"], item["reference"])
+                for item in found if item["reference"]}  # fmt: skip
+    affixes = learn_affixes(es, settings, [v.site for v in faces_of.values()])
     for item in found:
-        ref = item["reference"] or {}
-        origin = origin_of(ref)
-        # one page per card: the editor's representative, else the origin version (whose headline it shows)
-        chosen = fold_of(ref).get("representative")
-        shown = ref if chosen else origins.get((origin or {}).get("id") or "") or ref
+        face = faces_of.get(item["cluster_id"])  # one page per card: the story's face
         story = {
             "cluster_id": item["cluster_id"],
-            "id": shown.get("id"),
-            **public_fields(shown),
+            "id": face.id if face else None,
+            **story_public(face),
             "sites": item["sites"],
             "pages": item["pages"],
             "latest": item["latest"],
-            "image": image_of(shown) or image_of(ref),
-            "wire": fold_of(ref).get("wire"),
-            "origin": origin,
+            "image": face.image if face else None,
+            "wire": face.wire if face else None,
+            "origin": face.origin.as_json() if face and face.origin else None,
         }  # fmt: skip
-        versions = [{"id": shown.get("id"), **public_fields(shown), "lede": shown.get("lede")}]
+        versions = [{"id": story["id"], **story_public(face), "lede": face.lede if face else None}]
         result.results.append(dress_story(story, versions, affixes, card=True))
     return result
 
 
-def _origin_versions(es: Elasticsearch, settings: Settings, references: list[dict]) -> dict[str, dict]:
-    """``page id -> _source`` of each story's origin version: the reference itself, or read (one ``mget``)."""
-    out = {ref["id"]: ref for ref in references}
-    wanted = sorted({o["id"] for ref in references if (o := origin_of(ref)) and o["id"] not in out})
-    if wanted:
-        docs = read_docs(es, settings.index, wanted, source=STORY_SOURCE)
-        out.update({d["_id"]: {"id": d["_id"], **d["_source"]} for d in docs if d.get("found")})
-    return out
+def story_public(version: Version | None) -> dict:
+    """The public fields of a version (each None for no version)."""
+    return version.public() if version else public_fields(None)

@@ -11,14 +11,15 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.extract.headlines import shorten
-from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.hits import public_fields
 from newsfold.plugin.ids import MAX_ID_BYTES, MAX_NAME_BYTES, id_problem
+from newsfold.plugin.search.hits import Version, read_versions
 from newsfold.plugin.search.story_versions import STORY_SOURCE, read_story, story_times
 from newsfold.plugin.search.story_versions import story as story_request
-from newsfold.plugin.search.version_relations import read_references, references, relation_of
+from newsfold.plugin.search.version_relations import read_references, references
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.novelty import Passage, marked_passages
 from newsfold.web.display import dress_story, headline, image_of, learn_affixes
@@ -32,7 +33,7 @@ def checked_id(value: str, what: str = "story") -> str:
     """
     problem = id_problem(value, max_bytes=MAX_NAME_BYTES if what == "story" else MAX_ID_BYTES)
     if problem is not None:
-        raise ValueError(f"that is not a {what} id: the id {problem}")
+        raise InputError(f"that is not a {what} id: the id {problem}")
     return value
 
 
@@ -74,24 +75,27 @@ def run_story(es: Elasticsearch, settings: Settings, params: StoryParams, *, pag
     if found is None:
         return None
     origin = found.get("origin") or {}
-    at_hand = {v["id"]: v for v in (found["reference"], found["first"], *found["versions"]) if v}
+    at_hand = {v["id"]: v for v in (found["reference"], found["first"], found["face"], *found["versions"]) if v}
     if origin.get("id") and origin["id"] not in at_hand:
         doc = es.options(ignore_status=404).get(index=settings.index, id=origin["id"], source=STORY_SOURCE)
-        if doc.get("found"):
-            at_hand[origin["id"]] = {"id": origin["id"], **doc["_source"]}
+        for read in read_versions({"docs": [doc.body]}):
+            at_hand[read.id] = {"id": read.id, **read.public(), "lede": read.lede, "image": read.image}
     affixes = learn_affixes(es, settings, [v.get("site") for v in at_hand.values()])
     versions = [{**v, "id": v["id"]} for v in at_hand.values()]
     dress_story(found, versions, affixes)
     dressed = {v["id"]: v for v in versions}
-    for v in (found["reference"], found["first"], *found["versions"]):
+    for v in (found["reference"], found["first"], found["face"], *found["versions"]):
         if v:
             v["headline"], v["publication"] = dressed[v["id"]]["headline"], dressed[v["id"]]["publication"]
     if origin.get("id") in at_hand:
         origin["published"] = at_hand[origin["id"]].get("published")
         origin["title"] = at_hand[origin["id"]].get("title")
         origin["url"] = at_hand[origin["id"]].get("url")
-    found["image"] = image_of(at_hand.get(origin.get("id"))) or image_of(found["reference"])
-    for key in ("reference", "first"):
+    face = found["face"]
+    if face:  # the story's one face (docs/stories.md): its headline and picture, as on every other surface
+        found["headline"] = face["headline"] or found.get("headline")
+    found["image"] = image_of(face) if face else None
+    for key in ("reference", "first", "face"):
         if found[key]:
             found[key] = _shown(found[key])
     found["versions"] = [_shown(v) for v in found["versions"]]
@@ -113,19 +117,19 @@ def version_passages(
     Two requests: the version by id (realtime) and the story's reference.
     None when the page does not exist or belongs to another story.
     """
-    doc = es.options(ignore_status=404).get(index=settings.index, id=page_id)
-    if not doc.get("found") or fold_of(doc["_source"]).get("cluster_id") != cluster_id:
+    doc = es.options(ignore_status=404).get(index=settings.index, id=page_id).body
+    found = read_versions({"docs": [doc]})
+    if not found or found[0].cluster_id != cluster_id:
         return None
     refs = read_references(es.search(index=settings.index, body=references([cluster_id])).body)
-    reference = refs.get(cluster_id)
-    source = doc["_source"]
-    relation = relation_of({"_id": page_id, "_source": source}, refs)
-    version: dict[str, Any] = {"id": page_id, **public_fields(source), "relation": relation,
-               "reference_id": reference["_id"] if reference else None}  # fmt: skip
+    page = Version.from_hit(doc, refs)
+    reference = Version.from_hit(refs[cluster_id]) if cluster_id in refs else None
+    version: dict[str, Any] = {"id": page_id, **page.public(), "relation": page.relation,
+               "reference_id": reference.id if reference else None}  # fmt: skip
     version["headline"] = headline(version, learn_affixes(es, settings, [version.get("site")]))
-    compared = reference is not None and reference["_id"] != page_id  # the reference adds nothing to itself
-    ref_passages = fold_of(reference.get("_source")).get("passages") if reference is not None and compared else None
-    return version, marked_passages(source.get("body") or "", ref_passages)
+    compared = reference is not None and reference.id != page_id  # the reference adds nothing to itself
+    ref_passages = reference.stored.get("passages") if reference is not None and compared else None
+    return version, marked_passages(page.stored.get("body") or "", ref_passages)
 
 
 #: the most added passages a public version page quotes (each at most ``WebSettings.public_passage_chars``)

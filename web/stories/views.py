@@ -16,6 +16,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request, url_for
 
 from newsfold.plugin.edit.merged import merged_into
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
 from newsfold.plugin.search.story_queries import SORTS, WINDOW_NAMES
@@ -62,7 +63,7 @@ def _load_story(cluster_id: str):
     try:
         checked_id(cluster_id)
         params = _story_params()
-    except ValueError as exc:
+    except InputError as exc:
         return None, str(exc)
     params.cluster_id = cluster_id
     result = run_story(get_es(), get_settings(), params, page_size=VERSIONS_PAGE)
@@ -126,10 +127,7 @@ def story(cluster_id: str):
 def api_top():
     """``GET /api/stories?window=&sort=&site=&lang=&page=``: top stories with their sites and pages."""
     page_size = get_web_settings().page_size
-    try:
-        params = TopParams.from_args(request.args, page_size=page_size)
-    except ValueError as exc:
-        return jsonify(error=str(exc)), 400
+    params = TopParams.from_args(request.args, page_size=page_size)
     return jsonify(run_top(get_es(), get_settings(), params, page_size=page_size).as_json())
 
 
@@ -185,7 +183,7 @@ def feed():
                                 per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))  # fmt: skip
             title = f"Stories for “{params.q}”" if params.q else "Latest stories"
             stories = [_search_entry(s) for s in result.results]
-    except ValueError as exc:
+    except InputError as exc:  # a feed reader is answered in JSON, as the API is
         return jsonify(error=str(exc)), 400
     entries = [
         FeedEntry(
@@ -232,6 +230,6 @@ def _bad_ids(cluster_id: str, page_id: str) -> str | None:
     try:
         checked_id(cluster_id)
         checked_id(page_id, "page")
-    except ValueError as exc:
+    except InputError as exc:
         return str(exc)
     return None

@@ -26,6 +26,9 @@ def test_cluster_list_query_without_filters():
                     "sites": {"cardinality": {"field": "site"}},
                     "first": {"min": {"field": "ingested"}},
                     "last": {"max": {"field": "ingested"}},
+                    "published": {"min": {"field": "published"}},
+                    "newest": {"max": {"field": "published", "missing": 0}},
+                    "weakest": {"min": {"field": "newsfold.similarity", "missing": admin_queries.NO_PAIR}},
                 },
             }
         },

@@ -58,10 +58,15 @@ def test_every_card_names_its_own_page(cards):
             assert hit["url"].endswith("/" + hit["id"])
 
 
-def test_a_shorter_copy_that_matched_better_stays(cards):
-    """'passes' is only in the c.test copy's headline: it alone matches, so it is the card."""
+def test_a_shorter_copy_that_matched_alone_is_named_under_the_storys_face(cards):
+    """'passes' is only in the c.test copy's headline: it alone matches. The card is still the story's face (the
+    full text, not the copy cut short: docs/stories.md), and names the copy that matched under it."""
     hit = cards.get("/api/search?q=budget+passes").get_json()["results"][0]
-    assert (hit["id"], hit["headline"], hit["relation"]["kind"]) == ("short", "Harbour budget passes", "shorter")
+    assert (hit["id"], hit["headline"], hit["relation"]["kind"]) == ("origin", "Harbour budget approved by council",
+                                                                      "reference")  # fmt: skip
+    assert (hit["matched"]["id"], hit["matched"]["site"]) == ("short", "c.test")
+    page = cards.get("/?q=budget+passes").get_data(as_text=True)
+    assert 'data-testid="story-matched">Matched in <a href="https://c.test/short"' in page
 
 
 def test_switched_off_operators_are_named_not_silently_empty(cards):

@@ -43,13 +43,14 @@ def test_api_top_stories_by_coverage_latest_window_and_pages(client, clusters):
     assert res.status_code == 200
     body = res.get_json()
     assert (body["stories"], body["total_pages"], body["newest"]) == (5, 2, "2015-03-10T12:00:00Z")
-    assert [s["id"] for s in body["results"]] == ["ferry-a", "old-a", "museum-a"]
+    # each story is shown by its face: the ferry story's fullest version is ferry-d (it adds 2 paragraphs)
+    assert [s["id"] for s in body["results"]] == ["ferry-d", "old-a", "museum-a"]
     assert (body["results"][0]["sites"], body["results"][0]["pages"]) == (4, 4)
     latest = client.get("/api/stories?window=all&sort=latest&page=2").get_json()
     assert [s["id"] for s in latest["results"]] == ["lantern-a", "old-a"]
     day = client.get("/api/stories?window=24h").get_json()
-    # each story is shown by its reference (its earliest version), even when that is older than the window
-    assert [s["id"] for s in day["results"]] == ["museum-a", "ferry-a", "single"]
+    # each story is shown by its face, even when that is older than the window
+    assert [s["id"] for s in day["results"]] == ["museum-a", "ferry-d", "single"]
     assert client.get("/api/stories?window=all&lang=de").get_json()["stories"] == 1
 
 
@@ -120,7 +121,7 @@ def test_story_page_and_api(client, clusters):
     assert (body["pages"], body["sites"], body["first"]["id"], body["reference"]["id"]) == (4, 4, "ferry-a", "ferry-a")
     assert [v["relation"]["kind"] for v in body["versions"]] == ["reference", "shorter", "copy", "adds"]
     page_html = _text(client.get(f"/stories/{quote(cluster)}"))
-    assert "Origin: <strong class=\"site\">a.test</strong>" in page_html and "earliest by 1 h" in page_html
+    assert 'Origin: <strong class="site">a.test</strong>' in page_html and "earliest by 1 h" in page_html
     assert page_html.count('data-testid="story-version"') == 4 and page_html.count('data-testid="first-badge"') == 1
     assert '<svg xmlns="http://www.w3.org/2000/svg" id="story-timeline"' in page_html and "first: a.test" in page_html
     assert "adds 2 paragraphs" in page_html
