@@ -50,7 +50,8 @@ class CorrectionKind:
     label: str  # its name in the log and the forms
     summary: str  # what it does, in a sentence (the forms' hint, the API's summary)
     #: what the web says once it is made; {a} and {b} are what ``args`` name, {a_now} and {b_now} the stories
-    #: they are in now (a story merged away: its survivor), {story} the request's story
+    #: they are in now (a story merged away: its survivor), {story} the request's story; each is said by its
+    #: headline with its id beside it
     message: str
     plan_undo: UndoPlan | None = None  # decided before its undo is logged (``Correction.restore``)
     reports_story: bool = False  # its answer names the story the page is in now (``story``)
@@ -68,7 +69,7 @@ KINDS: tuple[CorrectionKind, ...] = (
         route="split",
         label="Split out",
         summary="Take a page out of its story: it becomes a story of its own, also after a reindex.",
-        message="Page {a} was split out of the cluster into story {a_now}.",
+        message="Page {a} was split out of story {story} into story {a_now}.",
         reports_story=True,
     ),
     CorrectionKind(
@@ -91,7 +92,7 @@ KINDS: tuple[CorrectionKind, ...] = (
         route="merge",
         label="Merged clusters",
         summary="Fold two stories into one; the log's Undo separates them again.",
-        message="Clusters {a} and {b} are merged into {a_now}.",
+        message="Stories {a} and {b} are merged into {a_now}.",
     ),
     CorrectionKind(
         name="not_duplicates",
@@ -107,7 +108,8 @@ KINDS: tuple[CorrectionKind, ...] = (
         route="not-duplicates",
         label="Not duplicates",
         summary="Record that two pages are different stories: they are never folded together again.",
-        message="Pages {a} and {b} are marked as not duplicates.",
+        message="Pages {a} and {b} are marked as not duplicates: the first is in story {a_now}, the second in story "
+        "{b_now}.",
     ),
     CorrectionKind(
         name="representative",
@@ -120,7 +122,7 @@ KINDS: tuple[CorrectionKind, ...] = (
         route="representative",
         label="Representative",
         summary="Make a page the version shown for its story, and its origin.",
-        message="Page {a} is now the representative of its cluster.",
+        message="Page {a} is now the representative of story {story}.",
     ),
 )
 

@@ -22,7 +22,7 @@ from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
-from newsfold.plugin.fold.store import current_labels
+from newsfold.web.admin.correction_names import Names, read_names
 from newsfold.web.admin.merge_check import merge_preview
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
@@ -160,12 +160,17 @@ def _apply(kind: CorrectionKind, values: dict[str, Any], common: dict[str, Any])
         if len(stories) == 2:  # joining two stories: refused when they are not similar, unless confirmed
             _check_similar(stories[0], stories[1], confirmed=bool(values.get("confirm")))
     anchor = _other_member(cluster_id, pages[0]) if cluster_id and len(pages) == 1 else None
+    before = read_names(pages, [*stories, *([cluster_id] if cluster_id else [])])  # a story merged away: its name
     done = kind.function(*ids, **common)
     survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id) if stories else None
-    now = [survivor if what[name] == "story" else page_cluster(v) for name, v in zip(kind.args, ids, strict=True)]
+    after = read_names(pages, [survivor] if survivor else [])
+    is_story = [what[name] == "story" for name in kind.args]
+    now = [survivor if story else after.now.get(v) for story, v in zip(is_story, ids, strict=True)]
     follow = cluster_id if cluster_id and _has_pages(cluster_id) else page_cluster(anchor) if anchor else now[0]
-    named = dict(zip(("a", "b"), ids, strict=False)) | dict(zip(("a_now", "b_now"), now, strict=False))
-    message = kind.message.format(story=cluster_id, **named)
+    said = [before.story(v) if story else before.page(v) for story, v in zip(is_story, ids, strict=True)]
+    words = dict(zip(("a", "b"), said, strict=False))
+    words |= dict(zip(("a_now", "b_now"), map(after.story, now), strict=False))
+    message = kind.message.format(story=before.story(cluster_id) if cluster_id else "", **words)
     return Applied(done, message, follow, now[0] if kind.reports_story else None)
 
 
@@ -226,7 +231,9 @@ def apply_undo(correction_id: str, *, fields: Mapping[str, Any], user: str | Non
         done = undo_correction(correction_id, user=user or "", client=get_es(), settings=get_settings(), note=note)
     except CorrectionError as exc:
         raise CorrectionFailed(str(exc), 404 if "unknown correction" in str(exc) else 409) from None
-    message = f"Correction {correction_id} ({done.undone.kind.replace('_', ' ')}) is undone."
+    names = read_names(done.undone.pages, done.apart)
+    where = "; ".join(f"page {names.page(p)} is in story {names.story(names.now.get(p))}" for p in done.undone.pages)
+    message = f"Correction {correction_id} ({done.undone.kind.replace('_', ' ')}) is undone: {where}."
     if others:
         log.warning("%r undid correction %s made by %r, as an admin", user, correction_id, author)
         message += f" It was made by {author}: undone with the admin role."
@@ -234,7 +241,8 @@ def apply_undo(correction_id: str, *, fields: Mapping[str, Any], user: str | Non
         message += (f" Later corrections decided about some of the same pages ({', '.join(done.kept)}): their"
                     " decisions are kept, since the latest decision wins.")  # fmt: skip
     if done.apart:
-        message += f" Cluster(s) {', '.join(done.apart)} stay apart: a later correction says they are not duplicates."
+        apart = ", ".join(map(names.story, done.apart))
+        message += f" Stories {apart} stay apart: a later correction says they are not duplicates."
     return Applied(done.correction, message, None)
 
 
@@ -247,6 +255,8 @@ class CorrectionLog(Paged):
     entries: list = field(default_factory=list)
     #: correction id -> the story the page a split took out is in now
     split_into: dict[str, str] = field(default_factory=dict)
+    #: the headlines of the entries' pages and stories, and the story each page is in now
+    names: Names = field(default_factory=Names)
     #: correction id -> the undo that undid it (such a correction has no Undo button)
     undone_by: dict[str, str] = field(default_factory=dict)
 
@@ -265,9 +275,24 @@ class CorrectionLog(Paged):
             "page_size": self.page_size,
             "total": self.total,
             "corrections": [
-                {**c.as_dict(), **({"split_into": self.split_into.get(c.id)} if c.kind == "split" else {})}
+                {
+                    **c.as_dict(),
+                    **({"split_into": self.split_into.get(c.id)} if c.kind == "split" else {}),
+                    **self.named(c),
+                }  # fmt: skip
                 for c in self.entries
             ],
+        }
+
+    def named(self, correction: Correction) -> dict:
+        """The headlines of a correction's pages and stories, and the story each of its pages is in now."""
+        stories = [*correction.clusters, *(self.names.now[p] for p in correction.pages if p in self.names.now)]
+        return {
+            "headlines": {
+                "pages": {p: self.names.pages[p] for p in correction.pages if p in self.names.pages},
+                "stories": {c: self.names.stories[c] for c in stories if c in self.names.stories},
+            },
+            "now": {p: self.names.now[p] for p in correction.pages if p in self.names.now},
         }
 
 
@@ -291,12 +316,12 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
     total, entries = list_corrections(
         client=es, settings=settings, offset=(page - 1) * page_size, size=page_size, **filters
     )
+    names = read_names([p for c in entries for p in c.pages], [s for c in entries for s in c.clusters])
     split = {c.id: c.pages[0] for c in entries if c.kind == "split" and c.pages}
-    now = current_labels(set(split.values()), client=es, settings=settings) if split else {}  # one mget
-    into = {cid: now[pid] for cid, pid in split.items() if pid in now}
+    into = {cid: names.now[pid] for cid, pid in split.items() if pid in names.now}
     undone = _undone_by([c.id for c in entries if c.kind != "undo"])
     return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), split_into=into,
-                         undone_by=undone, **filters)  # fmt: skip
+                         names=names, undone_by=undone, **filters)  # fmt: skip
 
 
 def _undone_by(correction_ids: list[str]) -> dict[str, str]:

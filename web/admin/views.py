@@ -26,6 +26,7 @@ from newsfold.web.admin import merge_check
 from newsfold.web.admin import stats as admin_stats
 from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
 from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
+from newsfold.web.admin.correction_names import read_names
 from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
 from newsfold.web.admin.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.admin.rejected import load_rejected
@@ -211,8 +212,9 @@ def merge_preview():
         error = str(exc)
     except ValueError as exc:
         abort(400, description=str(exc))
+    names = read_names([], [cluster_id, *([preview.other] if preview else [])])
     return render_template("admin/merge.html", cluster_id=cluster_id, q=q, other=other, candidates=candidates,
-                           preview=preview, error=error), 404 if error else 200  # fmt: skip
+                           preview=preview, error=error, names=names), 404 if error else 200  # fmt: skip
 
 
 def _arg(name: str) -> str | None:
