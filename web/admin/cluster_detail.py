@@ -23,7 +23,7 @@ from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import cluster_of, flat
 from newsfold.plugin.ids import id_problem
 from newsfold.plugin.settings import Settings
-from newsfold.web.search.results import decode_signature
+from newsfold.web.actions.search_results import decode_signature
 
 
 @dataclass

@@ -22,13 +22,13 @@ from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.edit.kinds import KINDS, CorrectionKind
 from newsfold.plugin.fold.rollover import index_facts
 from newsfold.plugin.search.story_queries import WINDOW_NAMES
-from newsfold.web.admin import merge_check
-from newsfold.web.admin import stats as admin_stats
+from newsfold.web.actions import merge_check
+from newsfold.web.actions import stats as admin_stats
+from newsfold.web.actions.correction_names import read_names
+from newsfold.web.actions.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
+from newsfold.web.actions.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
 from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
-from newsfold.web.admin.correction_names import read_names
-from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
-from newsfold.web.admin.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.admin.rejected import load_rejected
 from newsfold.web.admin.tokens import revoke_token, token_rows
 from newsfold.web.auth import current_scopes, current_user

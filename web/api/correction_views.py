@@ -20,7 +20,7 @@ from functools import partial
 from flask import Blueprint, current_app, jsonify, request
 
 from newsfold.plugin.edit.kinds import KINDS, CorrectionKind
-from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
+from newsfold.web.actions.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
 from newsfold.web.auth import current_scopes, current_user, deny_api
 from newsfold.web.validation import BadBody, json_body
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
-from newsfold.plugin.search.story_queries import WINDOW_NAMES
+from newsfold.web.actions.search_params import SearchParams
+from newsfold.web.actions.search_results import (
+    filter_choices,
+    run_search,
+    search_body,
+    suggest_spellings,
+)
+from newsfold.web.actions.story_lists import is_top_request
 from newsfold.web.formatting import page_links
 from newsfold.web.resources import get_es, get_settings, get_web_settings
-from newsfold.web.search.params import SearchParams
-from newsfold.web.search.results import FilterChoices, filter_choices, run_search, search_body, suggest_spellings
-from newsfold.web.stories.top import TopParams, run_top
-from newsfold.web.stories.views import RELEVANCE, is_top_request
+from newsfold.web.search.home import form_choices, top_stories
 
 bp = Blueprint("search", __name__)
 
@@ -45,34 +49,3 @@ def index():
     choices = filter_choices(es, settings, params)
     links = page_links(params.page, result.total_pages)
     return render_template("search.html", params=params, result=result, page_links=links, choices=choices)
-
-
-def top_stories():
-    """``/?window=&sort=coverage|latest&site=&lang=&page=``: the stories of a window by coverage, or the latest."""
-    settings, page_size = get_settings(), get_web_settings().page_size
-    args = request.args.copy()
-    if (args.get("sort") or "").strip() == RELEVANCE:  # the search form's order, with its query cleared
-        args.pop("sort")
-    form = SearchParams.for_form(args)
-    try:
-        top = TopParams.from_args(args, page_size=page_size)
-    except ValueError as exc:
-        page = render_template("search.html", params=form, top_form=TopParams.for_form(args), error=str(exc),
-                               choices=form_choices(form), windows=WINDOW_NAMES)  # fmt: skip
-        return page, 400
-    es = get_es()
-    result = run_top(es, settings, top, page_size=page_size)
-    params = SearchParams(site=top.site, lang=top.lang)
-    links = page_links(top.page, result.total_pages)
-    return render_template("search.html", params=params, top=result, top_form=top, page_links=links,
-                           choices=filter_choices(es, settings, params), windows=WINDOW_NAMES)  # fmt: skip
-
-
-def form_choices(form: SearchParams) -> FilterChoices:
-    """The menus above an error message: every site and language of the query and days, so that fixing the
-    search (choosing the site that "Site's own stories" needs) is one choice away; only the chosen values when
-    the query or days are what is wrong."""
-    try:
-        return filter_choices(get_es(), get_settings(), form)
-    except ValueError:
-        return FilterChoices.chosen(form)

@@ -16,7 +16,7 @@ from newsfold.plugin.errors import InputError
 from newsfold.plugin.ids import LAST_ROUTE_WORDS
 from newsfold.plugin.settings import Settings
 from newsfold.web import create_app
-from newsfold.web.admin.correction_requests import CorrectionLog
+from newsfold.web.actions.correction_requests import CorrectionLog
 from newsfold.web.api.views import OPENAPI_FILE
 from tests.paths import REPO_ROOT
 from tests.plugin.edit import test_cut_off

@@ -6,7 +6,7 @@ with their best similarity to a page of the other story (estimated from the
 stored signatures, ``plugin.admin.evidence.pair_scores``); when no pair
 reaches the copy threshold (``Settings.threshold``) the two stories are "not
 similar" and the merge needs an explicit confirmation
-(``web.admin.correction_requests``).
+(``web.actions.correction_requests``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from newsfold.plugin.fold.document import cluster_of, flat
 from newsfold.plugin.hits import PUBLIC_FIELDS
 from newsfold.plugin.search.queries import collapsed_search
 from newsfold.plugin.settings import Settings
-from newsfold.web.search.results import decode_signature
+from newsfold.web.actions.search_results import decode_signature
 
 MAX_PREVIEW_PAGES = 200  # pages of each story read for the preview (the similarity is over these)
 MAX_CANDIDATES = 10

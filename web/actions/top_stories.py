@@ -32,9 +32,9 @@ from newsfold.plugin.search.story_versions import STORY_SOURCE
 from newsfold.plugin.search.version_relations import references
 from newsfold.plugin.settings import Settings
 from newsfold.web import validation
+from newsfold.web.actions.search_params import MAX_ARGS_CHARS, provenance_filters, provenance_flags
 from newsfold.web.display import dress_story, image_of, learn_affixes, origin_of
 from newsfold.web.formatting import page_count
-from newsfold.web.search.params import MAX_ARGS_CHARS, provenance_filters, provenance_flags
 
 DEFAULT_WINDOW = "7d"
 

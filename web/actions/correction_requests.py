@@ -22,8 +22,8 @@ from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
-from newsfold.web.admin.correction_names import Names, read_names
-from newsfold.web.admin.merge_check import merge_preview
+from newsfold.web.actions.correction_names import Names, read_names
+from newsfold.web.actions.merge_check import merge_preview
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number
