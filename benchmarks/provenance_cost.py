@@ -74,12 +74,12 @@ def no_display():
     def plain(story, versions, affixes, *, highlights=None):
         return story
 
-    with (mock.patch("newsfold.web.search.results.learn_affixes", lambda *a: {}),
-          mock.patch("newsfold.web.stories.top.learn_affixes", lambda *a: {}),
-          mock.patch("newsfold.web.search.results.dress_story", plain),
-          mock.patch("newsfold.web.search.results.headline_highlight", lambda *a: None),
-          mock.patch("newsfold.web.stories.top.dress_story", plain),
-          mock.patch("newsfold.web.stories.top._origin_versions", lambda es, settings, refs: {})):  # fmt: skip
+    with (mock.patch("newsfold.web.actions.search_results.learn_affixes", lambda *a: {}),
+          mock.patch("newsfold.web.actions.top_stories.learn_affixes", lambda *a: {}),
+          mock.patch("newsfold.web.actions.search_results.dress_story", plain),
+          mock.patch("newsfold.web.actions.search_results.headline_highlight", lambda *a: None),
+          mock.patch("newsfold.web.actions.top_stories.dress_story", plain),
+          mock.patch("newsfold.web.actions.top_stories._origin_versions", lambda es, settings, refs: {})):  # fmt: skip
         yield
 
 

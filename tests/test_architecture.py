@@ -144,6 +144,38 @@ def test_the_rule_catches_a_forbidden_import(tmp_path):
     assert _imports(bad) == {"typing", "celery.app"}
 
 
+#: the web's features: each imports the shared modules (the top of web/, web/actions/) and never another feature
+WEB_FEATURES = ("search", "stories", "admin", "api")
+
+
+def _feature_imports(web: Path) -> list[str]:
+    """Every import of one web feature's module from another feature's (type-only imports too)."""
+    broken = []
+    for feature in WEB_FEATURES:
+        for path in sorted((web / feature).rglob("*.py")):
+            for name in _imports(path, type_only=True):
+                parts = name.split(".")
+                other = parts[2] if parts[:2] == ["newsfold", "web"] and len(parts) > 2 else None
+                if other in WEB_FEATURES and other != feature:
+                    broken.append(f"{path.relative_to(web.parent)} imports {name}")
+    return broken
+
+
+def test_web_features_import_shared_modules_never_each_other():
+    """Issue 37, item 3: search, stories, admin and api share what they all do through web/actions/."""
+    assert _feature_imports(ROOT / "web") == []
+
+
+def test_the_feature_check_catches_an_import_between_features(tmp_path):
+    for feature in WEB_FEATURES:
+        (tmp_path / "web" / feature).mkdir(parents=True)
+    (tmp_path / "web" / "api" / "views.py").write_text("from newsfold.web.admin.views import bp\n")
+    (tmp_path / "web" / "admin" / "views.py").write_text(
+        "from newsfold.web.actions import stats\nimport newsfold.web.admin\n"
+    )
+    assert _feature_imports(tmp_path / "web") == ["web/api/views.py imports newsfold.web.admin.views"]
+
+
 def test_every_module_has_its_line_in_the_architecture_map():
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     listed = set(re.findall(r"`([\w/]+\.py)`", text))

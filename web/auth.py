@@ -13,7 +13,7 @@ The same hook checks a token's scopes (``docs/tokens.md``): ``read`` for the pri
 ``POST /api/pages``, ``edit`` for the corrections and their undo, ``admin`` for the jobs (reindex, retry)
 and the admin pages; a token outside its scopes gets a 403 naming the scope it lacks. A logged-in admin
 has every scope. Undoing a correction another user made also needs ``admin``
-(``web.admin.correction_requests``).
+(``web.actions.correction_requests``).
 
 Requests that change something and come with the session cookie must also
 carry a CSRF token (the ``csrf_token`` form field, or an ``X-CSRFToken``

@@ -1,7 +1,7 @@
 """Query builders of the statistics page: duplicates per site, cluster sizes, similarities, ingest rate,
 rejections and syndication.
 
-Only the web's statistics (``web.admin.stats``) read these; the overview and the cluster list are in
+Only the web's statistics (``web.actions.stats``) read these; the overview and the cluster list are in
 ``plugin.admin.admin_queries``. Like those, they return dicts and never execute them. What the
 statistics cost on a large index is worked out in docs/scaling.md ("The admin's cluster list and statistics").
 """

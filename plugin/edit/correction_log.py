@@ -42,7 +42,6 @@ from newsfold.plugin.settings import Settings
 
 log = logging.getLogger(__name__)
 
-KINDS = ("split", "merge", "not_duplicates", "representative")
 UNDO = "undo"  # the kind of a correction that undoes another (``plugin.edit.undo``)
 #: the longest page id or story name a correction may name (``plugin.ids``)
 MAX_ID_CHARS = MAX_NAME_BYTES
@@ -73,7 +72,7 @@ class Correction:
     """One logged editor decision and the page constraints it yields."""
 
     id: str
-    kind: str  # "split" | "merge" | "not_duplicates" | "representative" | "undo"
+    kind: str  # a kind of ``plugin.edit.kinds.KINDS``, or "undo"
     pages: list[str]  # the pages the editor named
     clusters: list[str]  # the clusters involved, as they were
     user: str

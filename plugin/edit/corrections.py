@@ -1,5 +1,9 @@
 """Editor corrections: split a page out, merge two clusters, mark a pair "not duplicates", pick the representative.
 
+Each kind is declared once in ``plugin.edit.kinds`` and made in its own module (``plugin.edit.split``,
+``merge``, ``not_duplicates``, ``representative``); this module gives their functions under one name and
+re-applies corrections after a reindex.
+
 Every correction is a document in the corrections index (the log: who, when,
 what) and yields constraints on page ids, never only on cluster ids, so they
 survive a reindex, where every page is ingested again and cluster ids change:
@@ -14,7 +18,7 @@ For each pair (and each page's representative flag) the latest decision
 wins (``plugin.fold.constraints``). A correction takes effect before the call
 returns: it is logged pending with ``refresh=wait_for``, then the cluster is
 split again (``plugin.fold.regroup.recluster``), relabelled or flagged, also
-with ``refresh=wait_for`` (``plugin.edit.effects``), then marked done. A call
+with ``refresh=wait_for`` (the kind's effect), then marked done. A call
 cut off in between is finished by the same call again (it finds the pending
 correction and applies its effect, logging nothing new) or by
 :func:`reapply_corrections`. Ingest honours the constraints for later pages
@@ -38,23 +42,23 @@ from newsfold.plugin.edit.correction_log import (
     UNDO,
     Correction,
     CorrectionError,
-    check_note,
-    check_page_id,
-    check_user,
     list_corrections,
-    new_correction,
     pending_corrections,
-    record_correction,
 )
-from newsfold.plugin.edit.effects import finish, set_flags
+from newsfold.plugin.edit.kinds import finish_logged
+from newsfold.plugin.edit.merge import merge_clusters
+from newsfold.plugin.edit.not_duplicates import mark_not_duplicates
+from newsfold.plugin.edit.representative import set_representative
+from newsfold.plugin.edit.split import split_page
+from newsfold.plugin.edit.steps import cut_off_correction, set_flags
 from newsfold.plugin.edit.undo import finish_undo
 from newsfold.plugin.errors import InputError, refusals_as_server_errors
 from newsfold.plugin.fold import lookups
-from newsfold.plugin.fold.cluster import merge_survivor, pair
+from newsfold.plugin.fold.cluster import merge_survivor
 from newsfold.plugin.fold.constraints import load_constraints
 from newsfold.plugin.fold.index import corrections_index
-from newsfold.plugin.fold.regroup import MAX_RECLUSTER_PAGES, recluster, relabel
-from newsfold.plugin.fold.store import cluster_page_ids, current_labels
+from newsfold.plugin.fold.regroup import recluster, relabel
+from newsfold.plugin.fold.store import current_labels
 from newsfold.plugin.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -70,193 +74,6 @@ __all__ = [
     "set_representative",
     "split_page",
 ]
-
-
-def _labels(page_ids: list[str], *, client: Elasticsearch, settings: Settings) -> dict[str, str]:
-    """Realtime cluster ids of pages; an unknown page is a :class:`CorrectionError`."""
-    labels = current_labels(page_ids, client=client, settings=settings)
-    for pid in page_ids:
-        if pid not in labels:
-            raise CorrectionError(f"unknown page {pid!r}")
-    return labels
-
-
-def cut_off_correction(
-    kind: str, *, client: Elasticsearch, settings: Settings, **named: list[str]
-) -> Correction | None:
-    """A correction of ``kind`` naming the same ``pages`` (or ``clusters``) that was logged but not finished.
-
-    The same call again finishes it; a caller that checks a request against the clusters first (the web's
-    forms) asks here, since the cut-off correction may have moved the pages already.
-    """
-    for correction in pending_corrections(client=client, settings=settings, kind=kind):
-        if all(sorted(getattr(correction, name)) == sorted(values) for name, values in named.items()):
-            return correction
-    return None
-
-
-def _check_size(cluster_id: str, members: list[str]) -> None:
-    if len(members) > MAX_RECLUSTER_PAGES:
-        raise CorrectionError(
-            f"cluster {cluster_id!r} has {len(members)} pages; corrections can split at most {MAX_RECLUSTER_PAGES}"
-        )
-
-
-# ------------------------------------------------------------------ the four corrections
-@refusals_as_server_errors("split_page")
-def split_page(
-    page_id: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
-) -> Correction:
-    """Take a page out of its cluster: it is not a copy of any other page there.
-
-    Records a cannot-link between the page and every other current member,
-    then reclusters: the other members stay together where they verify as
-    copies without the page (a page that only linked through it may leave
-    too). Later copies never bring the page back into their group.
-
-    Args:
-        page_id: the page to split out.
-        user, client, settings, note: as for every correction (module docstring).
-
-    Raises:
-        CorrectionError: unknown page, a page alone in its cluster, a
-            missing user, or a cluster too large to recluster.
-    """
-    page_id, user, note = check_page_id(page_id), check_user(user), check_note(note)
-    cut_off = cut_off_correction("split", client=client, settings=settings, pages=[page_id])
-    if cut_off is not None:
-        return finish(cut_off, client=client, settings=settings)
-    cluster = _labels([page_id], client=client, settings=settings)[page_id]
-    members = cluster_page_ids([cluster], client=client, settings=settings)[cluster]
-    others = sorted(m for m in members if m != page_id)
-    if not others:
-        raise CorrectionError(f"page {page_id!r} is alone in cluster {cluster!r}: there is nothing to split")
-    _check_size(cluster, members)
-    correction = new_correction(
-        "split",
-        user=user,
-        note=note,
-        pages=[page_id],
-        clusters=[cluster],
-        cannot_link=[pair(page_id, m) for m in others],
-    )
-    record_correction(correction, client=client, settings=settings)
-    return finish(correction, client=client, settings=settings)
-
-
-@refusals_as_server_errors("merge_clusters")
-def merge_clusters(
-    cluster_a: str, cluster_b: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
-) -> Correction:
-    """Fold two clusters into one story; the survivor is as ``plugin.fold.cluster.merge_survivor`` says.
-
-    Records a must-link between one page of each cluster (the page named
-    like its cluster, else its smallest page id) and releases the earlier
-    cannot-links between the two clusters' pages (they stay in the log,
-    marked ``superseded_by``), then relabels.
-
-    Args:
-        cluster_a, cluster_b: the two clusters, in either order.
-        user, client, settings, note: as for every correction (module docstring).
-
-    Raises:
-        CorrectionError: the same cluster twice, an unknown cluster, or a
-            missing user.
-    """
-    a, b = check_page_id(cluster_a, "cluster_a"), check_page_id(cluster_b, "cluster_b")
-    user, note = check_user(user), check_note(note)
-    if a == b:
-        raise CorrectionError(f"clusters {a!r} and {b!r} are the same cluster")
-    cut_off = cut_off_correction("merge", client=client, settings=settings, clusters=[a, b])
-    if cut_off is not None:
-        return finish(cut_off, client=client, settings=settings)
-    members = cluster_page_ids([a, b], client=client, settings=settings)
-    for c in (a, b):
-        if not members[c]:
-            raise CorrectionError(f"unknown cluster {c!r}")
-    anchors = [c if c in members[c] else min(members[c]) for c in (a, b)]
-    rules = load_constraints(members[a] + members[b], client=client, settings=settings, labels=False)
-    in_a, in_b = set(members[a]), set(members[b])
-    released = sorted(p for p in rules.cannot_link if {p[0], p[1]} & in_a and {p[0], p[1]} & in_b)
-    correction = new_correction(
-        "merge",
-        user=user,
-        note=note,
-        pages=anchors,
-        clusters=[a, b],
-        must_link=[pair(*anchors)],
-        released=released,
-        before={c: sorted(members[c]) for c in (a, b)},  # what an undo restores (plugin.edit.undo)
-    )
-    record_correction(correction, client=client, settings=settings)
-    return finish(correction, client=client, settings=settings)
-
-
-@refusals_as_server_errors("mark_not_duplicates")
-def mark_not_duplicates(
-    page_a: str, page_b: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
-) -> Correction:
-    """Record that two pages are different stories; if they share a cluster, split it again.
-
-    Args:
-        page_a, page_b: the two pages, in either order.
-        user, client, settings, note: as for every correction (module docstring).
-
-    Raises:
-        CorrectionError: the same page twice, an unknown page, a missing
-            user, or a shared cluster too large to recluster.
-    """
-    a, b = check_page_id(page_a, "page_a"), check_page_id(page_b, "page_b")
-    user, note = check_user(user), check_note(note)
-    if a == b:
-        raise CorrectionError(f"page {a!r} cannot be marked as not a duplicate of itself")
-    cut_off = cut_off_correction("not_duplicates", client=client, settings=settings, pages=[a, b])
-    if cut_off is not None:
-        return finish(cut_off, client=client, settings=settings)
-    labels = _labels([a, b], client=client, settings=settings)
-    before = {}
-    if labels[a] == labels[b]:
-        before = {labels[a]: sorted(cluster_page_ids([labels[a]], client=client, settings=settings)[labels[a]])}
-        _check_size(labels[a], before[labels[a]])
-    correction = new_correction(
-        "not_duplicates",
-        user=user,
-        note=note,
-        pages=[a, b],
-        clusters=list(dict.fromkeys([labels[a], labels[b]])),
-        cannot_link=[pair(a, b)],
-        before=before,  # the shared cluster's pages: whose stories' origins the split decides again
-    )
-    record_correction(correction, client=client, settings=settings)
-    return finish(correction, client=client, settings=settings)
-
-
-@refusals_as_server_errors("set_representative")
-def set_representative(
-    page_id: str, *, user: str, client: Elasticsearch, settings: Settings, note: str | None = None
-) -> Correction:
-    """Make a page the version shown for its story (``representative: true``; false on the other members), and
-    its origin: its wire when it credits one, else its site, whatever is ingested later.
-
-    Args:
-        page_id: the page to show.
-        user, client, settings, note: as for every correction (module docstring).
-
-    Raises:
-        CorrectionError: unknown page or a missing user.
-    """
-    page_id, user, note = check_page_id(page_id), check_user(user), check_note(note)
-    cut_off = cut_off_correction("representative", client=client, settings=settings, pages=[page_id])
-    if cut_off is not None:
-        return finish(cut_off, client=client, settings=settings)
-    cluster = _labels([page_id], client=client, settings=settings)[page_id]
-    members = cluster_page_ids([cluster], client=client, settings=settings)[cluster]
-    others = sorted(m for m in members if m != page_id)
-    correction = new_correction(
-        "representative", user=user, note=note, pages=[page_id], clusters=[cluster], not_representative=others
-    )
-    record_correction(correction, client=client, settings=settings)
-    return finish(correction, client=client, settings=settings)
 
 
 @refusals_as_server_errors("reapply_corrections")
@@ -322,7 +139,7 @@ def _finish_pending(*, client: Elasticsearch, settings: Settings) -> int:
             if cut_off.kind == UNDO:
                 finish_undo(cut_off, client=client, settings=settings)
             else:
-                finish(cut_off, client=client, settings=settings)
+                finish_logged(cut_off, client=client, settings=settings)
         except InputError as exc:  # e.g. its cluster grew too large to recluster: the others are still finished
             log.warning("correction %s stays pending: %s", cut_off.id, exc)
             continue

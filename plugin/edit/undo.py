@@ -6,31 +6,24 @@ pair and representative flag the undone correction decided, the undo writes
 the decision in force before it (an earlier one, or none: ``released`` for a
 pair, not representative for a flag). Where a **later** correction decided
 the same pair or flag, the later decision is kept (it stays the latest) and
-the undo reports that correction as a conflict. Then the clusters follow:
-
-- split: the page rejoins the clusters its former fellow members are in now
-  (a cluster a later cannot-link separates from it stays apart);
-- merge: the pages the merge moved that are still in the merged cluster go
-  back under their old story's name (pages ingested since stay where they
-  are); a merge logged before memberships were kept is reclustered instead;
-- not duplicates: when the two pages shared a cluster then, their clusters
-  join again (unless a later cannot-link forbids it);
-- representative: the flags are written as they were decided before.
+the undo reports that correction as a conflict. Then the clusters follow, as
+the kind's undo says (``CorrectionKind.undo`` in ``plugin.edit.kinds``; each
+in the kind's module: ``plugin.edit.split``, ``merge``, ``not_duplicates``,
+``representative``).
 
 Like every correction, an undo is logged pending, applied, then marked done
 (``plugin.edit.correction_log.finish_correction``). An undo cut off in
 between is finished by undoing the same correction again, or by
-``reapply_corrections`` (:func:`finish_undo`). The undo of a merge decides
-before it is logged which pages go back and under which name
-(``restore``), so a second run moves the same pages to the same story.
+``reapply_corrections`` (:func:`finish_undo`). A kind whose undo must decide
+something first (the undo of a merge: which pages go back and under which
+name) says so in ``CorrectionKind.plan_undo``, kept in ``restore``, so a
+second run moves the same pages to the same story.
 
 See ``docs/corrections.md``.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,16 +41,10 @@ from newsfold.plugin.edit.correction_log import (
     pending_corrections,
     record_correction,
 )
-from newsfold.plugin.edit.effects import finish
+from newsfold.plugin.edit.kinds import finish_logged, kind_named
 from newsfold.plugin.errors import refusals_as_server_errors
-from newsfold.plugin.fold import founding
-from newsfold.plugin.fold.cluster import merge_survivor
 from newsfold.plugin.fold.constraints import decisions, fetch_corrections
-from newsfold.plugin.fold.document import fold_update
 from newsfold.plugin.fold.index import corrections_index
-from newsfold.plugin.fold.provenance import refresh_origins
-from newsfold.plugin.fold.regroup import recluster, relabel
-from newsfold.plugin.fold.store import bulk_write, cluster_page_ids, current_labels
 from newsfold.plugin.settings import Settings
 
 __all__ = ["Undone", "finish_undo", "undo_correction"]
@@ -101,7 +88,7 @@ def undo_correction(
     if undone_by:
         raise CorrectionError(f"correction {target.id} was undone already (by {undone_by})")
     if target.pending:  # cut off itself: finish it first, so that the undo undoes all of it
-        finish(target, client=client, settings=settings)
+        finish_logged(target, client=client, settings=settings)
     restored, kept = _restored_decisions(target, client=client, settings=settings)
     if not any(restored.values()):
         raise CorrectionError(
@@ -112,8 +99,9 @@ def undo_correction(
         UNDO, user=user, note=note, pages=list(target.pages), clusters=list(target.clusters), undoes=target.id,
         **restored,
     )  # fmt: skip
-    if target.kind == "merge":
-        undo.restore = _merge_plan(target, undo, client=client, settings=settings)
+    plan = kind_named(target.kind).plan_undo
+    if plan is not None:
+        undo.restore = plan(target, undo, client, settings)
     record_correction(undo, client=client, settings=settings)
     return _finish(undo, target, kept, client=client, settings=settings)
 
@@ -130,7 +118,7 @@ def _finish(
 ) -> Undone:
     if kept is None:  # a later run: the conflicts are the corrections logged between the two
         _, kept = _restored_decisions(target, until=(undo.at, undo.id), client=client, settings=settings)
-    effect = _EFFECTS[target.kind]
+    effect = kind_named(target.kind).undo
     apart = finish_correction(undo, lambda: effect(target, undo, client, settings), client=client, settings=settings)
     return Undone(correction=undo, undone=target, kept=kept, apart=apart)
 
@@ -178,110 +166,3 @@ def _restored_decisions(
 def _order(doc: dict[str, Any]) -> tuple[str, str]:
     """Where a stored correction stands in the log: its time, then its id."""
     return str(doc.get("at") or ""), str(doc.get("id") or "")
-
-
-def _restored_pairs(undo: Correction) -> set[tuple[str, str]]:
-    return {*undo.must_link, *undo.cannot_link, *undo.released}
-
-
-def _rejoin(page: str, partners: Iterable[str], *, client: Elasticsearch, settings: Settings) -> list[str]:
-    """Merge the cluster of ``page`` with the clusters its partners are in; returns those kept apart."""
-    partners = sorted(set(partners) - {page})
-    labels = current_labels([page, *partners], client=client, settings=settings)
-    if page not in labels:
-        return []
-    clusters = {labels[p]: p for p in reversed(partners) if p in labels}  # cluster -> one of its partners
-    apart = []
-    for cluster, partner in sorted(clusters.items()):
-        now = current_labels([page, partner], client=client, settings=settings)
-        if len(now) < 2 or now[page] == now[partner]:
-            continue
-        survivor, (loser,) = merge_survivor((now[page], now[partner]))
-        relabel(loser, survivor, client=client, settings=settings)
-        after = current_labels([page, partner], client=client, settings=settings)
-        if after.get(page) != after.get(partner):
-            apart.append(cluster)  # a cannot-link spans them (relabel refused)
-    refresh_origins(sorted(set(current_labels([page], client=client, settings=settings).values())),
-                    client=client, settings=settings)  # fmt: skip
-    return apart
-
-
-def _after_split(target: Correction, undo: Correction, client: Elasticsearch, settings: Settings) -> list[str]:
-    page = target.pages[0]
-    partners = [b if a == page else a for a, b in _restored_pairs(undo)]
-    return _rejoin(page, partners, client=client, settings=settings)
-
-
-def _after_not_duplicates(target: Correction, undo: Correction, client: Elasticsearch, settings: Settings) -> list[str]:
-    a, b = target.pages
-    if len(target.clusters) != 1 or not _restored_pairs(undo):
-        return []  # they were apart before, or a later correction decided about the pair
-    return _rejoin(a, [b], client=client, settings=settings)
-
-
-def _merge_plan(target: Correction, undo: Correction, *, client: Elasticsearch, settings: Settings) -> dict[str, Any]:
-    """Which pages the undo of a merge moves back, from which story to which name (empty: none move).
-
-    The pages of the story the merge moved (``before``) that are still in the merged cluster go back under
-    that story's old id, or a free name when another story carries it now.
-    """
-    if not set(target.must_link) & _restored_pairs(undo) or not target.before:
-        return {}  # a later correction decided about the linked pages, or a merge logged before `before` existed
-    sides = target.before
-    labels = current_labels(target.pages, client=client, settings=settings)
-    merged = {labels[p] for p in target.pages if p in labels}
-    if len(merged) != 1 or len(labels) != len(set(target.pages)):
-        return {}  # a later correction separated them already (or a page is gone)
-    (cluster,) = merged
-    carried = cluster_page_ids(sorted(sides), client=client, settings=settings)
-    gone = [name for name in sorted(sides) if not carried.get(name)]
-    loser = gone[0] if len(gone) == 1 else merge_survivor(sides)[1][0]
-    now = current_labels(sides[loser], client=client, settings=settings)
-    moving = sorted(p for p in sides[loser] if now.get(p) == cluster)
-    if not moving:
-        return {}
-    tag = hashlib.sha1(loser.encode("utf-8", "surrogatepass")).hexdigest()
-    name = founding.free_names({loser: (moving[0], tag)}, besides=moving, client=client, settings=settings)[loser]
-    return {"from": cluster, "to": name, "pages": moving}
-
-
-def _after_merge(target: Correction, undo: Correction, client: Elasticsearch, settings: Settings) -> list[str]:
-    if not set(target.must_link) & _restored_pairs(undo):
-        return []  # a later correction decided about the linked pages: it stands
-    if not target.before:  # logged before memberships were kept: let verification separate them
-        for cluster in sorted(set(current_labels(target.pages, client=client, settings=settings).values())):
-            recluster(cluster, client=client, settings=settings)
-        return []
-    plan = undo.restore
-    if not plan:
-        return []
-    source, name, pages = str(plan["from"]), str(plan["to"]), [str(p) for p in plan["pages"]]
-    now = current_labels(pages, client=client, settings=settings)  # a second run moves those still to move
-    actions = [
-        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(cluster_id=name)}
-        for pid in pages
-        if now.get(pid) == source
-    ]
-    bulk_write(client, actions, settings=settings, refresh="wait_for", what=f"undo of merge {target.id}")
-    refresh_origins(sorted({source, name}), client=client, settings=settings)
-    return []
-
-
-def _after_representative(target: Correction, undo: Correction, client: Elasticsearch, settings: Settings) -> list[str]:
-    flags = {**{p: False for p in undo.not_representative}, **{p: True for p in undo.representative}}
-    actions = [
-        {"_op_type": "update", "_index": settings.index, "_id": pid, "doc": fold_update(representative=flag)}
-        for pid, flag in sorted(flags.items())
-    ]
-    bulk_write(client, actions, settings=settings, refresh="wait_for", what=f"undo of {target.id}")
-    clusters = sorted(set(current_labels(list(flags), client=client, settings=settings).values()))
-    refresh_origins(clusters, client=client, settings=settings, refresh="wait_for")
-    return []
-
-
-_EFFECTS: dict[str, Callable[[Correction, Correction, Elasticsearch, Settings], list[str]]] = {
-    "split": _after_split,
-    "merge": _after_merge,
-    "not_duplicates": _after_not_duplicates,
-    "representative": _after_representative,
-}

@@ -12,9 +12,9 @@ WEB = REPO_ROOT / "web"
 RAW_ACCESS = re.compile(r"""\[\s*["']_(source|id)["']\s*\]|\.get\(\s*["']_(source|id)["']""")
 #: the documents the web reads that are no hits of a page, and why
 NOT_HITS = {
-    "web/admin/correction_requests.py": "the corrections log's documents (who made a correction, what undid it)",
+    "web/actions/correction_requests.py": "the corrections log's documents (who made a correction, what undid it)",
     "web/admin/rejected.py": "the rejected-pages log's records",
-    "web/admin/review_queue.py": "the corrections log's documents (the pages each correction named)",
+    "web/actions/review_queue.py": "the corrections log's documents (the pages each correction named)",
 }
 
 

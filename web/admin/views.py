@@ -19,15 +19,17 @@ from flask import (
 )
 
 from newsfold.plugin.admin import admin_queries
+from newsfold.plugin.edit.kinds import KINDS, CorrectionKind
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.rollover import index_facts
 from newsfold.plugin.search.story_queries import WINDOW_NAMES
-from newsfold.web.admin import merge_check, review_queue
-from newsfold.web.admin import stats as admin_stats
+from newsfold.web.actions import merge_check, review_queue
+from newsfold.web.actions import stats as admin_stats
+from newsfold.web.actions.cluster_list import ClusterListParams, cluster_row, load_cluster_list
+from newsfold.web.actions.correction_names import read_names
+from newsfold.web.actions.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
+from newsfold.web.actions.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.admin.cluster_detail import load_cluster_detail, load_comparison
-from newsfold.web.admin.clusters import ClusterListParams, cluster_row, load_cluster_list
-from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
-from newsfold.web.admin.job_requests import JobRequestError, job_failures_page, retry_job, start_reindex
 from newsfold.web.admin.rejected import load_rejected
 from newsfold.web.admin.tokens import revoke_token, token_rows
 from newsfold.web.auth import current_scopes, current_user
@@ -180,17 +182,19 @@ def _correct(kind: str, cluster_id: str, fields: dict):
     return _back_to(cluster_id)
 
 
-@bp.post("/clusters/<path:cluster_id>/split")
-def split(cluster_id: str):
-    """Split one page out of the cluster into a story of its own."""
-    return _correct("split", cluster_id, {"page_id": request.form.get("page_id")})
+def _correction_view(kind: CorrectionKind):
+    """The admin route of a kind of ``plugin.edit.kinds``: its fields from the form, then ``_correct``."""
+
+    def view(cluster_id: str):
+        return _correct(kind.name, cluster_id, {f.name: request.form.get(f.name) for f in kind.fields})
+
+    view.__doc__ = kind.summary
+    return view
 
 
-@bp.post("/clusters/<path:cluster_id>/merge")
-def merge(cluster_id: str):
-    """Merge another cluster (by id) with this one; ``confirm`` is needed when they are not similar."""
-    fields = {"other_cluster_id": request.form.get("other_cluster_id"), "confirm": request.form.get("confirm")}
-    return _correct("merge", cluster_id, fields)
+for _kind in KINDS:  # endpoints admin.split, admin.merge, admin.not_duplicates, admin.representative
+    bp.add_url_rule(f"/clusters/<path:cluster_id>/{_kind.route}", _kind.name, _correction_view(_kind),
+                    methods=["POST"])  # fmt: skip
 
 
 @bp.get("/merge")
@@ -208,8 +212,9 @@ def merge_preview():
             preview = merge_check.merge_preview(es, settings, cluster_id, other)
     except LookupError as exc:
         error = str(exc)
+    names = read_names([], [cluster_id, *([preview.other] if preview else [])])
     return render_template("admin/merge.html", cluster_id=cluster_id, q=q, other=other, candidates=candidates,
-                           preview=preview, error=error), 404 if error else 200  # fmt: skip
+                           preview=preview, error=error, names=names), 404 if error else 200  # fmt: skip
 
 
 def _arg(name: str) -> str | None:
@@ -217,20 +222,6 @@ def _arg(name: str) -> str | None:
     if len(value) > 1024:
         abort(400, description=f"{name} must be at most 1024 characters")
     return value or None
-
-
-@bp.post("/clusters/<path:cluster_id>/not-duplicates")
-def not_duplicates(cluster_id: str):
-    """Mark two members as not copies of each other."""
-    return _correct(
-        "not_duplicates", cluster_id, {"page_a": request.form.get("page_a"), "page_b": request.form.get("page_b")}
-    )
-
-
-@bp.post("/clusters/<path:cluster_id>/representative")
-def representative(cluster_id: str):
-    """Make a member the representative of its cluster."""
-    return _correct("representative", cluster_id, {"page_id": request.form.get("page_id")})
 
 
 @bp.post("/corrections/<path:correction_id>/undo")

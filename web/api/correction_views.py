@@ -1,6 +1,7 @@
 """The JSON API of editor corrections, under /api.
 
-``POST /api/clusters/<id>/split`` ``{"page_id"}``,
+One route per kind of ``plugin.edit.kinds`` (``CorrectionKind.route``, its fields): ``POST
+/api/clusters/<id>/split`` ``{"page_id"}``,
 ``POST /api/clusters/<id>/merge`` ``{"other_cluster_id", "confirm"}`` (``confirm: true`` is needed when
 no pair of pages of the two stories reaches the copy threshold, else 409),
 ``POST /api/pairs/not-duplicates`` ``{"page_a", "page_b"}``,
@@ -18,7 +19,8 @@ from functools import partial
 
 from flask import Blueprint, current_app, jsonify, request
 
-from newsfold.web.admin.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
+from newsfold.plugin.edit.kinds import KINDS, CorrectionKind
+from newsfold.web.actions.correction_requests import CorrectionFailed, apply_correction, apply_undo, corrections_page
 from newsfold.web.auth import current_scopes, current_user, deny_api
 from newsfold.web.validation import BadBody, json_body
 
@@ -41,33 +43,29 @@ def _body() -> dict:
     return payload
 
 
-#: each correction's route and the fields its JSON body takes; anything else is refused so a misspelt field
-#: is not ignored
-CORRECTIONS = {
-    "split": ("/clusters/<path:cluster_id>/split", ("page_id", "note")),
-    "merge": ("/clusters/<path:cluster_id>/merge", ("other_cluster_id", "confirm", "note")),
-    "not_duplicates": ("/pairs/not-duplicates", ("page_a", "page_b", "note")),
-    "representative": ("/clusters/<path:cluster_id>/representative", ("page_id", "note")),
-}
+def _rule(kind: CorrectionKind) -> str:
+    """A kind's route: on a story, or on a pair of pages (``CorrectionKind.scope``)."""
+    return f"/clusters/<path:cluster_id>/{kind.route}" if kind.scope == "story" else f"/pairs/{kind.route}"
 
 
-def _correct(kind: str, cluster_id: str | None = None):
-    allowed = CORRECTIONS[kind][1]
+def _correct(kind: CorrectionKind, cluster_id: str | None = None):
+    """Apply one correction of ``kind``; fields it does not take are refused, so a misspelt one is not ignored."""
+    allowed = (*(f.name for f in kind.fields), "note")
     try:
         fields = _body()
         unknown = sorted(set(fields) - set(allowed))
         if unknown:
             shown = ", ".join(name[:40] for name in unknown[:5])
             raise CorrectionFailed(f"unknown field(s) {shown}; this correction takes {', '.join(allowed)}")
-        applied = apply_correction(kind, cluster_id=cluster_id, fields=fields, user=current_user())
+        applied = apply_correction(kind.name, cluster_id=cluster_id, fields=fields, user=current_user())
     except CorrectionFailed as exc:
         return jsonify(error=str(exc)), exc.status
     return jsonify(correction=applied.correction.as_dict(), message=applied.message, cluster_id=applied.cluster_id,
-                   **({"story": applied.story} if applied.correction.kind == "split" else {}))  # fmt: skip
+                   **({"story": applied.story} if kind.reports_story else {}))  # fmt: skip
 
 
-for _kind, (_rule, _) in CORRECTIONS.items():
-    bp.add_url_rule(_rule, _kind, partial(_correct, _kind), methods=["POST"])
+for _kind in KINDS:
+    bp.add_url_rule(_rule(_kind), _kind.name, partial(_correct, _kind), methods=["POST"])
 
 
 @bp.post("/corrections/<path:correction_id>/undo")

@@ -13,16 +13,16 @@ from werkzeug.routing import BaseConverter
 from newsfold import task_names
 from newsfold.plugin.fold.lookups import MAX_WINDOW
 from newsfold.plugin.search.story_queries import MAX_STORIES, WINDOWS
-from newsfold.web.admin.clusters import ClusterListParams, load_cluster_list
-from newsfold.web.admin.job_requests import JobRequestError, retry_job, start_reindex
-from newsfold.web.admin.stats import syndication as syndication_figures
+from newsfold.web.actions.cluster_list import ClusterListParams, load_cluster_list
+from newsfold.web.actions.job_requests import JobRequestError, retry_job, start_reindex
+from newsfold.web.actions.search_params import SearchParams
+from newsfold.web.actions.search_results import load_cluster, run_search, search_body, suggest_spellings
+from newsfold.web.actions.stats import syndication as syndication_figures
+from newsfold.web.actions.story_lists import VERSIONS_PAGE
 from newsfold.web.auth import current_user
 from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
 from newsfold.web.queue import chunked, task_status
 from newsfold.web.resources import get_celery, get_es, get_job_store, get_settings, get_web_settings
-from newsfold.web.search.params import SearchParams
-from newsfold.web.search.results import load_cluster, run_search, search_body, suggest_spellings
-from newsfold.web.stories.views import VERSIONS_PAGE
 from newsfold.web.validation import MAX_OFFSET, BadBody, InvalidPages, json_body, parse_pages, whole_number
 
 bp = Blueprint("api", __name__)

@@ -10,49 +10,26 @@ Every argument is checked first; a bad one is a 400 with a message, an unknown s
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import replace
 from typing import Any
 
-from flask import Blueprint, Response, abort, current_app, jsonify, redirect, render_template, request, url_for
+from flask import Blueprint, abort, jsonify, redirect, render_template, request, url_for
 
 from newsfold.plugin.edit.merged import merged_into
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.lookups import MAX_WINDOW
-from newsfold.plugin.search.queries import SORTS as SEARCH_SORTS
-from newsfold.plugin.search.story_queries import SORTS, WINDOW_NAMES
+from newsfold.web.actions.story_lists import VERSIONS_PAGE
+from newsfold.web.actions.top_stories import TopParams, page_number, run_top
 from newsfold.web.auth import current_user
 from newsfold.web.charts import timeline
 from newsfold.web.formatting import format_datetime, page_links, parse_datetime
 from newsfold.web.resources import get_es, get_settings, get_web_settings
-from newsfold.web.search.params import SearchParams
-from newsfold.web.search.results import SearchResult, run_search, search_body
-from newsfold.web.stories.feeds import MIMETYPE, FeedEntry, atom_feed, story_id
-from newsfold.web.stories.top import TopParams, TopResult, page_number, run_top
+from newsfold.web.stories.feed_views import feed
 from newsfold.web.stories.versions import StoryParams, checked_id, public_passages, run_story, version_passages
 
 bp = Blueprint("stories", __name__)
 api_bp = Blueprint("stories_api", __name__)
-#: versions a story page lists at once
-RELEVANCE = SEARCH_SORTS[0]  # the search's own default order (best match)
-VERSIONS_PAGE = 20
 #: the answer at the address of a story merged away: temporary (an undo of the merge gives it its story back)
 MERGED_REDIRECT = 307
-#: the arguments of a story list (search and top stories) a feed passes on to its page's address; any other
-#: one is dropped (as keywords of ``url_for``, ``_external`` or ``_method`` would steer it)
-LIST_ARGS = ("q", "site", "lang", "section", "from", "to", "sort", "page", "window")
-
-
-def is_top_request(args) -> bool:
-    """Whether ``/`` with these arguments shows top stories: no query, no date range, no order by date.
-
-    ``/?sort=date`` is the search's own listing of the newest stories, as
-    before. ``sort=relevance`` (what the search form sends when its query is
-    cleared) has no words to rank by, and the best match for nothing is the
-    top stories.
-    """
-    if (args.get("q") or "").strip() or args.get("from") or args.get("to"):
-        return False
-    return (args.get("sort") or "coverage").strip() in (*SORTS, RELEVANCE)
 
 
 def _story_params() -> StoryParams:
@@ -158,71 +135,7 @@ def api_story(cluster_id: str):
     return jsonify(result.story)
 
 
-@bp.get("/feed")
-def feed():
-    """``/feed?<the arguments of />``: the same list as the page, as an Atom 1.0 feed (one entry per story)."""
-    settings, page_size = get_settings(), get_web_settings().page_size
-    es = get_es()
-    list_args: dict[str, Any] = {k: v for k, v in request.args.items() if k in LIST_ARGS}
-    page_url = _absolute(url_for("search.index", **list_args))
-    params: TopParams | SearchParams
-    result: TopResult | SearchResult
-    try:
-        if is_top_request(request.args):
-            params = TopParams.from_args(request.args, page_size=page_size)
-            result = run_top(es, settings, params, page_size=page_size)
-            params = result.params  # the window it took when none was asked for
-            title = f"{'Top' if params.sort == 'coverage' else 'Latest'} stories · {WINDOW_NAMES[params.window]}"
-            stories = result.results
-        else:
-            params = SearchParams.from_args(request.args)
-            # newest first, whatever the page's order: a subscriber sees each new story
-            params = replace(params, sort="date")
-            body = search_body(params, page_size=page_size)
-            result = run_search(es, settings, params, body, page_size=page_size,
-                                per_cluster=int(current_app.config["VERSIONS_PER_STORY"]))  # fmt: skip
-            title = f"Stories for “{params.q}”" if params.q else "Latest stories"
-            stories = [_search_entry(s) for s in result.results]
-    except InputError as exc:  # a feed reader is answered in JSON, as the API is
-        return jsonify(error=str(exc)), 400
-    entries = [
-        FeedEntry(
-            id=story_id(s["cluster_id"]),
-            title=s.get("headline") or s.get("title") or "(untitled)",
-            link=_absolute(url_for("stories.story", cluster_id=s["cluster_id"])),
-            updated=s.get("latest") or s.get("published"),
-            published=s.get("published"),
-            summary=_summary(s),
-            author=s.get("site"),
-        )
-        for s in stories
-    ]
-    self_url = _absolute(request.full_path.rstrip("?"))
-    document = atom_feed(title=f"newsfold: {title}", self_url=self_url, page_url=page_url, entries=entries)
-    return Response(document, mimetype=MIMETYPE)
-
-
-def _absolute(path: str) -> str:
-    """A link of this site: under ``NEWSFOLD_BASE_URL``, else relative (resolved against the feed's own
-    address). Never built from the request's ``Host``, which a client or a cache in between may set to any host."""
-    base = get_web_settings().base_url
-    return f"{base}{path}" if base else path
-
-
-def _summary(story: dict) -> str:
-    sites, pages = story["sites"], story["pages"]
-    line = f"{sites} site{'s' if sites != 1 else ''}, {pages} page{'s' if pages != 1 else ''}"
-    origin = story.get("origin") or {}
-    source = origin.get("wire") or origin.get("site") or story.get("site")
-    line += f"; from {source}" if source else ""
-    return f"{story['snippet']} ({line})" if story.get("snippet") else line
-
-
-def _search_entry(found: dict) -> dict:
-    """A search result as a feed's story: its latest and first version times, sites and pages."""
-    times = [t for t in [found.get("published"), *(v.get("published") for v in found["versions"])] if t]
-    sites = {found.get("site"), *(v.get("site") for v in found["versions"])} - {None}
-    return {**found, "latest": max(times) if times else None, "sites": max(1, len(sites)), "pages": found["size"]}
+bp.add_url_rule("/feed", "feed", feed)  # its own module: web/stories/feed_views.py
 
 
 def _bad_ids(cluster_id: str, page_id: str) -> str | None:

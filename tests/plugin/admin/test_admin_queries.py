@@ -6,7 +6,7 @@ import pytest
 
 from newsfold.plugin.admin import admin_queries, stats_queries
 from newsfold.plugin.search import public_query
-from newsfold.web.admin.clusters import select_buckets
+from newsfold.web.actions.cluster_list import select_buckets
 
 
 def test_cluster_list_query_without_filters():

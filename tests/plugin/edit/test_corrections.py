@@ -235,8 +235,8 @@ def _shown(es, settings, q):
 
 def _searched(es, settings, q):
     """What the search page and the API show: story id -> the shown version."""
-    from newsfold.web.search.params import SearchParams
-    from newsfold.web.search.results import run_search, search_body
+    from newsfold.web.actions.search_params import SearchParams
+    from newsfold.web.actions.search_results import run_search, search_body
 
     params = SearchParams(q=q)
     result = run_search(es, settings, params, search_body(params, page_size=10), page_size=10)

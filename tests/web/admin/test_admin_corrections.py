@@ -24,7 +24,7 @@ def test_split_and_representative_forms_take_effect_and_are_logged(client, corpu
     assert res.status_code == 303
     page = client.get(res.headers["Location"])
     html = html_of(page)
-    assert "Page a2 is now the representative" in html
+    assert "(a2) is now the representative of story “" in html
     assert re.findall(r'data-testid="member-row" data-page-id="([^"]+)"', html)[0] == "a2"
     assert "representative (first seen)" not in html
     assert es.get(index=settings.index, id="a2")["_source"]["newsfold"]["representative"] is True
@@ -32,7 +32,7 @@ def test_split_and_representative_forms_take_effect_and_are_logged(client, corpu
     res = post_form(client, url, f"/admin/clusters/{a}/split", {"page_id": "a3"})
     assert res.status_code == 303
     html = html_of(client.get(res.headers["Location"]))
-    assert "Page a3 was split out of the cluster into story " in html
+    assert "(a3) was split out of story “" in html
     assert cluster_of(es, settings, "a3") != cluster_of(es, settings, "a1")
     assert "a3" not in search_ids(es, settings, cluster_of(es, settings, "a1"))  # visible to search at once
 
@@ -60,7 +60,7 @@ def test_merge_and_not_duplicates_forms(client, corpus, es, settings):
     res = post_form(client, url, f"{url}/not-duplicates", {"page_a": "a1", "page_b": "b1"})
     assert res.status_code == 303
     html = html_of(client.get(res.headers["Location"]))
-    assert "Pages a1 and b1 are marked as not duplicates." in html
+    assert "(a1) and " in html and "(b1) are marked as not duplicates: the first is in story " in html
     assert cluster_of(es, settings, "a1") != cluster_of(es, settings, "b1")
     log = html_of(client.get("/admin/corrections"))
     assert re.findall(r'data-kind="([^"]+)"', log) == ["not_duplicates", "merge"]
@@ -153,18 +153,20 @@ def test_a_split_names_and_links_the_new_story_in_the_message_and_the_log(client
     new = cluster_of(es, settings, "a3")
     assert new != a
     html = html_of(client.get(res.headers["Location"]))
-    assert f"Page a3 was split out of the cluster into story {new}." in html
+    assert f"(a3) was split out of story “Zephyrton council approves budget | example.test” ({a}) into story “" in html
+    assert f"({new})." in html
     linked = re.search(r'data-testid="flash-story">(.*?)</p>', html, re.S).group(1)
     assert f'<a href="/admin/clusters/{new}">{new}</a>' in linked and f'href="/stories/{new}"' in linked
     log = html_of(client.get("/admin/corrections"))
     row = re.search(r'data-kind="split">(.*?)</tr>', log, re.S).group(1)
-    assert f'into story <a href="/admin/clusters/{new}" data-testid="split-into"><code>{new}</code></a>' in row
+    linked = f'<a href="/admin/clusters/{new}" data-testid="split-into">“[^”]+” <code>{new}</code></a>'
+    assert re.search(f"into story {linked}", row)
     assert f'href="/stories/{new}"' in row
 
     api = make_app(admin_settings).test_client()
     res = api.post(f"/api/clusters/{a}/split", json={"page_id": "a2"}, headers=BEARER)
     assert res.get_json()["story"] == cluster_of(es, settings, "a2") != a
-    assert f"into story {res.get_json()['story']}" in res.get_json()["message"]
+    assert f"({res.get_json()['story']})." in res.get_json()["message"]
     entries = api.get("/api/corrections", headers=BEARER).get_json()["corrections"]
     assert [(c["kind"], c["split_into"]) for c in entries] == [
         ("split", cluster_of(es, settings, "a2")),

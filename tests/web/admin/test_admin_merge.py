@@ -78,7 +78,7 @@ def test_a_merge_is_undone_from_the_log_and_the_api(client, make_app, admin_sett
     res = post_form(client, "/admin/corrections", f"/admin/corrections/{merge_id}/undo", {})
     assert res.status_code == 303
     html = html_of(client.get(res.headers["Location"]))
-    assert f"Correction {merge_id} (merge) is undone." in html
+    assert f"Correction {merge_id} (merge) is undone: " in html
     assert (cluster_of(es, settings, "a1"), cluster_of(es, settings, "b1")) == (a, b)  # as before the merge
     assert re.findall(r'data-kind="([^"]+)"', html) == ["undo", "merge"]
     assert html.count('data-testid="undo-form"') == 0 and 'data-testid="undone-by"' in html  # once only
@@ -112,7 +112,7 @@ def test_an_undo_cut_off_is_shown_not_finished_and_its_undo_button_finishes_it(c
     assert 'data-testid="pending"' in html and 'data-testid="undone-by"' not in html
     assert html.count('data-testid="undo-form"') == 1  # the merge's: pressing it finishes the undo
     res = post_form(client, "/admin/corrections", f"/admin/corrections/{merge.id}/undo", {})
-    assert f"Correction {merge.id} (merge) is undone." in html_of(client.get(res.headers["Location"]))
+    assert f"Correction {merge.id} (merge) is undone: " in html_of(client.get(res.headers["Location"]))
     assert (cluster_of(es, settings, "a1"), cluster_of(es, settings, "b1")) == (a, b)
     html = html_of(client.get("/admin/corrections"))
     assert 'data-testid="pending"' not in html and 'data-testid="undone-by"' in html

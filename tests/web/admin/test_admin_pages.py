@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from newsfold.plugin.edit.correction_log import MAX_NOTE_CHARS
-from newsfold.web.admin import clusters as web_clusters
+from newsfold.web.actions import cluster_list as web_clusters
 from tests.web.admin.helpers import (
     BEARER,
     HOSTILE,
@@ -128,7 +128,9 @@ def test_cluster_detail_members_scores_heatmap_pairs_and_evidence(client, corpus
     assert rows == ["a1", "a2", "a3"]  # the reference first, then by date (the pages have none: by ingest)
     assert html.count('data-testid="representative-badge"') == 1 and "reference (first published)" in html
     # the note fields take what the corrections log keeps
-    assert html.count(f'name="note" type="text" maxlength="{MAX_NOTE_CHARS}"') == 1  # the merge note is on /admin/merge
+    # (the merge note is on /admin/merge): not duplicates, and each member's split and representative forms
+    forms = html.count('data-testid="split-form"') + html.count('data-testid="representative-form"')
+    assert forms == 6 and html.count(f'name="note" type="text" maxlength="{MAX_NOTE_CHARS}"') == 1 + forms
     jaccards = re.findall(r'data-testid="member-jaccard">([^<]+)<', html)
     scores = [int(j.rstrip("%")) for j in jaccards]
     assert scores[0] == 100 and scores[1] >= 90  # the representative itself, then a copy of the same text

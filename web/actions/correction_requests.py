@@ -8,31 +8,24 @@ limits (id and note lengths, the log's window) are the core's own.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
 from elasticsearch import NotFoundError
 
-from newsfold.plugin.edit.correction_log import KINDS, MAX_ID_CHARS, MAX_NOTE_CHARS, Correction, check_page_id
-from newsfold.plugin.edit.corrections import (
-    CorrectionError,
-    cut_off_correction,
-    list_corrections,
-    mark_not_duplicates,
-    merge_clusters,
-    set_representative,
-    split_page,
-)
+from newsfold.plugin.edit.correction_log import MAX_ID_CHARS, MAX_NOTE_CHARS, UNDO, Correction, check_page_id
+from newsfold.plugin.edit.corrections import CorrectionError, cut_off_correction, list_corrections
+from newsfold.plugin.edit.kinds import KINDS, CorrectionKind, kind_named
 from newsfold.plugin.edit.undo import undo_correction
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.by_id import read_docs
 from newsfold.plugin.fold.document import CLUSTER_ID
 from newsfold.plugin.fold.index import corrections_index
 from newsfold.plugin.fold.lookups import MAX_WINDOW, cluster_ids_only
-from newsfold.plugin.fold.store import current_labels
 from newsfold.plugin.search.hits import read_versions
-from newsfold.web.admin.merge_check import merge_preview
+from newsfold.web.actions.correction_names import Names, read_names
+from newsfold.web.actions.merge_check import merge_preview
 from newsfold.web.formatting import Paged
 from newsfold.web.resources import get_es, get_settings
 from newsfold.web.validation import page_number
@@ -116,15 +109,13 @@ def _has_pages(cluster_id: str) -> bool:
 
 
 def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, Any], user: str | None) -> Applied:
-    """Check and apply one correction; effects are visible to search when it returns.
+    """Check and apply one correction of a kind of ``plugin.edit.kinds``; effects are visible to search on return.
 
     Args:
-        kind: ``split``, ``merge``, ``not_duplicates`` or ``representative``.
-        cluster_id: the cluster the request was made on (None for a pair
-            marked from the API, where both pages are only checked to exist).
-        fields: the request's fields: ``page_id``, ``other_cluster_id``
-            (with ``confirm`` when the two stories are not similar),
-            ``page_a``/``page_b`` and an optional ``note``.
+        kind: the kind's name (``split``, ``merge``, ``not_duplicates``, ``representative``, ...).
+        cluster_id: the cluster the request was made on (None for a kind made on a pair, marked from the
+            API, where the pages are only checked to exist).
+        fields: the request's fields: the kind's (``CorrectionKind.fields``) and an optional ``note``.
         user: who asks (logged with the correction).
 
     Returns:
@@ -137,41 +128,52 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, 
             (404), a page of another cluster (409) or a merge of two stories
             that are not similar without ``confirm`` (409).
     """
-    if kind not in KINDS:
-        raise CorrectionFailed(f"unknown correction {kind!r}")
-    es, settings = get_es(), get_settings()
-    note = _text(fields, "note", required=False, limit=MAX_NOTE_CHARS)
-    common: dict[str, Any] = {"user": user, "client": es, "settings": settings, "note": note}
     try:
-        if kind == "not_duplicates":
-            return _not_duplicates(cluster_id, fields, common)
-        if cluster_id is None:  # only a pair is marked without a cluster (from the API)
-            raise CorrectionFailed(f"a {kind} correction is made on a cluster")
-        return _ON_A_CLUSTER[kind](cluster_id, fields, common)
+        entry = kind_named(kind)
+    except CorrectionError as exc:
+        raise CorrectionFailed(str(exc)) from None
+    note = _text(fields, "note", required=False, limit=MAX_NOTE_CHARS)
+    values: dict[str, Any] = {"cluster_id": cluster_id}
+    for f in entry.fields:
+        values[f.name] = _confirmed(fields.get(f.name)) if f.what == "flag" else _text(fields, f.name)
+    if cluster_id is None and entry.scope == "story":
+        raise CorrectionFailed(f"a {kind} correction is made on a cluster")
+    try:
+        return _apply(entry, values, {"user": user, "client": get_es(), "settings": get_settings(), "note": note})
     except CorrectionError as exc:
         raise CorrectionFailed(str(exc)) from None
 
 
-def _split(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
-    page_id = _text(fields, "page_id")
-    if not _cut_off("split", pages=[page_id]):
-        _in_cluster(page_id, cluster_id)
-    anchor = _other_member(cluster_id, page_id)
-    done = split_page(page_id, **common)
-    follow = page_cluster(anchor) if anchor and not _has_pages(cluster_id) else cluster_id
-    story = page_cluster(page_id)
-    return Applied(done, f"Page {page_id} was split out of the cluster into story {story}.", follow, story)
-
-
-def _merge(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
-    other = _text(fields, "other_cluster_id")
-    if other == cluster_id:
-        raise CorrectionFailed("a cluster cannot be merged with itself", 409)  # a well-formed ask the state refuses
-    if not _cut_off("merge", clusters=[cluster_id, other]):
-        _check_similar(cluster_id, other, confirmed=_confirmed(fields.get("confirm")))
-    done = merge_clusters(cluster_id, other, **common)
-    survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id)
-    return Applied(done, f"Clusters {cluster_id} and {other} are merged into {survivor}.", survivor)
+def _apply(kind: CorrectionKind, values: dict[str, Any], common: dict[str, Any]) -> Applied:
+    """Check the request against the clusters (unless it finishes a cut-off one), make it, say what changed."""
+    cluster_id, ids = values["cluster_id"], [values[name] for name in kind.args]
+    what = {f.name: f.what for f in kind.fields} | {"cluster_id": "story"}
+    stories = [v for name, v in zip(kind.args, ids, strict=True) if what[name] == "story"]
+    pages = [v for name, v in zip(kind.args, ids, strict=True) if what[name] == "page"]
+    if len(set(ids)) < len(ids):  # a well-formed ask the state refuses
+        same = "a cluster cannot be merged with itself" if stories else "choose two different pages"
+        raise CorrectionFailed(same, 409)
+    if not _cut_off(kind.name, **({"clusters": stories} if stories else {"pages": pages})):
+        for page_id in pages:
+            if cluster_id is None:
+                page_cluster(page_id)
+            else:
+                _in_cluster(page_id, cluster_id)
+        if len(stories) == 2:  # joining two stories: refused when they are not similar, unless confirmed
+            _check_similar(stories[0], stories[1], confirmed=bool(values.get("confirm")))
+    anchor = _other_member(cluster_id, pages[0]) if cluster_id and len(pages) == 1 else None
+    before = read_names(pages, [*stories, *([cluster_id] if cluster_id else [])])  # a story merged away: its name
+    done = kind.function(*ids, **common)
+    survivor = next((c for c in done.clusters if _has_pages(c)), cluster_id) if stories else None
+    after = read_names(pages, [survivor] if survivor else [])
+    is_story = [what[name] == "story" for name in kind.args]
+    now = [survivor if story else after.now.get(v) for story, v in zip(is_story, ids, strict=True)]
+    follow = cluster_id if cluster_id and _has_pages(cluster_id) else page_cluster(anchor) if anchor else now[0]
+    said = [before.story(v) if story else before.page(v) for story, v in zip(is_story, ids, strict=True)]
+    words = dict(zip(("a", "b"), said, strict=False))
+    words |= dict(zip(("a_now", "b_now"), map(after.story, now), strict=False))
+    message = kind.message.format(story=before.story(cluster_id) if cluster_id else "", **words)
+    return Applied(done, message, follow, now[0] if kind.reports_story else None)
 
 
 def _confirmed(value: object) -> bool:
@@ -194,29 +196,6 @@ def _check_similar(cluster_id: str, other: str, *, confirmed: bool) -> None:
         f"{preview.threshold:.2f}): look at the preview and confirm the merge (confirm: true) if they are one story",
         409,
     )
-
-
-def _not_duplicates(cluster_id: str | None, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
-    page_a, page_b = _text(fields, "page_a"), _text(fields, "page_b")
-    if page_a == page_b:
-        raise CorrectionFailed("choose two different pages", 409)  # a page is always a copy of itself
-    checked = () if _cut_off("not_duplicates", pages=[page_a, page_b]) else (page_a, page_b)
-    for page_id in checked:
-        if cluster_id is None:
-            page_cluster(page_id)
-        else:
-            _in_cluster(page_id, cluster_id)
-    done = mark_not_duplicates(page_a, page_b, **common)
-    follow = cluster_id if cluster_id and _has_pages(cluster_id) else page_cluster(page_a)
-    return Applied(done, f"Pages {page_a} and {page_b} are marked as not duplicates.", follow)
-
-
-def _representative(cluster_id: str, fields: Mapping[str, Any], common: dict[str, Any]) -> Applied:
-    page_id = _text(fields, "page_id")
-    if not _cut_off("representative", pages=[page_id]):
-        _in_cluster(page_id, cluster_id)
-    done = set_representative(page_id, **common)
-    return Applied(done, f"Page {page_id} is now the representative of its cluster.", cluster_id)
 
 
 def _made_by(correction_id: str) -> str:
@@ -254,7 +233,9 @@ def apply_undo(correction_id: str, *, fields: Mapping[str, Any], user: str | Non
         done = undo_correction(correction_id, user=user or "", client=get_es(), settings=get_settings(), note=note)
     except CorrectionError as exc:
         raise CorrectionFailed(str(exc), 404 if "unknown correction" in str(exc) else 409) from None
-    message = f"Correction {correction_id} ({done.undone.kind.replace('_', ' ')}) is undone."
+    names = read_names(done.undone.pages, done.apart)
+    where = "; ".join(f"page {names.page(p)} is in story {names.story(names.now.get(p))}" for p in done.undone.pages)
+    message = f"Correction {correction_id} ({done.undone.kind.replace('_', ' ')}) is undone: {where}."
     if others:
         log.warning("%r undid correction %s made by %r, as an admin", user, correction_id, author)
         message += f" It was made by {author}: undone with the admin role."
@@ -262,16 +243,9 @@ def apply_undo(correction_id: str, *, fields: Mapping[str, Any], user: str | Non
         message += (f" Later corrections decided about some of the same pages ({', '.join(done.kept)}): their"
                     " decisions are kept, since the latest decision wins.")  # fmt: skip
     if done.apart:
-        message += f" Cluster(s) {', '.join(done.apart)} stay apart: a later correction says they are not duplicates."
+        apart = ", ".join(map(names.story, done.apart))
+        message += f" Stories {apart} stay apart: a later correction says they are not duplicates."
     return Applied(done.correction, message, None)
-
-
-#: the corrections made on one cluster, by kind
-_ON_A_CLUSTER: dict[str, Callable[[str, Mapping[str, Any], dict[str, Any]], Applied]] = {
-    "split": _split,
-    "merge": _merge,
-    "representative": _representative,
-}
 
 
 @dataclass
@@ -283,8 +257,15 @@ class CorrectionLog(Paged):
     entries: list = field(default_factory=list)
     #: correction id -> the story the page a split took out is in now
     split_into: dict[str, str] = field(default_factory=dict)
+    #: the headlines of the entries' pages and stories, and the story each page is in now
+    names: Names = field(default_factory=Names)
     #: correction id -> the undo that undid it (such a correction has no Undo button)
     undone_by: dict[str, str] = field(default_factory=dict)
+
+    @staticmethod
+    def label(kind: str) -> str:
+        """What the log calls a kind (``CorrectionKind.label``)."""
+        return "Undo of" if kind == UNDO else next((k.label for k in KINDS if k.name == kind), kind)
 
     def url_args(self, page: int) -> dict:
         args = {"cluster_id": self.cluster_id, "page_id": self.page_id, "page": page if page > 1 else None}
@@ -296,9 +277,24 @@ class CorrectionLog(Paged):
             "page_size": self.page_size,
             "total": self.total,
             "corrections": [
-                {**c.as_dict(), **({"split_into": self.split_into.get(c.id)} if c.kind == "split" else {})}
+                {
+                    **c.as_dict(),
+                    **({"split_into": self.split_into.get(c.id)} if c.kind == "split" else {}),
+                    **self.named(c),
+                }  # fmt: skip
                 for c in self.entries
             ],
+        }
+
+    def named(self, correction: Correction) -> dict:
+        """The headlines of a correction's pages and stories, and the story each of its pages is in now."""
+        stories = [*correction.clusters, *(self.names.now[p] for p in correction.pages if p in self.names.now)]
+        return {
+            "headlines": {
+                "pages": {p: self.names.pages[p] for p in correction.pages if p in self.names.pages},
+                "stories": {c: self.names.stories[c] for c in stories if c in self.names.stories},
+            },
+            "now": {p: self.names.now[p] for p in correction.pages if p in self.names.now},
         }
 
 
@@ -322,12 +318,12 @@ def corrections_page(args: Mapping[str, str], *, page_size: int) -> CorrectionLo
     total, entries = list_corrections(
         client=es, settings=settings, offset=(page - 1) * page_size, size=page_size, **filters
     )
+    names = read_names([p for c in entries for p in c.pages], [s for c in entries for s in c.clusters])
     split = {c.id: c.pages[0] for c in entries if c.kind == "split" and c.pages}
-    now = current_labels(set(split.values()), client=es, settings=settings) if split else {}  # one mget
-    into = {cid: now[pid] for cid, pid in split.items() if pid in now}
+    into = {cid: names.now[pid] for cid, pid in split.items() if pid in names.now}
     undone = _undone_by([c.id for c in entries if c.kind != "undo"])
     return CorrectionLog(page=page, page_size=page_size, total=total, entries=list(entries), split_into=into,
-                         undone_by=undone, **filters)  # fmt: skip
+                         names=names, undone_by=undone, **filters)  # fmt: skip
 
 
 def _undone_by(correction_ids: list[str]) -> dict[str, str]:

@@ -32,10 +32,10 @@ from newsfold.plugin.search.story_queries import (
 from newsfold.plugin.search.story_versions import STORY_SOURCE
 from newsfold.plugin.settings import Settings
 from newsfold.web import validation
+from newsfold.web.actions.search_params import MAX_ARGS_CHARS, provenance_filters, provenance_flags
 from newsfold.web.display import dress_story, learn_affixes
 from newsfold.web.formatting import page_count
 from newsfold.web.home import filling_window, section_arg, section_filters
-from newsfold.web.search.params import MAX_ARGS_CHARS, provenance_filters, provenance_flags
 
 DEFAULT_WINDOW = "7d"
 

@@ -6,7 +6,7 @@ with their best similarity to a page of the other story (estimated from the
 stored signatures, ``plugin.admin.evidence.pair_scores``); when no pair
 reaches the copy threshold (``Settings.threshold``) the two stories are "not
 similar" and the merge needs an explicit confirmation
-(``web.admin.correction_requests``).
+(``web.actions.correction_requests``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from newsfold.plugin.errors import InputError
 from newsfold.plugin.search.hits import read_versions
 from newsfold.plugin.search.public_query import page_filters, parse_day
 from newsfold.plugin.settings import Settings
-from newsfold.web.admin import review_queue
+from newsfold.web.actions import review_queue
 from newsfold.web.formatting import page_count
 from newsfold.web.validation import MAX_FILTER_CHARS, filter_text, query_text
 

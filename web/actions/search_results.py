@@ -29,9 +29,9 @@ from newsfold.plugin.search.suggestions import read_suggestions, spelling_sugges
 from newsfold.plugin.search.version_relations import with_references
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import Signature, jaccard
+from newsfold.web.actions.search_params import SearchParams
 from newsfold.web.display import dress_story, headline, headline_highlight, learn_affixes
 from newsfold.web.formatting import page_count
-from newsfold.web.search.params import SearchParams
 
 
 @dataclass

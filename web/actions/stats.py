@@ -16,9 +16,9 @@ from newsfold.plugin.fold.rejections import rejections_index
 from newsfold.plugin.search.page_dates import iso_millis
 from newsfold.plugin.search.story_queries import window_filter
 from newsfold.plugin.settings import Settings
+from newsfold.web.actions.top_stories import time_field
 from newsfold.web.charts import bar_chart, histogram, line_chart, stacked_bar_chart
 from newsfold.web.formatting import format_datetime, percent
-from newsfold.web.stories.top import time_field
 
 SIMILARITY_STEP = 0.05
 #: the ingest-rate intervals in words
