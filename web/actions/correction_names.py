@@ -7,6 +7,7 @@ realtime ``mget`` reads the pages (and the story each is in now), one search the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -38,6 +39,24 @@ class Names:
 
     def story(self, story_id: str | None) -> str:
         return named(self.stories.get(story_id or ""), story_id)
+
+    def said(self, message: str) -> str:
+        """``message`` with each page and story it names by id (quoted or not) named ``“Headline” (id)``: an id
+        is a page's when the nearest word before it is "page", else a story's ("cluster", "story")."""
+        ids = sorted({i for i, h in (*self.pages.items(), *self.stories.items()) if h}, key=len, reverse=True)
+        if not ids:
+            return message
+        alternatives = "|".join(re.escape(i) for i in ids)
+        pattern = re.compile(rf"(?<![\w.-])'?({alternatives})'?(?![\w.-])")
+
+        def name(found: re.Match[str]) -> str:
+            before = message[: found.start()].lower()
+            as_page = before.rfind("page") > max(before.rfind("cluster"), before.rfind("stor"))
+            first, then = (self.pages, self.stories) if as_page else (self.stories, self.pages)
+            headline = first.get(found.group(1)) or then.get(found.group(1))
+            return named(headline, found.group(1))
+
+        return pattern.sub(name, message)
 
 
 def read_names(page_ids: Iterable[str] = (), story_ids: Iterable[str] = ()) -> Names:

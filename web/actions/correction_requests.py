@@ -141,7 +141,17 @@ def apply_correction(kind: str, *, cluster_id: str | None, fields: Mapping[str, 
     try:
         return _apply(entry, values, {"user": user, "client": get_es(), "settings": get_settings(), "note": note})
     except CorrectionError as exc:
-        raise CorrectionFailed(str(exc)) from None
+        raise CorrectionFailed(_in_headlines(str(exc), values)) from None
+    except CorrectionFailed as exc:
+        raise CorrectionFailed(_in_headlines(str(exc), values), exc.status) from None
+
+
+def _in_headlines(message: str, values: Mapping[str, Any]) -> str:
+    """A refusal's message with the pages and stories of the request (and the stories those pages are in) named
+    by headline beside their ids, as every other correction message names them."""
+    ids = [v for v in values.values() if isinstance(v, str) and v]
+    names = read_names(ids, ids)  # an id of the other kind is simply not found
+    return names.said(message)
 
 
 def _apply(kind: CorrectionKind, values: dict[str, Any], common: dict[str, Any]) -> Applied:

@@ -103,3 +103,17 @@ def test_the_merge_page_and_the_undo_name_stories_by_headline(client, corpus, es
     said = _flashed(client, post_form(client, "/admin/corrections", f"/admin/corrections/{merge_id}/undo", {}))
     assert said.startswith(f"Correction {merge_id} (merge) is undone: page {A1} (a1) is in story {A1} ({a}); ")
     assert "(b1) is in story “Quillbrook &lt;script&gt;" in said and f"({cluster_of(es, settings, 'b1')})." in said
+
+
+def test_a_refused_correction_names_its_pages_and_stories_by_headline_too(client, corpus, es, settings):
+    a, b = corpus["a"], corpus["b"]
+    url = f"/admin/clusters/{b}"
+    res = post_form(client, url, f"{url}/split", {"page_id": "a3"})  # a3 is in story a, not b
+    assert res.status_code == 303
+    page = html_of(client.get(res.headers["Location"]))
+    found = re.search(r'data-testid="flash-error"[^>]*>(.*?)</', page, re.S)
+    assert found, "no error message"
+    said = found.group(1)
+    story_a = re.search(rf"(“[^”]+”) \({re.escape(a)}\)\)?$", said)  # "... (it is in “Headline” (a))"
+    assert said.startswith(f"page {A3} (a3) is not in cluster “") and f"({b})" in said, said
+    assert story_a and story_a.group(1) == A1, said  # story a by its face's headline
