@@ -24,7 +24,11 @@ TEMPLATES = ROOT / "web" / "templates"
 #: the OpenAPI schemas of a hit: a version, a story or a cluster member as the JSON API returns it
 HIT_SCHEMAS = ("Version", "Story", "ClusterMember", "TopStory", "StoryVersion", "VersionText")
 #: schemas with a title or url that are not hits, and why
-NOT_HITS = {"Page": "a page submitted to POST /api/pages", "Origin": "where a story came from, not one of its versions"}
+NOT_HITS = {
+    "Page": "a page submitted to POST /api/pages",
+    "Origin": "where a story came from, not one of its versions",
+    "ClusterListRow": "a story of the editor's queue: its figures, headed by its face's title and site",
+}
 #: the templates that show hits -> the public fields each leaves out on purpose, and why
 HIT_TEMPLATES = {
     "search.html": {},

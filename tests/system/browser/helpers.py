@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from selenium.common.exceptions import NoAlertPresentException, StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ec
@@ -66,17 +68,29 @@ def alert_text(driver) -> str | None:
 
 
 #: what an injected payload would leave behind; every value must stay null / zero
-INJECTION_PROBE = """
+#: the site's own script files (web/static/*.js, served from its origin); any other script is an injection
+OWN_SCRIPT = r"^/static/[a-z]+\.js$"
+INJECTION_PROBE = (
+    f"const OWN_SCRIPT = /{OWN_SCRIPT.replace('/', chr(92) + '/')}/;"
+    + """
 const root = document.documentElement;
 return {
   marker: root.dataset.xss || null,
   global: window.__xss || null,
-  scripts: document.scripts.length,
+  scripts: Array.from(document.scripts).filter(s => !OWN_SCRIPT.test(s.getAttribute('src') || '')).length,
   handlers: document.querySelectorAll('[onerror], [onload], [onclick], [onmouseover]').length,
   imgX: document.querySelectorAll('img[src="x"]').length,
   jsLinks: Array.from(document.links).filter(a => a.protocol === 'javascript:').length,
 };
 """
+)
+
+
+def foreign_markup(page_source: str) -> list[str]:
+    """The ``<script`` elements (other than the site's own files) and ``<svg onload`` of a serialised page."""
+    scripts = re.findall(r"<script\b[^>]*>", page_source)
+    foreign = [tag for tag in scripts if not re.fullmatch(r'<script src="/static/[a-z]+\.js"( defer(="")?)?>', tag)]
+    return foreign + re.findall(r"<svg onload", page_source)
 
 
 def injection_traces(driver) -> dict:
