@@ -12,7 +12,7 @@ from typing import Any
 
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID
-from newsfold.plugin.fold.lookups import FOUNDER_FIRST, URL_ORDER
+from newsfold.plugin.fold.lookups import URL_ORDER
 from newsfold.plugin.hits import ARTICLE_SOURCE
 from newsfold.plugin.search.public_query import page_filters
 from newsfold.plugin.search.story_face import FACE_AGG, face_agg, face_sort
@@ -89,7 +89,7 @@ def largest_clusters(*, size: int = 50) -> dict[str, Any]:
                         "top_hits": {
                             "size": 1,
                             "_source": ["title", "site", "url"],
-                            "sort": [{"ingested": "asc"}, FOUNDER_FIRST],
+                            "sort": face_sort(),  # the story's face, as every surface shows it
                         }
                     },
                 },

@@ -52,6 +52,9 @@ def test_every_surface_shows_one_headline_per_story(demo, es, settings):
         "admin list": {cid: html.unescape(h) for cid, h in re.findall(
             r'<td class="title-cell"><a href="/admin/clusters/([^"]+)">([^<]*)</a>',
             demo.get("/admin/clusters", headers=BEARER).get_data(as_text=True))},
+        "admin home": {cid: html.unescape(h) for cid, h in re.findall(
+            r'<td><a href="/admin/clusters/([^"]+)">([^<]*)</a>',
+            demo.get("/admin/", headers=BEARER).get_data(as_text=True).split('data-testid="largest-clusters"')[-1])},
     }  # fmt: skip
     for cid in top:
         page = demo.get(f"/admin/clusters/{cid}", headers=BEARER).get_data(as_text=True)
