@@ -18,7 +18,7 @@ loaded: every index's period (``_meta.newsfold.period_start``, as a reindex
 records it) is written so that the newest month ends now and each older one a
 month (30 days) before. Then ``--batches`` timed batches of ``--batch`` pages
 (after ``--warmup`` untimed ones) go through what ``plugin.fold.batch.prepare``
-runs: ``lookup_indices`` (one metadata request, the ``--window`` of
+runs: ``lookup_scope`` (one metadata request, the ``--window`` of
 ``NEWSFOLD_LOOKUP_WINDOW``) and ``candidates.lookup`` on those indices.
 ``--dup-share`` of the looked-up pages are near-copies of a story that began
 inside the window; the rest are new. At the largest size the same lookups are
@@ -61,7 +61,7 @@ from tqdm import tqdm
 
 from newsfold.plugin.fold.candidates import lookup
 from newsfold.plugin.fold.document import own_document
-from newsfold.plugin.fold.rollover import index_facts, lookup_indices, merge_old_indices, roll_over
+from newsfold.plugin.fold.rollover import index_facts, lookup_scope, merge_old_indices, roll_over
 from newsfold.plugin.settings import Settings, seconds
 
 TARGET_P50_RATIO = 1.3
@@ -125,20 +125,20 @@ def set_the_clock(client, settings: Settings) -> list[str]:
 
 def measure(client, settings: Settings, corpus: Corpus, *, batches: int, batch: int, dup_share: float,
             warmup: int, tag: str) -> dict:  # fmt: skip
-    """Time what ``prepare`` runs per batch: ``lookup_indices`` and ``lookup`` on them."""
+    """Time what ``prepare`` runs per batch: ``lookup_scope`` and ``lookup`` on them."""
     for w in range(warmup):
         pages = corpus.queries(batch, dup_share, f"w{tag}-{w}")
-        lookup(pages, client=client, settings=settings, indices=lookup_indices(client, settings))
+        lookup(pages, client=client, settings=settings, scope=lookup_scope(client, settings))
     times, candidates, searched = [], [], set()
     server = server_pid()
     before = cpu_seconds(server) if server else None
     for b in tqdm(range(batches), desc=f"lookups ({tag})", unit="batch"):
         pages = corpus.queries(batch, dup_share, f"{tag}-{b}")
         t0 = time.perf_counter()
-        indices = lookup_indices(client, settings)
-        found = lookup(pages, client=client, settings=settings, indices=indices)
+        scope = lookup_scope(client, settings)
+        found = lookup(pages, client=client, settings=settings, scope=scope)
         times.append((time.perf_counter() - t0) * 1000)
-        searched.add(indices)
+        searched.add(scope.indices)
         candidates += [len(found.get(p.page_id, [])) for p in pages]
     spent = (cpu_seconds(server) or 0.0) - before if before is not None else None
     return {
@@ -230,8 +230,16 @@ def _run(args, sizes: list[int]) -> int:
                 "pages": corpus.size,
                 "indices": len(names),
                 "segments": {f.name: f.segments for f in facts},
-                "window": measure(client, settings, corpus, batches=args.batches, batch=args.batch,
-                                  dup_share=args.dup_share, warmup=args.warmup, tag=f"{size}"),  # fmt: skip
+                "window": measure(
+                    client,
+                    settings,
+                    corpus,
+                    batches=args.batches,
+                    batch=args.batch,
+                    dup_share=args.dup_share,
+                    warmup=args.warmup,
+                    tag=f"{size}",
+                ),  # fmt: skip
             }
             if size == sizes[-1] and len(names) > 1:
                 every = settings.replace(lookup_window="0")
@@ -261,7 +269,7 @@ def report(result: dict) -> str:
         f"window {result['window']}, {result['batches']} timed batches of {result['batch']} pages per size, "
         f"{result['dup_share']:.0%} near-copies of stories begun inside the window",
         "",
-        "pages      indices  searched  lookup per batch (lookup_indices + msearch)  node CPU ms/batch  "
+        "pages      indices  searched  lookup per batch (lookup_scope + msearch)  node CPU ms/batch  "
         "candidates/page  segments of the write index",
     ]
     for row in result["sizes"]:

@@ -82,7 +82,7 @@ from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import Signature, band_keys, content_hash
 from newsfold.plugin.sign.signed_page import SignedPage
 
-BAND_KEYS = field_path("band_keys")
+BAND_KEYS = field_path("bands") + ".terms"  # the band lookup's field (plugin.fold.lookups.BAND_KEYS)
 
 TARGET_RATIO = 1.5  # p95 at the largest size / p95 at the smallest
 TARGET_P50_RATIO = 1.3  # p50 at the largest size / p50 at the smallest

@@ -46,6 +46,7 @@ _EXPORTS = {
     "ServerError": "errors",
     "Signature": "sign.signature",
     "band_keys": "sign.signature",
+    "band_tokens": "sign.signature",
     "Constraints": "fold.cluster",
     "Match": "fold.cluster",
     "decide": "fold.cluster",
@@ -130,6 +131,7 @@ __all__ = [
     "Version",
     "add_relations",
     "band_keys",
+    "band_tokens",
     "build_client",
     "collapsed_search",
     "component_template",
@@ -240,7 +242,7 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
     from newsfold.plugin.search.story_queries import newest, read_newest, read_top_stories, top_stories
     from newsfold.plugin.search.version_relations import add_relations
     from newsfold.plugin.settings import Settings
-    from newsfold.plugin.sign.signature import Signature, band_keys
+    from newsfold.plugin.sign.signature import Signature, band_keys, band_tokens
     from newsfold.plugin.sign.signed_page import Page, SignedPage, TextMeta
     from newsfold.plugin.sign.signing import sign_page, sign_text
 

@@ -36,7 +36,7 @@ ARTICLE_SOURCE = (*PUBLIC_FIELDS, "ingested", "lede", "image")
 #: the fold fields a hit reads (inside ``newsfold.``)
 FOLD_SOURCE = ("cluster_id", "passages", "representative", "wire", "origin_wire", "origin_site", "origin_id")
 #: the fold fields the search reads besides, to compare a story's versions (similarity)
-COMPARE_SOURCE = ("signature", "shingle_count")
+COMPARE_SOURCE = ("bands", "signature", "shingle_count")
 
 
 def public_fields(source: dict[str, object] | None) -> dict[str, object]:  # object: this module imports nothing

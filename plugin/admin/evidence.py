@@ -18,7 +18,7 @@ import numpy as np
 
 from newsfold.plugin.admin.text_compare import shared_passages
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.signature import Signature, containment, jaccard
+from newsfold.plugin.sign.signature import Signature, containment, jaccard, shared_bands, truncate
 from newsfold.plugin.text import normalize
 
 
@@ -104,7 +104,7 @@ def similarity_matrix(signatures: Sequence[Signature | None]) -> list[list[float
     usable = [i for i, s in enumerate(signatures) if s is not None and len(lengths) == 1]
     out: list[list[float | None]] = [[None] * n for _ in range(n)]
     if usable:
-        values = np.stack([s.hashvalues for i in usable if (s := signatures[i]) is not None])
+        values = np.stack([truncate(s.hashvalues) for i in usable if (s := signatures[i]) is not None])
         equal = np.round((values[:, None, :] == values[None, :, :]).mean(axis=2), 4).tolist()
         for x, i in enumerate(usable):
             row = out[i]
@@ -193,7 +193,7 @@ def membership_evidence(
 
     Args:
         member: the page's stored fields (``id``, ``site``, ``title``,
-            ``title_key``, ``band_keys``, ``body``).
+            ``title_key``, ``body``).
         reference: the page it is compared with, same fields.
         settings: thresholds of the decision.
         member_signature: the member's decoded signature (or None).
@@ -205,7 +205,13 @@ def membership_evidence(
         and unmatched score signals.
     """
     j, c = pair_scores(member_signature, reference_signature, weighted=settings.signature_kind == "weighted")
-    bands = len(set(member.get("band_keys") or ()) & set(reference.get("band_keys") or ()))
+    bands = (
+        shared_bands(
+            member_signature.hashvalues, reference_signature.hashvalues, bands=settings.bands, rows=settings.rows
+        )  # fmt: skip
+        if member_signature is not None and reference_signature is not None
+        else 0
+    )
     signals = [
         *_score_signals(j, c, member_signature, reference_signature, settings),
         Signal("band_keys", bands >= settings.min_bands, f"{bands} shared (a candidate needs {settings.min_bands})"),

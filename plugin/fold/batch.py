@@ -46,7 +46,7 @@ from newsfold.plugin.fold.index import check_meta_cached
 from newsfold.plugin.fold.ingest_args import check_delivery, check_pages
 from newsfold.plugin.fold.provenance import refresh_origins, story_origin
 from newsfold.plugin.fold.regroup import enforce_constraints, relabel
-from newsfold.plugin.fold.rollover import lookup_indices, reconcile_indices
+from newsfold.plugin.fold.rollover import lookup_scope, reconcile_scope
 from newsfold.plugin.fold.store import bulk_failures, current_labels
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import StoryStatistics, uses_stats
@@ -104,7 +104,7 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
                     state.first_seen[p.page_id] = seen
                 state.pages.append(p)
     # only the indices of the lookup window (plugin.fold.rollover): older copies found no story here
-    state.candidates = lookup(state.pages, client=client, settings=settings, indices=lookup_indices(client, settings))
+    state.candidates = lookup(state.pages, client=client, settings=settings, scope=lookup_scope(client, settings))
     batch_ids = [p.page_id for p in state.pages]
     named = set(batch_ids) | {c.page_id for found in state.candidates.values() for c in found}
     state.constraints = load_constraints(named, client=client, settings=settings, unlabelled=batch_ids)
@@ -213,13 +213,13 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
     """
     refused: set[tuple[str, str]] = set()  # merges a cannot-link forbids (or with nothing left to move)
     pages = state.pages + state.unchanged
-    racing = reconcile_indices(client, settings)  # a racing writer's pages are in the write index
+    racing = reconcile_scope(client, settings)  # a racing writer's pages are in the write index
     for _ in range(MAX_RECONCILE_ROUNDS):
         if not pages:
             return
         labels = current_labels([p.page_id for p in pages], client=client, settings=settings)
         present = [p for p in pages if labels.get(p.page_id) is not None]
-        found = lookup(present, client=client, settings=settings, exclude_clusters=labels, indices=racing)
+        found = lookup(present, client=client, settings=settings, exclude_clusters=labels, scope=racing)
         merges: dict[str, str] = {}
         by: dict[str, str] = {}  # losing cluster -> the batch's page whose lookup found the merge
         for p in present:

@@ -46,6 +46,10 @@ UNSTARTED = ("no_shard_available_action_exception", "illegal_index_shard_state_e
              "unavailable_shards_exception")  # fmt: skip
 log = logging.getLogger(__name__)
 
+#: the fold layout that stores the signature once, as band tokens (``newsfold.bands``); older ones hold
+#: ``newsfold.band_keys`` (``plugin.fold.index.FOLD_LAYOUT`` is this or later)
+BANDS_LAYOUT = 8
+
 #: ids x indices per realtime ``mget`` when reading or locating pages through a name over several indices
 MGET_ITEMS = 10_000
 
@@ -61,6 +65,9 @@ class Behind:
     created: tuple[int, ...] = ()
     #: when each index's period ended, where recorded (a rebuilt old period; 0: at the next index's start)
     ended: tuple[int, ...] = ()
+    #: the indices that may hold pages stored at fold layout 7 or before (their band keys are in another field):
+    #: those recording an older layout, or upgraded in place from one (``_meta.newsfold.legacy_bands``)
+    legacy: frozenset[str] = frozenset()
 
     @property
     def single(self) -> bool:
@@ -97,16 +104,19 @@ def behind(client: Elasticsearch, name: str) -> Behind:
     from elasticsearch import ApiError
 
     wanted = ["*.aliases", "*.settings.index.creation_date", "*.mappings._meta.newsfold.period_start",
-              "*.mappings._meta.newsfold.period_end"]  # fmt: skip
+              "*.mappings._meta.newsfold.period_end", "*.mappings._meta.newsfold.fold_layout",
+              "*.mappings._meta.newsfold.legacy_bands"]  # fmt: skip
     try:
         res = client.indices.get(index=name, filter_path=wanted).body
     except ApiError as exc:
         raise server_error(exc, f"resolving {name!r}") from exc
     if not res:
         raise ServerError(f"{name!r} names no index")
-    created, ended = {}, {}
+    created, ended, legacy = {}, {}, set()
     for i, v in res.items():
         period = ((v.get("mappings") or {}).get("_meta") or {}).get("newsfold") or {}
+        if period.get("legacy_bands") or int(period.get("fold_layout") or BANDS_LAYOUT) < BANDS_LAYOUT:
+            legacy.add(i)
         created[i] = int(period.get("period_start") or (v.get("settings") or {}).get("index", {}).get("creation_date")
                          or 0)  # fmt: skip
         ended[i] = int(period.get("period_end") or 0)
@@ -114,7 +124,7 @@ def behind(client: Elasticsearch, name: str) -> Behind:
     flagged = [i for i, v in res.items() if ((v.get("aliases") or {}).get(name) or {}).get("is_write_index")]
     return Behind(
         indices, flagged[0] if flagged else indices[0], tuple(created[i] for i in indices),
-        tuple(ended[i] for i in indices),
+        tuple(ended[i] for i in indices), frozenset(legacy),
     )  # fmt: skip
 
 

@@ -14,7 +14,7 @@ import logging
 import time
 import weakref
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from elasticsearch import BadRequestError
@@ -25,7 +25,9 @@ from newsfold.plugin.fold.by_id import SHARD_WAITS, no_shard, not_known_yet, rea
 from newsfold.plugin.fold.cluster import Constraints, Match, verify
 from newsfold.plugin.fold.document import LOOKUP_SOURCE, Candidate, read_candidate, site_signals
 from newsfold.plugin.fold.index import wait_until_active
+from newsfold.plugin.fold.rollover import Scope
 from newsfold.plugin.settings import Settings
+from newsfold.plugin.sign.signature import REST_MARK, band_keys
 from newsfold.plugin.sign.signed_page import SignedPage
 
 if TYPE_CHECKING:
@@ -42,14 +44,14 @@ def lookup(
     client: Elasticsearch,
     settings: Settings,
     exclude_clusters: Mapping[str, str | None] | None = None,
-    indices: Sequence[str] | None = None,
+    scope: Scope | None = None,
 ) -> dict[str, list[Candidate]]:
     """Band-key term lookup for every page in one ``msearch``.
 
     ``exclude_clusters`` (page id -> cluster id) leaves each page's own
-    cluster out of its candidates; ``indices`` (default: all behind
-    ``settings.index``) are the concrete indices searched (the lookup window,
-    ``plugin.fold.rollover``).
+    cluster out of its candidates; ``scope`` (default: every index behind
+    ``settings.index``, none holding pages of an older layout) is where to
+    search (the lookup window, ``plugin.fold.rollover``).
     """
     if not pages:
         return {}
@@ -57,7 +59,7 @@ def lookup(
     responses = None
     if client not in _REFUSE_TERMS_SET:
         try:
-            responses = _msearch(pages, client=client, settings=settings, exclude_clusters=own, indices=indices,
+            responses = _msearch(pages, client=client, settings=settings, exclude_clusters=own, scope=scope,
                                  shape="terms_set")  # fmt: skip
         except BadRequestError as exc:
             if not _refuses_terms_set(str(exc)):
@@ -67,7 +69,7 @@ def lookup(
             _REFUSE_TERMS_SET.add(client)
             responses = None
     if responses is None:
-        responses = _msearch(pages, client=client, settings=settings, exclude_clusters=own, indices=indices,
+        responses = _msearch(pages, client=client, settings=settings, exclude_clusters=own, scope=scope,
                              shape="bool")  # fmt: skip
     out: dict[str, list[Candidate]] = {}
     for p, res in zip(pages, responses, strict=True):
@@ -91,22 +93,26 @@ def _msearch(
     client: Elasticsearch,
     settings: Settings,
     exclude_clusters: Mapping[str, str | None],
-    indices: Sequence[str] | None,
+    scope: Scope | None,
     shape: str,
 ) -> list[dict[str, Any]]:
     """The band lookups of ``pages`` in one ``msearch``, asked again while a shard or a new index is not ready."""
+    indices = scope.indices if scope else ()
     target = ",".join(indices) if indices else settings.index
     searches: list[dict[str, Any]] = []
     for p in pages:
         searches.append({"index": target})
         searches.append(
             lookups.band_lookup(
-                p.band_keys,
+                [k for k in p.band_keys if not k.startswith(REST_MARK)],
                 size=MAX_CANDIDATES,
                 exclude_ids=[p.page_id],
                 min_bands=settings.min_bands,
                 exclude_cluster=exclude_clusters.get(p.page_id),
                 shape=shape,
+                legacy_keys=band_keys(p.signature.hashvalues, bands=settings.bands, rows=settings.rows)
+                if scope and scope.legacy
+                else None,
             )
         )
     for wait in (*SHARD_WAITS, None):

@@ -26,7 +26,7 @@ from newsfold.plugin.extract.headlines import lede, title_affixes
 from newsfold.plugin.fold.cluster import NO_SIGNALS, SiteSignals
 from newsfold.plugin.fold.origin_rule import believed_time
 from newsfold.plugin.hits import ARTICLE_SOURCE, COMPARE_SOURCE, FOLD_SOURCE
-from newsfold.plugin.sign.signature import Signature
+from newsfold.plugin.sign.signature import Signature, tokens_signature
 from newsfold.plugin.sign.signed_page import Page as Page  # re-exported: the 0.1 path newsfold.plugin.fold.document
 from newsfold.plugin.sign.signed_page import SignedPage
 from newsfold.plugin.urls import registrable_domain
@@ -39,7 +39,27 @@ FOLD = "newsfold"
 #: the fold fields (inside ``newsfold``) and their Elasticsearch mapping
 FOLD_FIELDS: dict[str, dict[str, Any]] = {
     "cluster_id": {"type": "keyword"},
-    "band_keys": {"type": "keyword", "doc_values": False, "similarity": "boolean"},  # a lookup scores shared keys
+    #: the signature, stored once (fold layout 8): its band tokens joined by spaces (``plugin.sign.signature.
+    #: band_tokens``). Not indexed as a whole; its ``terms`` sub-field (whitespace-split, no frequencies, no
+    #: norms, a match scoring 1) is what the band lookup asks, and Elasticsearch derives it again from
+    #: ``_source`` on every write, a host's partial update included
+    "bands": {
+        "type": "keyword",
+        "index": False,
+        "doc_values": False,
+        "fields": {
+            "terms": {
+                "type": "text",
+                "analyzer": "whitespace",
+                "index_options": "docs",
+                "norms": False,
+                "similarity": "boolean",
+            }
+        },
+    },
+    #: layouts up to 7: the band keys and the signature (32-bit values, base64), read and looked up until
+    #: ``newsfold reindex`` (or a host's re-ingest) rewrites the page
+    "band_keys": {"type": "keyword", "doc_values": False, "similarity": "boolean"},
     "signature": {"type": "binary"},
     "shingle_count": {"type": "integer"},
     "token_count": {"type": "integer"},
@@ -99,6 +119,7 @@ LOOKUP_SOURCE = [
     path(f)
     for f in (
         "cluster_id",
+        "bands",
         "signature",
         "shingle_count",
         "token_count",
@@ -115,7 +136,7 @@ LOOKUP_SOURCE = [
 #: what a search result shows of a version (newsfold's own index): a hit, and what compares it with its story's others
 VERSION_SOURCE = [*ARTICLE_SOURCE, *(path(f) for f in (*FOLD_SOURCE, *COMPARE_SOURCE))]
 #: what the unchanged check reads (and the first sighting a changed page keeps)
-UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID, path("first_seen")]
+UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID, path("first_seen"), path("band_keys")]
 #: what the founding protocol reads of a page (``plugin.fold.founding``)
 FOUNDING_SOURCE = [CLUSTER_ID, path("founding"), path("committed_by")]
 
@@ -169,8 +190,9 @@ def fold_fields(
     return {
         FOLD: {
             "cluster_id": cluster_id,
-            "band_keys": page.band_keys,
-            "signature": page.signature.encode(),
+            "bands": " ".join(page.band_keys),
+            "band_keys": None,  # a page stored at layout 7 or before loses its old copies
+            "signature": None,
             "shingle_count": page.signature.shingle_count,
             "token_count": page.signature.token_count,
             "cjk_features": page.signature.cjk_features or None,
@@ -266,14 +288,13 @@ class Candidate:
 def read_signature(source: dict[str, Any]) -> Signature | None:
     """The stored signature of a ``_source`` (None when the page has none)."""
     src = source[FOLD] if isinstance(source.get(FOLD), dict) else source  # stored, or lifted by flat()
-    if not src.get("signature"):
-        return None
-    return Signature.decode(
-        src["signature"],
-        shingle_count=int(src.get("shingle_count") or 0),
-        token_count=int(src.get("token_count") or 0),
-        cjk_features=src.get("cjk_features") or "",
-    )
+    shingles, tokens = int(src.get("shingle_count") or 0), int(src.get("token_count") or 0)
+    cjk = str(src.get("cjk_features") or "")
+    if src.get("bands"):
+        return Signature(tokens_signature(str(src["bands"])), shingles, tokens, cjk)
+    if src.get("signature"):  # fold layout 7 or before
+        return Signature.decode(src["signature"], shingle_count=shingles, token_count=tokens, cjk_features=cjk)
+    return None
 
 
 def read_candidate(hit: dict[str, Any]) -> Candidate | None:

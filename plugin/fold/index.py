@@ -25,6 +25,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import IndexMismatchError, InputError, check_type, refusals_as_server_errors
+from newsfold.plugin.fold.by_id import BANDS_LAYOUT
 from newsfold.plugin.fold.document import FOLD, FOLD_FIELDS, fold_mapping
 from newsfold.plugin.settings import Settings
 
@@ -32,12 +33,15 @@ if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
 #: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
-FOLD_LAYOUT = 7
+FOLD_LAYOUT = BANDS_LAYOUT
 #: older layouts the current one only adds fold fields to (3 added ``passages``, 4 ``founding``, 5 the
 #: provenance fields ``wire`` and ``origin_*``, 6 what provenance believes of a page: ``wire_by``, ``domain``,
-#: ``believed_time``, ``archive_aged``, ``first_seen``; 7 ``committed_by``): an index recording one is brought up
-#: to date in place (an additive ``put_mapping``) the first time newsfold checks it, never refused
-ADDITIVE_FROM = (2, 3, 4, 5, 6)
+#: ``believed_time``, ``archive_aged``, ``first_seen``; 7 ``committed_by``; 8 ``bands``, the signature stored
+#: once as band tokens): an index recording one is brought up to date in place (an additive ``put_mapping``)
+#: the first time newsfold checks it, never refused. One upgraded from before 8 records ``legacy_bands``: its
+#: older pages keep ``band_keys`` and ``signature``, which lookups then ask and read too, until
+#: ``newsfold reindex`` (or a host's re-ingest) rewrites them
+ADDITIVE_FROM = (2, 3, 4, 5, 6, 7)
 _META_CACHE_SECONDS = 60.0
 _checked: dict[tuple[int, str, str], float] = {}
 
@@ -255,9 +259,10 @@ def ensure_fold_fields(client: Elasticsearch, index: str, settings: Settings) ->
                 f"({', '.join(clash) or 'not an object'}): newsfold's fields live in that object"
             )
         meta = dict(body["mappings"].get("_meta") or {})
-        if meta.get("newsfold") not in (None, wanted):
+        had = meta.get("newsfold")
+        if had not in (None, wanted):
             check_meta(client, settings, name)
-        meta["newsfold"] = wanted
+        meta["newsfold"] = _with_layout(had, wanted) if isinstance(had, dict) else wanted
         missing = _missing_fold_fields(current) if mine is not None else fold_mapping()
         client.indices.put_mapping(index=name, properties=missing, meta=meta)
     return sorted(mappings)
@@ -291,9 +296,18 @@ def check_meta(client: Elasticsearch, settings: Settings, name: str) -> None:
 def _upgrade_layout(client: Elasticsearch, name: str, mappings: dict[str, Any]) -> None:
     """Add the fold fields a newer layout defines to an index and record the layout (other ``_meta`` kept)."""
     meta = dict(mappings.get("_meta") or {})
-    meta["newsfold"] = {**meta["newsfold"], "fold_layout": FOLD_LAYOUT}
+    meta["newsfold"] = _with_layout(meta["newsfold"], {"fold_layout": FOLD_LAYOUT})
     missing = _missing_fold_fields(mappings.get("properties", {}))
     client.indices.put_mapping(index=name, meta=meta, properties=missing or None)  # None: the parameter is left out
+
+
+def _with_layout(had: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
+    """An index's ``_meta.newsfold`` brought to ``wanted``, keeping what else it records (its period), and
+    marking an index upgraded from before :data:`BANDS_LAYOUT` as possibly holding older pages."""
+    meta = {**had, **wanted}
+    if had.get("legacy_bands") or int(had.get("fold_layout") or FOLD_LAYOUT) < BANDS_LAYOUT:
+        meta["legacy_bands"] = True
+    return meta
 
 
 def check_meta_cached(client: Elasticsearch, settings: Settings, name: str) -> None:

@@ -13,8 +13,10 @@ from typing import Any
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.document import CLUSTER_ID, LOOKUP_SOURCE, VERSION_SOURCE, path
 
-#: the band keys' field
-BAND_KEYS = path("band_keys")
+#: the field the band lookup asks: the terms of the stored signature's band tokens (fold layout 8)
+BAND_KEYS = path("bands") + ".terms"
+#: the band keys of pages stored at fold layout 7 or before (asked while an index searched may hold some)
+LEGACY_BAND_KEYS = path("band_keys")
 
 #: from + size of a search at most (Elasticsearch's index.max_result_window default): pages beyond it are refused
 MAX_WINDOW = 10_000
@@ -33,6 +35,7 @@ def band_lookup(
     min_bands: int = 1,
     exclude_cluster: str | None = None,
     shape: str = "terms_set",
+    legacy_keys: list[str] | None = None,
 ) -> dict[str, Any]:
     """Search body finding indexed pages sharing at least ``min_bands`` band keys.
 
@@ -43,19 +46,15 @@ def band_lookup(
     ``constant_score`` term clause per key, for 15-17% less node CPU
     (docs/scaling.md, "The lookup's query shape"). ``exclude_cluster`` leaves
     out the pages of one cluster (the reconcile step only looks for other
-    clusters).
+    clusters). ``legacy_keys`` (``plugin.sign.signature.band_keys``) also find pages stored at fold layout 7
+    or before, whose keys are in another field and form: a page holds one field or the other, so its score
+    is still its number of shared bands.
     """
-    if shape == "terms_set":
-        match: dict[str, Any] = {"terms_set": {BAND_KEYS: {"terms": list(keys), "minimum_should_match": min_bands}}}
-    elif shape == "bool":
-        match = {
-            "bool": {
-                "should": [{"constant_score": {"filter": {"term": {BAND_KEYS: k}}}} for k in keys],
-                "minimum_should_match": min_bands,
-            }
-        }
-    else:
+    if shape not in BAND_SHAPES:
         raise InputError(f"shape must be one of {BAND_SHAPES}, got {shape!r}")
+    match = _shared_keys(BAND_KEYS, keys, min_bands, shape)
+    if legacy_keys:
+        match = {"bool": {"should": [match, _shared_keys(LEGACY_BAND_KEYS, legacy_keys, min_bands, shape)]}}
     must_not: list[dict[str, Any]] = []
     if exclude_ids:
         must_not.append({"ids": {"values": list(exclude_ids)}})
@@ -63,6 +62,14 @@ def band_lookup(
         must_not.append({"term": {CLUSTER_ID: exclude_cluster}})
     query = {"bool": {"must": [match], "must_not": must_not}} if must_not else match
     return {"query": query, "size": size, "_source": LOOKUP_SOURCE}
+
+
+def _shared_keys(field: str, keys: list[str], min_bands: int, shape: str) -> dict[str, Any]:
+    """The query matching pages with at least ``min_bands`` of ``keys`` in ``field``, scoring one per key."""
+    if shape == "terms_set":
+        return {"terms_set": {field: {"terms": list(keys), "minimum_should_match": min_bands}}}
+    clauses = [{"constant_score": {"filter": {"term": {field: k}}}} for k in keys]
+    return {"bool": {"should": clauses, "minimum_should_match": min_bands}}
 
 
 #: a sort clause that puts the page that founded its story (matched to no copy) before the copies, on a tie

@@ -143,13 +143,32 @@ def roll_over_when_due(
     roll_over(client, settings)
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The concrete indices a band lookup searches, and whether any may hold pages of fold layout 7 or before
+    (the lookup then also asks their band keys, ``plugin.fold.lookups.band_lookup``)."""
+
+    indices: tuple[str, ...]
+    legacy: bool = False
+
+    @classmethod
+    def of(cls, where: Behind, indices: tuple[str, ...]) -> Scope:
+        return cls(indices, any(i in where.legacy for i in indices))
+
+
+def lookup_scope(client: Elasticsearch, settings: Settings) -> Scope:
+    """Where duplicate lookup searches: the indices holding pages ingested within ``settings.lookup_window``."""
+    where = behind(client, settings.index)
+    return Scope.of(where, where.within(seconds(settings.lookup_window), int(time.time() * 1000)))
+
+
 def lookup_indices(client: Elasticsearch, settings: Settings) -> tuple[str, ...]:
-    """The indices duplicate lookup searches: those holding pages ingested within ``settings.lookup_window``."""
-    return behind(client, settings.index).within(seconds(settings.lookup_window), int(time.time() * 1000))
+    """The indices of :func:`lookup_scope`."""
+    return lookup_scope(client, settings).indices
 
 
-def reconcile_indices(client: Elasticsearch, settings: Settings) -> tuple[str, ...]:
-    """The indices the reconcile step searches: where a racing writer's pages can be.
+def reconcile_scope(client: Elasticsearch, settings: Settings) -> Scope:
+    """Where the reconcile step searches: where a racing writer's pages can be.
 
     That is the write index; for :data:`ROLLOVER_GRACE` seconds after a rollover
     also the index before it (a batch that started before the rollover wrote
@@ -159,9 +178,14 @@ def reconcile_indices(client: Elasticsearch, settings: Settings) -> tuple[str, .
     now = int(time.time() * 1000)
     created = dict(zip(where.indices, where.created, strict=True)).get(where.write, 0)
     if now - created > ROLLOVER_GRACE * 1000:
-        return (where.write,)
+        return Scope.of(where, (where.write,))
     window = where.within(seconds(settings.lookup_window), now)
-    return tuple(i for i in where.recent() if i in window)
+    return Scope.of(where, tuple(i for i in where.recent() if i in window))
+
+
+def reconcile_indices(client: Elasticsearch, settings: Settings) -> tuple[str, ...]:
+    """The indices of :func:`reconcile_scope`."""
+    return reconcile_scope(client, settings).indices
 
 
 @dataclass(frozen=True)

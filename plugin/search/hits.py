@@ -80,7 +80,8 @@ class Version:
         titles = highlight.get("title") or []
         score = hit.get("_score")
         stored = flat(source)
-        stored.pop("signature", None)
+        for key in ("bands", "signature", "band_keys"):  # the signature is read once, into ``signature``
+            stored.pop(key, None)
         return cls(
             id=str(hit.get("_id")),
             cluster_id=fold.get("cluster_id"),

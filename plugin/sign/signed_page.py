@@ -62,6 +62,8 @@ class SignedPage:
     site: str | None
     article: Article
     signature: Signature
+    #: the stored signature's tokens (``plugin.sign.signature.band_tokens``): one per LSH band, which the band
+    #: lookup asks for, then a token of the values beyond the bands (only when ``bands x rows < num_perm``)
     band_keys: list[str]
     content_hash: str
     published: str | None = None

@@ -19,7 +19,7 @@ from newsfold.plugin.extract.section import page_section
 from newsfold.plugin.ids import check_page_id
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.passages import kept_paragraphs, layout_of, split_text, stored_keys
-from newsfold.plugin.sign.signature import StoryStatistics, band_keys, content_hash, signed_features
+from newsfold.plugin.sign.signature import StoryStatistics, band_tokens, content_hash, signed_features
 from newsfold.plugin.sign.signed_page import Page, SignedPage, TextMeta
 from newsfold.plugin.text import cjk_share, opening_tokens
 from newsfold.plugin.urls import normalize_title, normalize_url, site_of
@@ -246,7 +246,7 @@ def sign_article(
         site=site,
         article=article,
         signature=signature,
-        band_keys=band_keys(signature.hashvalues, bands=settings.bands, rows=settings.rows),
+        band_keys=band_tokens(signature.hashvalues, bands=settings.bands, rows=settings.rows),
         content_hash=content_hash(article.title + "\n" + article.text),
         published=published,
         title_key=normalize_title(article.title, site),

@@ -127,4 +127,4 @@ def test_page_filter_and_statistics_queries():
     assert detail["query"] == {"term": {"newsfold.cluster_id": "c1"}} and detail["size"] == 10
     representative_first = {"order": "desc", "unmapped_type": "boolean", "missing": "_last"}
     assert detail["sort"][0] == {"newsfold.representative": representative_first}
-    assert "body" in detail["_source"] and "newsfold.band_keys" in detail["_source"]
+    assert "body" in detail["_source"] and "newsfold.bands" in detail["_source"]

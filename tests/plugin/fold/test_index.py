@@ -57,7 +57,8 @@ def test_ensure_fold_fields_and_ensure_index_accept_layout_2(es, settings):
     try:
         assert ensure_fold_fields(es, name, settings) == [name]
         fields, meta = fold_properties(es, name)
-        assert "passages" in fields and meta["newsfold"] == fold_meta(settings)
+        # its pages may hold the band keys of layouts before 8: lookups ask for those too until a reindex
+        assert "passages" in fields and meta["newsfold"] == {**fold_meta(settings), "legacy_bands": True}
     finally:
         es.indices.delete(index=name)
     # newsfold's own index behind its alias, made at layout 2

@@ -161,6 +161,7 @@ def test_a_lookup_in_an_index_its_node_does_not_know_yet_waits_for_it(es, settin
 
     from newsfold.plugin.errors import ServerError
     from newsfold.plugin.fold.candidates import lookup
+    from newsfold.plugin.fold.rollover import Scope
 
     first, copy = _copies(settings, "k", 91, 2)
     ingest([first], client=es, settings=settings)
@@ -170,11 +171,11 @@ def test_a_lookup_in_an_index_its_node_does_not_know_yet_waits_for_it(es, settin
                                                               mappings=body["mappings"]))  # fmt: skip
     creator.start()
     try:
-        found = lookup([copy], client=es, settings=settings, indices=[late, behind(es, settings.index).write])
+        found = lookup([copy], client=es, settings=settings, scope=Scope((late, behind(es, settings.index).write)))
     finally:
         creator.join()
         es.options(ignore_status=404).indices.delete(index=late)
     assert [c.page_id for c in found[copy.page_id]] == [first.page_id]
     with pytest.raises(ServerError) as gone:  # an index that never comes is still an error, after the waits
-        lookup([copy], client=es, settings=settings, indices=[f"{settings.index}-never"])
+        lookup([copy], client=es, settings=settings, scope=Scope((f"{settings.index}-never",)))
     assert gone.value.status == 404

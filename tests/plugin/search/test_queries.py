@@ -11,20 +11,26 @@ from newsfold.plugin.urls import normalize_url, site_of
 
 def test_band_lookup_counts_matching_bands():
     body = lookups.band_lookup(["0:aa", "1:bb"], size=5, exclude_ids=["me"], min_bands=2)
-    match = {"terms_set": {"newsfold.band_keys": {"terms": ["0:aa", "1:bb"], "minimum_should_match": 2}}}
+    match = {"terms_set": {"newsfold.bands.terms": {"terms": ["0:aa", "1:bb"], "minimum_should_match": 2}}}
     assert body["query"]["bool"]["must"] == [match]
     assert body["query"]["bool"]["must_not"] == [{"ids": {"values": ["me"]}}]
     assert body["size"] == 5
     assert lookups.band_lookup(["0:aa"], min_bands=1)["query"] == {
-        "terms_set": {"newsfold.band_keys": {"terms": ["0:aa"], "minimum_should_match": 1}}
+        "terms_set": {"newsfold.bands.terms": {"terms": ["0:aa"], "minimum_should_match": 1}}
     }
     # the same lookup for a server without terms_set's constant minimum_should_match: one clause per key
     (inner,) = lookups.band_lookup(["0:aa", "1:bb"], exclude_ids=["me"], min_bands=2, shape="bool")["query"]["bool"][
         "must"]  # fmt: skip
     assert inner["bool"]["minimum_should_match"] == 2
-    assert inner["bool"]["should"][1] == {"constant_score": {"filter": {"term": {"newsfold.band_keys": "1:bb"}}}}
+    assert inner["bool"]["should"][1] == {"constant_score": {"filter": {"term": {"newsfold.bands.terms": "1:bb"}}}}
     with pytest.raises(ValueError, match="shape"):
         lookups.band_lookup(["0:aa"], shape="fuzzy")
+    # while an index searched may hold pages of fold layout 7 or before, their band keys are asked too
+    both = lookups.band_lookup(["aaaaaaaa", "bbbbbbbb"], min_bands=2, legacy_keys=["0:aa", "1:bb"])["query"]
+    assert both == {"bool": {"should": [
+        {"terms_set": {"newsfold.bands.terms": {"terms": ["aaaaaaaa", "bbbbbbbb"], "minimum_should_match": 2}}},
+        {"terms_set": {"newsfold.band_keys": {"terms": ["0:aa", "1:bb"], "minimum_should_match": 2}}},
+    ]}}  # fmt: skip
 
 
 def test_band_lookup_can_leave_out_one_cluster():
