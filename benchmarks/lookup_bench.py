@@ -3,7 +3,7 @@
     python benchmarks/lookup_bench.py [--sizes 10000,100000] [--batches 200] [--elasticsearch]
 
 Bulk-loads synthetic signed documents (the documents ``plugin.fold.batch`` writes,
-built from random MinHash signatures with ``plugin.sign.signature.band_keys``) into
+built from random MinHash signatures with ``plugin.sign.signature.band_tokens``) into
 a fresh index on the embedded stand-in, or on ``ELASTICSEARCH_URL`` when set.
 The corpus is a sequence of stories whose sizes follow a truncated power law
 (P(k) ~ k^-2.5, 1 <= k <= 50: three stories in four are single pages, and the
@@ -21,7 +21,7 @@ After each size is loaded (and refreshed) it times ``plugin.fold.candidates.look
 batches of ``--batch`` pages, ``--dup-share`` of them near-copies of an
 indexed story and the rest new, and prints p50/p95/p99, the ratio of the p95
 at the largest size to the p95 at the smallest, the store bytes per document
-and the number of distinct band keys. ``band_keys`` is indexed without doc
+and the number of distinct band keys. ``bands.terms`` is indexed without doc
 values (lookups only need the inverted index), so a ``cardinality``
 aggregation cannot run on it; the distinct keys are counted exactly from the
 generated signatures instead.
@@ -79,7 +79,7 @@ from newsfold.plugin.fold.candidates import lookup
 from newsfold.plugin.fold.document import own_document
 from newsfold.plugin.fold.document import path as field_path
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.signature import Signature, band_keys, content_hash
+from newsfold.plugin.sign.signature import Signature, band_tokens, content_hash, truncate
 from newsfold.plugin.sign.signed_page import SignedPage
 
 BAND_KEYS = field_path("bands") + ".terms"  # the band lookup's field (plugin.fold.lookups.BAND_KEYS)
@@ -153,7 +153,7 @@ class Corpus:
             site=None,
             article=article,
             signature=Signature(hashvalues, int(shingles), int(shingles) + 1),
-            band_keys=band_keys(hashvalues, bands=self.settings.bands, rows=self.settings.rows),
+            band_keys=band_tokens(hashvalues, bands=self.settings.bands, rows=self.settings.rows),
             content_hash=content_hash(page_id + body),
         )
 
@@ -172,9 +172,10 @@ class Corpus:
         return pages
 
     def distinct_band_keys(self) -> int:
-        """Exact number of distinct band keys over the loaded pages (the same keys ``band_keys`` makes)."""
+        """Exact number of distinct band tokens per band over the loaded pages (the keys ``band_tokens`` makes: the
+        values at the stored precision)."""
         r = self.settings.rows
-        sig = self.signatures[: self.size]
+        sig = truncate(self.signatures[: self.size])
         return sum(len(np.unique(sig[:, b * r : (b + 1) * r], axis=0)) for b in range(self.settings.bands))
 
     def cluster_count(self) -> int:
@@ -389,7 +390,7 @@ def index_stats(client, settings: Settings, corpus: Corpus) -> dict:
             aggs={"keys": {"cardinality": {"field": BAND_KEYS, "precision_threshold": 40000}}},
         )
         aggregated = agg["aggregations"]["keys"]["value"]
-    except Exception as exc:  # expected: band_keys has no doc values
+    except Exception as exc:  # expected: the band terms have no doc values
         aggregated = f"not available ({type(exc).__name__}: {str(exc)[:120]})"
     server = _server_pid()
     server_rss = rss_mb(server) if server else None

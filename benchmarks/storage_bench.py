@@ -22,18 +22,18 @@ Variants:
 - ``without fold fields``: the same documents and mapping without the
   ``newsfold`` object (a host's index before newsfold): the difference is
   the cost of folding;
-- ``_source without band_keys`` / ``signature`` / ``passages``: the fold
-  mapping with ``_source.excludes`` on one field, to tell how much of the
-  stored ``_source`` each holds (a measurement only: newsfold reads all three
-  back). Elasticsearch then also keeps the original source in
+- ``_source without bands`` / ``passages``: the fold mapping with
+  ``_source.excludes`` on one field, to tell how much of the stored
+  ``_source`` each holds (a measurement only: newsfold reads both back, and
+  the band terms of a page without ``bands`` in ``_source`` would be lost on
+  a partial update). Elasticsearch then also keeps the original source in
   ``_recovery_source`` until the shard's retention lease moves on (12 hours
   on a one-copy index), so these variants' store size is given without it;
 - ``fold fields, unread structures off``: a proposal: ``index``/``doc_values``
   off on the fold fields no query, sort or aggregation reads (see
   ``UNREAD`` below: each was checked with grep over plugin/, web/, indexer/, newsfold/);
 - ``best_compression``: the fold mapping with ``index.codec: best_compression``,
-  against the same codec without fold fields;
-- ``band_keys out of _source, best_compression``: the two changes together.
+  against the same codec without fold fields.
 
 Each variant's fold cost is its store bytes per document (without
 ``_recovery_source``) minus those of the variant without fold fields and the
@@ -87,7 +87,7 @@ def variants(settings: Settings) -> dict[str, tuple[dict, bool]]:
     bare["mappings"]["properties"].pop(FOLD)
     bare["mappings"]["_meta"].pop(FOLD, None)
     out["without fold fields"] = (bare, False)
-    for field in ("band_keys", "signature", "passages"):
+    for field in ("bands", "passages"):
         body = copy.deepcopy(base)
         body["mappings"]["_source"] = {"excludes": [f"{FOLD}.{field}"]}
         out[f"_source without {field}"] = (body, True)
@@ -102,9 +102,6 @@ def variants(settings: Settings) -> dict[str, tuple[dict, bool]]:
     bare_best = copy.deepcopy(bare)
     bare_best["settings"]["index"]["codec"] = "best_compression"
     out["without fold fields, best_compression"] = (bare_best, False)
-    both = copy.deepcopy(best)
-    both["mappings"]["_source"] = {"excludes": [f"{FOLD}.band_keys"]}
-    out["band_keys out of _source, best_compression"] = (both, True)
     return out
 
 
@@ -177,8 +174,7 @@ def json_bytes(docs: list[tuple[str, dict]]) -> dict[str, float]:
     return {
         "whole _source": sum(size(d) for _, d in docs) / n,
         "newsfold object": sum(size(d[FOLD]) for _, d in docs) / n,
-        "newsfold.band_keys": sum(size(d[FOLD]["band_keys"]) for _, d in docs) / n,
-        "newsfold.signature": sum(size(d[FOLD]["signature"]) for _, d in docs) / n,
+        "newsfold.bands": sum(size(d[FOLD]["bands"]) for _, d in docs) / n,
         "newsfold.passages": sum(size(d[FOLD]["passages"]) for _, d in docs) / n,
         "body": sum(size(d.get("body")) for _, d in docs) / n,
     }
@@ -206,7 +202,7 @@ def report(result: dict) -> str:
         f"the fold fields add {fold_cost:.0f} bytes per document ({verdict} the <= {TARGET_FOLD_BYTES} B target)"
     )
     src_with = base["fields_bytes_per_doc"]["_source"]["total"]
-    for field in ("band_keys", "signature", "passages"):
+    for field in ("bands", "passages"):
         r = v.get(f"_source without {field}")
         if r is None:
             continue

@@ -94,7 +94,8 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
         for doc in docs:
             p = unique[doc["_id"]]
             src = doc.get("_source") if doc.get("found") else None
-            if src and fold_of(src).get("content_hash") == p.content_hash:
+            # a page stored at fold layout 7 or before (``band_keys``) is written again, at the current layout
+            if src and fold_of(src).get("content_hash") == p.content_hash and not fold_of(src).get("band_keys"):
                 state.outcomes[p.page_id] = Outcome(p.page_id, "unchanged", cluster_id=cluster_of(src))
                 state.unchanged.append(p)
             else:

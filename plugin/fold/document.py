@@ -135,7 +135,8 @@ LOOKUP_SOURCE = [
 ]
 #: what a search result shows of a version (newsfold's own index): a hit, and what compares it with its story's others
 VERSION_SOURCE = [*ARTICLE_SOURCE, *(path(f) for f in (*FOLD_SOURCE, *COMPARE_SOURCE))]
-#: what the unchanged check reads (and the first sighting a changed page keeps)
+#: what the unchanged check reads (and the first sighting a changed page keeps); ``band_keys``: a page of fold
+#: layout 7 or before is not unchanged, its re-ingest moves it to the current layout
 UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID, path("first_seen"), path("band_keys")]
 #: what the founding protocol reads of a page (``plugin.fold.founding``)
 FOUNDING_SOURCE = [CLUSTER_ID, path("founding"), path("committed_by")]

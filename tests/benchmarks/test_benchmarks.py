@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.signature import band_keys
+from newsfold.plugin.sign.signature import band_tokens
 from newsfold.samples import generate
 from tests.backends import REAL_ES
 from tests.paths import REPO_ROOT
@@ -64,7 +64,7 @@ def test_distinct_band_keys_are_counted_exactly(bench):
     assert sum(1 for _ in corpus.grow(300)) == 300
     keys = set()
     for i in range(corpus.size):
-        keys.update(band_keys(corpus.signatures[i], bands=settings.bands, rows=settings.rows))
+        keys.update(enumerate(band_tokens(corpus.signatures[i], bands=settings.bands, rows=settings.rows)))
     assert corpus.distinct_band_keys() == len(keys)
     # copies share band keys with their story, so there are fewer keys than bands x pages
     assert len(keys) < settings.bands * corpus.size

@@ -121,6 +121,12 @@ def test_an_alias_over_both_layouts_finds_copies_of_older_pages(es, settings):
         versions = [Version.from_hit(h) for h in hits["hits"]["hits"]]
         assert {v.id for v in versions} == {older.page_id, copy_.page_id, later.page_id}
         assert all(v.signature is not None for v in versions)  # the version records read both layouts
+        # re-ingesting the older page (as a host moving its own indices does) rewrites it at layout 8, in its story
+        (again,) = ingest([older], client=es, settings=mine, index=mine.index)
+        assert (again.status, again.cluster_id) == ("updated", "story-7")
+        rewritten = es.get(index=old, id=older.page_id)["_source"][FOLD]
+        assert rewritten["bands"] == " ".join(older.band_keys) and not rewritten.get("band_keys")
+        assert ingest([older], client=es, settings=mine, index=mine.index)[0].status == "unchanged"
     finally:
         drop_index(es, mine)
 
