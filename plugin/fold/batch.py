@@ -171,6 +171,9 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         if state.content:
             doc.update(content_fields(p, ingested=now))
     _with_origins(state, docs)
+    for pid, doc in docs.items():
+        if pid not in state.previous:  # nothing of newsfold's stored yet: an empty field need not be cleared
+            docs[pid] = _without_nulls(doc)
     actions = [{"_op_type": "update", "_index": settings.index, "_id": pid, "doc": doc, "doc_as_upsert": True}
                for pid, doc in docs.items()]  # fmt: skip
     failed = bulk_failures(client, actions, settings=settings, refresh="wait_for", missing_ok=False)
@@ -185,6 +188,14 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         joiner = min((pid for pid, c in decision.cluster_of.items() if c == survivor and pid in written), default=None)
         if absorbed and joiner is not None:
             state.absorbed.setdefault(joiner, []).extend(absorbed)
+
+
+def _without_nulls(doc: dict[str, Any]) -> dict[str, Any]:
+    """A partial update's ``doc`` without the fields it would set to null (at both levels: article, fold)."""
+    out = {k: v for k, v in doc.items() if v is not None}
+    if isinstance(out.get(FOLD), dict):
+        out[FOLD] = {k: v for k, v in out[FOLD].items() if v is not None}
+    return out
 
 
 def _with_origins(state: BatchState, docs: dict[str, dict[str, Any]]) -> None:

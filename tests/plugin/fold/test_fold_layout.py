@@ -61,6 +61,9 @@ def test_a_host_partial_update_leaves_the_page_findable_after_a_force_merge(es, 
         es.indices.refresh(index=host)
         stored = es.get(index=host, id=first.page_id)["_source"]
         assert stored["section"] == "economy" and stored[FOLD]["bands"] == " ".join(first.band_keys)
+        # a page newsfold writes for the first time stores no empty fields (nothing of its own to clear), but for
+        # the story's founding mark, which its commit cleared
+        assert [k for k, v in stored[FOLD].items() if v is None] == ["founding"] and "band_keys" not in stored[FOLD]
         (outcome,) = ingest([copy_], client=es, settings=settings, index=host)
         assert (outcome.status, outcome.matched_id) == ("duplicate", first.page_id)
     finally:
