@@ -32,7 +32,7 @@ class RequestField:
     name: str
     #: a page id (checked to be in the request's story), a story id, or a yes/no flag
     what: Literal["page", "story", "flag"]
-    description: str
+    description: str  # what the field is; a flag's is the API's description of it (an id's there is the id grammar)
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,10 @@ class CorrectionKind:
     #: they are in now (a story merged away: its survivor), {story} the request's story; each is said by its
     #: headline with its id beside it
     message: str
+    operation: str  # the summary of its API operation (``web.api.openapi_doc`` builds the operation from this entry)
+    details: str = ""  # the operation's description, when the summary needs one
+    story: str = "The cluster the correction is made on."  # the API's ``cluster_id``, said of a kind made on a story
+    conflict: str = "The request does not fit the current clusters (for example the page is no longer in that cluster)."
     plan_undo: UndoPlan | None = None  # decided before its undo is logged (``Correction.restore``)
     reports_story: bool = False  # its answer names the story the page is in now (``story``)
 
@@ -70,6 +74,9 @@ KINDS: tuple[CorrectionKind, ...] = (
         label="Split out",
         summary="Take a page out of its story: it becomes a story of its own, also after a reindex.",
         message="Page {a} was split out of story {story} into story {a_now}.",
+        operation="Take a page out of its cluster",
+        details="The page becomes a story of its own, and stays one when the index is rebuilt.",
+        story="The cluster the page is in.",
         reports_story=True,
     ),
     CorrectionKind(
@@ -84,8 +91,10 @@ KINDS: tuple[CorrectionKind, ...] = (
             RequestField(
                 "confirm",
                 "flag",
-                "Needed (true) when no pair of pages of the two stories reaches the "
-                "copy threshold; without it such a merge is refused with 409.",
+                "Needed (true) when no pair of pages of the two stories reaches the copy threshold "
+                "(Settings.threshold, Jaccard estimated from the stored signatures); without it such a merge is "
+                "refused with 409 and a message saying why. The admin shows the same comparison before a merge "
+                "(/admin/clusters/{id}/merge).",
             ),  # fmt: skip
         ),
         scope="story",
@@ -93,6 +102,11 @@ KINDS: tuple[CorrectionKind, ...] = (
         label="Merged clusters",
         summary="Fold two stories into one; the log's Undo separates them again.",
         message="Stories {a} and {b} are merged into {a_now}.",
+        operation="Fold another cluster into this one",
+        story="The cluster to merge into.",
+        conflict="The story is `other_cluster_id` itself, or the two stories are not similar (no pair of pages at or "
+        'above the copy threshold) and the body has no "confirm": true; the error says the best pair\'s Jaccard and '
+        "the threshold.",
     ),
     CorrectionKind(
         name="not_duplicates",
@@ -110,6 +124,10 @@ KINDS: tuple[CorrectionKind, ...] = (
         summary="Record that two pages are different stories: they are never folded together again.",
         message="Pages {a} and {b} are marked as not duplicates: the first is in story {a_now}, the second in story "
         "{b_now}.",
+        operation="Record that two pages are different stories",
+        details="The pages are put in different clusters and are never folded together again, also after a reindex.",
+        conflict="The request does not fit the current clusters: `page_a` and `page_b` are one page, or a page is no "
+        "longer in that cluster.",
     ),
     CorrectionKind(
         name="representative",
@@ -123,6 +141,8 @@ KINDS: tuple[CorrectionKind, ...] = (
         label="Representative",
         summary="Make a page the version shown for its story, and its origin.",
         message="Page {a} is now the representative of story {story}.",
+        operation="Choose the page shown for a story",
+        story="The cluster of the page.",
     ),
 )
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 from flask import Blueprint, abort, current_app, jsonify, request
 from flask.blueprints import BlueprintSetupState
@@ -19,6 +18,7 @@ from newsfold.web.actions.search_params import SearchParams
 from newsfold.web.actions.search_results import load_cluster, run_search, search_body, suggest_spellings
 from newsfold.web.actions.stats import syndication as syndication_figures
 from newsfold.web.actions.story_lists import VERSIONS_PAGE
+from newsfold.web.api.openapi_doc import openapi_document
 from newsfold.web.auth import current_user
 from newsfold.web.errors import QUEUE_ERRORS, describe_queue_error, unavailable
 from newsfold.web.queue import chunked, task_status
@@ -45,8 +45,6 @@ def _add_converter(state: BlueprintSetupState) -> None:
 
 
 MAX_JOBS_PAGE = 200
-#: the OpenAPI description of every ``/api`` route, of this blueprint and the others
-OPENAPI_FILE = Path(__file__).resolve().parent.parent / "openapi.json"
 
 
 def _bad_request(message: str, **extra):
@@ -156,8 +154,8 @@ def syndication():
 @bp.get("/openapi.json")
 def openapi():
     """``GET /api/openapi.json``: the OpenAPI 3.1 description of every ``/api`` route, with this server's last pages
-    (``web/openapi.json`` states those of the default page sizes)."""
-    document = json.loads(OPENAPI_FILE.read_text(encoding="utf-8"))
+    (``web/openapi.json`` states those of the default page sizes; ``web.api.openapi_doc`` adds the corrections')."""
+    document = openapi_document()
     for path, last in page_limits().items():
         for param in document["paths"][path]["get"]["parameters"]:
             if param.get("name") == "page":

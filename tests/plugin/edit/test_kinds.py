@@ -4,7 +4,6 @@ built from that table or checked against it here, so a kind missing from any of 
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 
 import pytest
@@ -17,11 +16,11 @@ from newsfold.plugin.ids import LAST_ROUTE_WORDS
 from newsfold.plugin.settings import Settings
 from newsfold.web import create_app
 from newsfold.web.actions.correction_requests import CorrectionLog
-from newsfold.web.api.views import OPENAPI_FILE
+from newsfold.web.api.openapi_doc import openapi_document
 from tests.paths import REPO_ROOT
 from tests.plugin.edit import test_cut_off
 
-DOCUMENT = json.loads(OPENAPI_FILE.read_text(encoding="utf-8"))
+DOCUMENT = openapi_document()  # web/openapi.json with the kinds' parts built from KINDS
 TEMPLATES = "\n".join(p.read_text(encoding="utf-8") for p in (REPO_ROOT / "web" / "templates").rglob("*.html"))
 CORRECTIONS_DOC = (REPO_ROOT / "docs" / "corrections.md").read_text(encoding="utf-8")
 
@@ -48,15 +47,15 @@ def missing_uses(kind: CorrectionKind, rules: dict) -> list[str]:
         missing.append("its API route")
     operation = DOCUMENT["paths"].get(api_path, {}).get("post")
     if operation is None or operation.get("operationId") != _camel(kind.function.__name__):
-        missing.append(f"its operation in web/openapi.json (POST {api_path}, {_camel(kind.function.__name__)})")
+        missing.append(f"its operation in the OpenAPI document (POST {api_path}, {_camel(kind.function.__name__)})")
     schema = DOCUMENT["components"]["schemas"].get("".join(p.title() for p in kind.name.split("_")) + "Request", {})
     fields = {f.name for f in kind.fields}
     if set(schema.get("properties", {})) != fields | {"note"} or set(schema.get("required", [])) != {
         f.name for f in kind.fields if f.what != "flag"
     }:
-        missing.append("its request schema in web/openapi.json (the kind's fields and note)")
+        missing.append("its request schema in the OpenAPI document (the kind's fields and note)")
     if kind.name not in DOCUMENT["components"]["schemas"]["Correction"]["properties"]["kind"]["enum"]:
-        missing.append("the kind enum of Correction in web/openapi.json")
+        missing.append("the kind enum of Correction in the OpenAPI document")
     if CorrectionLog.label(kind.name) != kind.label:
         missing.append("the log's label")
     if getattr(front_door, kind.function.__name__, None) is not kind.function or (

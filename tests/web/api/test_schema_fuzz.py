@@ -13,7 +13,6 @@ status, header or body off the schema, each schema-valid request refused and eac
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
@@ -38,7 +37,7 @@ from schemathesis.checks import (
 from werkzeug.serving import make_server
 
 from newsfold.web import create_app
-from newsfold.web.api.views import OPENAPI_FILE
+from newsfold.web.api.openapi_doc import openapi_document
 from newsfold.web.auth import new_api_token
 from newsfold.web.config import WebSettings
 from newsfold.web.resources import get_resources
@@ -117,7 +116,7 @@ def test_schemathesis_finds_no_failure_in_any_operation(served, tmp_path, creden
 
 
 def _operations() -> list[tuple[str, str]]:
-    document = json.loads(OPENAPI_FILE.read_text())
+    document = openapi_document()
     return [(method.upper(), path) for path, ops in document["paths"].items() for method in ops]
 
 
@@ -125,7 +124,7 @@ def _operations() -> list[tuple[str, str]]:
 def test_a_method_an_address_does_not_take_is_a_405_with_allow(fuzzed_app, credentials):
     """What schemathesis's ``unsupported_method`` check asks (its coverage phase, which the strategies above skip)."""
     client = fuzzed_app.test_client()
-    document = json.loads(OPENAPI_FILE.read_text())
+    document = openapi_document()
     for path in document["paths"]:
         declared = {m.upper() for m in document["paths"][path]}
         url = path.replace("{job_id}", "ingest-20240101-000000-abcdef").replace("{", "").replace("}", "")
