@@ -43,7 +43,8 @@ from newsfold.plugin.fold.document import (
     site_signals,
 )
 from newsfold.plugin.fold.index import check_meta_cached
-from newsfold.plugin.fold.ingest_args import check_delivery, check_pages
+from newsfold.plugin.fold.ingest_args import check_delivery, check_pages, check_presence
+from newsfold.plugin.fold.presence import Presence, record
 from newsfold.plugin.fold.provenance import refresh_origins, story_origin
 from newsfold.plugin.fold.regroup import enforce_constraints, relabel
 from newsfold.plugin.fold.rollover import lookup_indices, reconcile_indices
@@ -81,14 +82,16 @@ class BatchState:
     first_seen: dict[str, str] = field(default_factory=dict)
     #: page id -> the copy its reconcile found when its story joined another one after the write
     joined: dict[str, Match] = field(default_factory=dict)
+    presence: Presence | None = None  # the band keys' filter (plugin.fold.presence): prunes lookups, gets the keys
 
 
-def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True) -> BatchState:
+def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True,
+            presence: Presence | None = None) -> BatchState:  # fmt: skip
     """Drop unchanged re-ingests (realtime GET), then look up and decide."""
     unique: dict[str, SignedPage] = {}
     for p in pages:
         unique[p.page_id] = p  # the last version of an id within a batch wins
-    state = BatchState(pages=[], content=content)
+    state = BatchState(pages=[], content=content, presence=presence)
     if unique:
         docs = read_docs(client, settings.index, list(unique), source=UNCHANGED_SOURCE)
         for doc in docs:
@@ -104,7 +107,8 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
                     state.first_seen[p.page_id] = seen
                 state.pages.append(p)
     # only the indices of the lookup window (plugin.fold.rollover): older copies found no story here
-    state.candidates = lookup(state.pages, client=client, settings=settings, indices=lookup_indices(client, settings))
+    window = lookup_indices(client, settings)
+    state.candidates = lookup(state.pages, client=client, settings=settings, indices=window, presence=presence)
     batch_ids = [p.page_id for p in state.pages]
     named = set(batch_ids) | {c.page_id for found in state.candidates.values() for c in found}
     state.constraints = load_constraints(named, client=client, settings=settings, unlabelled=batch_ids)
@@ -172,6 +176,8 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
     _with_origins(state, docs)
     actions = [{"_op_type": "update", "_index": settings.index, "_id": pid, "doc": doc, "doc_as_upsert": True}
                for pid, doc in docs.items()]  # fmt: skip
+    if state.presence is not None:  # the keys go into the filter first: a failed add writes nothing
+        actions = record(state.presence, state.pages, actions, client=client, alias=settings.index)
     failed = bulk_failures(client, actions, settings=settings, refresh="wait_for", missing_ok=False)
     for p in state.pages:
         if p.page_id in failed:
@@ -219,7 +225,8 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
             return
         labels = current_labels([p.page_id for p in pages], client=client, settings=settings)
         present = [p for p in pages if labels.get(p.page_id) is not None]
-        found = lookup(present, client=client, settings=settings, exclude_clusters=labels, indices=racing)
+        found = lookup(present, client=client, settings=settings, exclude_clusters=labels, indices=racing,
+                       presence=state.presence)  # fmt: skip
         merges: dict[str, str] = {}
         by: dict[str, str] = {}  # losing cluster -> the batch's page whose lookup found the merge
         for p in present:
@@ -312,6 +319,7 @@ def ingest(
     content: bool | None = None,
     stats: StoryStatistics | None = None,
     delivery: str | None = None,
+    presence: Presence | None = None,
 ) -> list[Outcome]:
     """Find the cluster of every signed page and write it (the public "find its cluster" call).
 
@@ -334,6 +342,8 @@ def ingest(
         stats: the collection's story frequencies; each page that starts a
             new story adds its features (used by weighted signatures and the
             frequent-shingle filter).
+        presence: the band keys' presence filter (``plugin.fold.presence``), which prunes the lookups; every
+            writer into an index whose filter is valid must pass it.
 
     Returns:
         One outcome per distinct page id.
@@ -343,17 +353,19 @@ def ingest(
         IndexMismatchError: the index lacks the fold fields or was built with
             other signature settings.
         ServerError: Elasticsearch refused a lookup or a write.
+        PresenceUnavailable: ``presence`` could not record the batch's keys; nothing was written (try again).
     """
     pages = check_pages(pages, settings=settings)
     check_type(index, str, "index", optional=True)
     check_type(content, bool, "content", optional=True)
     check_delivery(delivery)
+    check_presence(presence)
     if content is None:
         content = index is None
     if index is not None and index != settings.index:
         settings = settings.replace(index=index)
     check_meta_cached(client, settings, settings.index)
-    state = prepare(pages, client=client, settings=settings, content=content)
+    state = prepare(pages, client=client, settings=settings, content=content, presence=presence)
     write(state, client=client, settings=settings)
     reconcile(state, client=client, settings=settings)
     enforce_constraints([p.page_id for p in state.pages], client=client, settings=settings)
