@@ -323,9 +323,8 @@ def ingest(
 ) -> list[Outcome]:
     """Find the cluster of every signed page and write it (the public "find its cluster" call).
 
-    Safe to run concurrently from many workers and processes against one
-    index; see the module docstring. Re-ingesting an unchanged page changes
-    nothing.
+    Safe to run concurrently from many workers and processes against one index (the module docstring).
+    Re-ingesting an unchanged page changes nothing.
 
     Args:
         pages: pages from ``sign_page`` or ``sign_text``; ``page_id`` is the document id.
@@ -342,8 +341,7 @@ def ingest(
         stats: the collection's story frequencies; each page that starts a
             new story adds its features (used by weighted signatures and the
             frequent-shingle filter).
-        presence: the band keys' presence filter (``plugin.fold.presence``), which prunes the lookups; every
-            writer into an index whose filter is valid must pass it.
+        presence: the band keys' filter (``plugin.fold.presence``); every writer into a filtered index passes it.
 
     Returns:
         One outcome per distinct page id.
@@ -353,7 +351,7 @@ def ingest(
         IndexMismatchError: the index lacks the fold fields or was built with
             other signature settings.
         ServerError: Elasticsearch refused a lookup or a write.
-        PresenceUnavailable: ``presence`` could not record the batch's keys; nothing was written (try again).
+        PresenceUnavailable: ``presence`` could not take the batch's keys; nothing was written (try again).
     """
     pages = check_pages(pages, settings=settings)
     check_type(index, str, "index", optional=True)
