@@ -10,8 +10,10 @@ from newsfold.embedded import EmbeddedRedis, _free_port
 from newsfold.indexer.presence import PresenceDown, RedisPresence
 from newsfold.plugin import PresenceUnavailable, ingest
 from newsfold.plugin.client import build_client
+from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.index import drop_index, ensure_index
 from newsfold.plugin.fold.rollover import roll_over
+from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signing import TextMeta, sign_text
 from tests.story_corpus import PAGES, body_of
 
@@ -160,3 +162,12 @@ def test_a_rollover_marks_the_new_index_and_copies_across_it_fold(filtered, sett
     out = ingest(_signed(settings, COPIES), client=client, settings=settings, presence=presence)
     assert {o.status for o in out} == {"duplicate"}
     assert {o.cluster_id for o in out} <= set(FIRST)
+
+
+@pytest.mark.parametrize("size", ["0", "600mb", "1gb", "512b", "12", "128 mb"])
+def test_a_filter_size_out_of_range_is_refused_naming_the_setting(size):
+    with pytest.raises(InputError, match="presence_size"):
+        Settings(presence_size=size)
+    assert (
+        RedisPresence(redis.Redis(port=_free_port()), size="1kb").bits == 1024 * 8 - 64 * 8
+    )  # the smallest: the header, then the bits
