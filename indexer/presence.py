@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from redis.exceptions import RedisError
 
 from newsfold.plugin.fold.presence import PresenceUnavailable
 from newsfold.plugin.settings import Settings, seconds, size_bytes
@@ -145,7 +146,7 @@ class RedisPresence:
     def mark(self, index: str) -> None:
         try:
             self._mark(keys=[self.key(index)], args=[self.geometry, self.ttl_ms])
-        except redis_down_errors() as exc:  # no valid filter: its index is searched in full
+        except RedisError as exc:  # no valid filter: its index is searched in full
             log.warning("presence filter of %s not started (Redis unavailable: %s)", index, exc)
 
     def add(self, index: str, keys: Sequence[str]) -> None:
@@ -153,10 +154,10 @@ class RedisPresence:
             return
         try:
             self._add(keys=[self.key(index)], args=[self.geometry, self.ttl_ms, self.positions(keys)])
-        except redis_down_errors() as exc:
+        except RedisError as exc:  # unreachable, or refusing (out of memory): the batch must not write
             raise PresenceDown(
                 f"Redis is unavailable, so the presence filter of {index} cannot record the batch's band keys; "
-                f"nothing was written, the batch waits and is tried again ({exc})"
+                f"nothing was written, the batch waits and is tried again ({type(exc).__name__}: {exc})"
             ) from exc
 
     def may_contain(self, indices: Sequence[str], keys: Sequence[str]) -> Mapping[str, Sequence[bool]]:
@@ -164,7 +165,7 @@ class RedisPresence:
             return {}
         try:
             got = self._read(keys=[self.key(i) for i in indices], args=[self.geometry, HASHES, self.positions(keys)])
-        except redis_down_errors() as exc:  # fail open
-            log.warning("presence filter unreadable (Redis unavailable: %s): looking up every key", exc)
+        except RedisError as exc:  # fail open
+            log.warning("presence filter unreadable (%s: %s): looking up every key", type(exc).__name__, exc)
             return {}
         return {i: [c == ord("1") for c in bytes(flags)] for i, flags in zip(indices, got, strict=True) if flags}
