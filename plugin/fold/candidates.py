@@ -55,7 +55,11 @@ def lookup(
     ``indices``, each page asks only for its keys that may exist there, and a
     page with too few of them asks nothing (``plugin.fold.presence``).
     """
-    plans = prune(pages, indices, presence=presence, min_bands=settings.min_bands) if presence and indices else {}
+    plans = (
+        prune(pages, indices, presence=presence, min_bands=settings.min_bands)
+        if presence is not None and indices
+        else {}
+    )
     skipped = {pid for pid, plan in plans.items() if plan is None}  # no index may hold min_bands of its keys
     pages = [p for p in pages if p.page_id not in skipped]
     if not pages:
