@@ -11,6 +11,10 @@ pages with new ids (as ``ingest_bench.py`` replicates raw pages) and then:
   read around every request, so it is attributed by request type (``msearch``
   lookups, ``bulk`` writes, ``mget``, ``search``). No extraction and no Celery:
   only the server's share of an ingest and the client's own work on it.
+- **presence** (``--presence``): each batch size is replayed twice, without and
+  then with the band keys' presence pre-filter (``newsfold.indexer.presence``, a
+  Redis of its own): node CPU per page by request, and the band lookups sent
+  per page (a page none of whose keys may exist in the index sends none).
 - **bulk** (``--bulk``): the documents of the first 2,000 pages indexed alone,
   in bulks of the first ``--batch`` size, into fresh indices: all fields, then
   without ``band_keys``, then without ``body``; the difference is what each
@@ -44,6 +48,7 @@ from pathlib import Path
 from benchlib import child_processes, cpu_seconds, machine
 from elasticsearch import helpers
 
+from newsfold.indexer.presence import RedisPresence
 from newsfold.indexer.sources.jsonl import iter_jsonl
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold.batch import ingest
@@ -54,6 +59,18 @@ from newsfold.plugin.sign.signed_page import Page, SignedPage
 from newsfold.plugin.sign.signing import sign_page
 
 BULK_DOCS = 2000
+_REDIS: list = []
+
+
+def _presence() -> RedisPresence:
+    """A presence filter in a Redis of this run's own (started once)."""
+    import redis
+
+    from newsfold.embedded import EmbeddedRedis
+
+    if not _REDIS:
+        _REDIS.append(EmbeddedRedis())
+    return RedisPresence(redis.Redis.from_url(_REDIS[0].url), size="128mb")
 
 
 def signed_dev_pages(dev_dir: Path, settings: Settings, cache: Path | None) -> list[SignedPage]:
@@ -133,17 +150,23 @@ def _server(url: str | None, pid: int | None):
 
 
 def replay(
-    pages: list[SignedPage], settings: Settings, batch: int, url: str | None = None, pid: int | None = None
+    pages: list[SignedPage],
+    settings: Settings,
+    batch: int,
+    url: str | None = None,
+    pid: int | None = None,
+    presence: RedisPresence | None = None,
 ) -> dict:
     with _server(url, pid) as (server_url, server_pid):
         live = settings.replace(elasticsearch_url=server_url, index=f"server-cost-{time.time_ns()}", batch_size=batch)
         client = build_client(live)
-        ensure_index(client, live)
+        ensure_index(client, live, presence=presence)
         meter = ServerMeter(server_pid)
         meter.wrap(client)
+        lookups = _count_lookups(client)
         before, own, started = meter.now(), time.process_time(), time.perf_counter()
         for n in range(0, len(pages), batch):
-            ingest(pages[n : n + batch], client=client, settings=live)
+            ingest(pages[n : n + batch], client=client, settings=live, presence=presence)
         used, own = meter.now() - before, time.process_time() - own
         if url:
             drop_index(client, live)
@@ -151,6 +174,9 @@ def replay(
         meter.by_call["other"] = [0, used - attributed]
         return {
             "batch": batch,
+            "presence": presence is not None,
+            "lookups_per_page": lookups["sent"] / len(pages),
+            "keys_per_lookup": lookups["keys"] / max(1, lookups["sent"]),
             "pages": len(pages),
             "seconds": time.perf_counter() - started,
             "server_cpu_ms_per_page": 1000 * used / len(pages),
@@ -159,6 +185,24 @@ def replay(
                 name: {"calls": int(c), "ms_per_page": 1000 * s / len(pages)} for name, (c, s) in meter.by_call.items()
             },
         }
+
+
+def _count_lookups(client) -> dict[str, int]:
+    """Count the band lookups (and their keys) the ``msearch`` requests of ``client`` carry."""
+    counts = {"sent": 0, "keys": 0}
+    original = client.msearch
+
+    def counted(*args, **kwargs):
+        for search in kwargs.get("searches", [])[1::2]:
+            counts["sent"] += 1
+            query = search["query"]
+            match = query["bool"]["must"][0] if "must" in query.get("bool", {}) else query
+            shape = match.get("terms_set") or {}
+            counts["keys"] += len(next(iter(shape.values()))["terms"]) if shape else len(match["bool"]["should"])
+        return original(*args, **kwargs)
+
+    client.msearch = counted
+    return counts
 
 
 def _without(doc: dict, drop: tuple[str, ...]) -> dict:
@@ -204,9 +248,7 @@ def bulk_variants(pages: list[SignedPage], settings: Settings, batch: int) -> di
             index = "bulk-" + label.replace(" ", "-")
             m = copy.deepcopy(mapping)
             client.indices.create(index=index, mappings=m["mappings"], settings=m["settings"])
-            actions = [
-                {"_index": index, "_id": i, "_source": _without(d, drop)} for i, d in docs
-            ]
+            actions = [{"_index": index, "_id": i, "_source": _without(d, drop)} for i, d in docs]
             before = cpu_seconds(pid) or 0.0
             for n in range(0, len(actions), batch):
                 helpers.bulk(client, actions[n : n + batch], refresh="wait_for")
@@ -226,6 +268,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--elasticsearch", metavar="URL", help="replay against this real node (with --es-pid)")
     parser.add_argument("--es-pid", type=int, help="the real node's JVM process id (its CPU is read from /proc)")
     parser.add_argument("--floor", action="store_true", help="also the plain-indexing floor on the same node")
+    parser.add_argument("--presence", action="store_true",
+                        help="replay each batch size twice, without and with the presence pre-filter (a Redis of "
+                        "its own)")  # fmt: skip
     parser.add_argument("--warmup", type=int, default=0, metavar="N",
                         help="with --elasticsearch: first replay (and floor-index) N pages, not counted")  # fmt: skip
     args = parser.parse_args(argv)
@@ -261,18 +306,26 @@ def main(argv: list[str] | None = None) -> int:
             if args.floor:
                 floor(warm, settings, batches[0], args.elasticsearch, args.es_pid)
             result["warmup_pages"] = args.warmup
-        result["replay"] = [replay(pages, settings, b, args.elasticsearch, args.es_pid) for b in batches]
+        result["replay"] = []
+        for b in batches:
+            result["replay"].append(replay(pages, settings, b, args.elasticsearch, args.es_pid))
+            if args.presence:
+                result["replay"].append(replay(pages, settings, b, args.elasticsearch, args.es_pid, _presence()))
         if args.floor and args.elasticsearch:
             result["floor"] = [floor(pages, settings, b, args.elasticsearch, args.es_pid) for b in batches]
-            for f, r in zip(result["floor"], result["replay"], strict=True):
+            for f, r in zip(result["floor"], result["replay"][:: 2 if args.presence else 1], strict=True):
                 f["ratio"] = r["server_cpu_ms_per_page"] / f["server_cpu_ms_per_page"]
-                print(f"batches of {f['batch']:4d}: plain indexing {f['server_cpu_ms_per_page']:6.2f} ms CPU per page; "
-                      f"ingest is {f['ratio']:.2f}x that")
+                print(
+                    f"batches of {f['batch']:4d}: plain indexing {f['server_cpu_ms_per_page']:6.2f} ms CPU per page; "
+                    f"ingest is {f['ratio']:.2f}x that"
+                )
         for r in result["replay"]:
             calls = ", ".join(f"{k} {v['ms_per_page']:.2f}" for k, v in r["server_cpu_ms_per_page_by_call"].items())
             print(
-                f"batches of {r['batch']:4d}: server {r['server_cpu_ms_per_page']:6.2f} ms CPU per page ({calls}); "
-                f"client {r['client_cpu_ms_per_page']:.2f} ms; {r['pages'] / r['seconds']:.1f} pages/s"
+                f"batches of {r['batch']:4d}{' presence' if r['presence'] else ''}: server "
+                f"{r['server_cpu_ms_per_page']:6.2f} ms CPU per page ({calls}); client "
+                f"{r['client_cpu_ms_per_page']:.2f} ms; {r['pages'] / r['seconds']:.1f} pages/s; "
+                f"{r['lookups_per_page']:.2f} lookups per page of {r['keys_per_lookup']:.0f} keys"
             )
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

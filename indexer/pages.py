@@ -23,6 +23,7 @@ from newsfold.indexer.resources import (
     client_for,
     ensure_index_once,
     job_store_for,
+    presence_for,
     read_roots,
     redis_for,
     repeated_lines_for,
@@ -145,7 +146,8 @@ def ingest_payloads(
     client = client_for(settings)
     ensure_index_once(settings)
     _roll_over_when_due(client, settings)
-    outcomes = ingest(signed, client=client, settings=settings, stats=story_stats_for(settings), delivery=delivery)
+    stats, presence = story_stats_for(settings), presence_for(settings)
+    outcomes = ingest(signed, client=client, settings=settings, stats=stats, delivery=delivery, presence=presence)
     if signed and settings.redis_url:
         _write_to_reindex(signed, settings)
     got = [o.as_dict() for o in rejected + outcomes]
@@ -166,7 +168,7 @@ def _roll_over_when_due(client: Elasticsearch, settings: Settings) -> None:
     """Start a new write index when the current one is due (at most once a minute), never during a reindex."""
     if settings.redis_url and live_target(redis_for(settings), settings.index):
         return  # the reindex swaps the alias's write index: the rollover waits until it is done
-    roll_over_when_due(client, settings)
+    roll_over_when_due(client, settings, presence=presence_for(settings))
 
 
 def _write_to_reindex(signed: list[SignedPage], settings: Settings) -> None:
@@ -178,7 +180,7 @@ def _write_to_reindex(signed: list[SignedPage], settings: Settings) -> None:
     try:
         # checked first: a bulk write into a deleted index would create it again, without the mapping
         if client.indices.exists(index=target):
-            ingest(signed, client=client, settings=target_settings(settings, target))
+            ingest(signed, client=client, settings=target_settings(settings, target), presence=presence_for(settings))
     except Exception as exc:
         log.warning("could not also write the batch into %s (the reindex catches it up): %s", target, exc)
 
@@ -219,5 +221,6 @@ def chunk_context(settings: Settings) -> ChunkContext:
         store=job_store_for(settings),
         repeated=repeated_lines_for(settings),
         stats=story_stats_for(settings),
+        presence=presence_for(settings),
         sign=lambda payloads: sign_batch(payloads, settings, stats=story_stats_for(settings)),
     )

@@ -13,6 +13,7 @@ from functools import lru_cache
 from elastic_transport import ConnectionError as TransportConnectionError
 from elastic_transport import ConnectionTimeout
 
+from newsfold.indexer.presence import RedisPresence
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold.index import ensure_index
 from newsfold.plugin.settings import Settings
@@ -56,8 +57,16 @@ def story_stats_for(settings: Settings) -> StoryStats | None:
 
 @lru_cache(maxsize=32)
 def ensure_index_once(settings: Settings) -> bool:
-    ensure_index(client_for(settings), settings)
+    ensure_index(client_for(settings), settings, presence=presence_for(settings))
     return True
+
+
+@lru_cache(maxsize=8)
+def presence_for(settings: Settings) -> RedisPresence | None:
+    """The band keys' presence filter (``NEWSFOLD_PRESENCE``), None when it is off or there is no Redis."""
+    if not (settings.presence and settings.redis_url):
+        return None
+    return RedisPresence.for_settings(redis_for(settings), settings)
 
 
 @lru_cache(maxsize=8)

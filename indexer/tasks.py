@@ -19,6 +19,7 @@ from newsfold.indexer.jobs.reindex_chunks import run_chunk
 from newsfold.indexer.pages import chunk_context, crashed_batch, guarded, ingest_payloads
 from newsfold.indexer.resources import TRANSIENT, job_store_for, worker_settings
 from newsfold.plugin.errors import ServerError
+from newsfold.plugin.fold.presence import PresenceUnavailable
 from newsfold.plugin.settings import Settings
 from newsfold.state import patiently
 from newsfold.state.heartbeats import UnitBusy
@@ -29,7 +30,8 @@ logging.getLogger("trafilatura").setLevel(logging.ERROR)  # per-page problems be
 
 
 def _retry_later(task: Task, exc: Exception, settings: Settings, what: str) -> NoReturn:
-    """Retry a task on a transient Elasticsearch error (exponential backoff), else re-raise."""
+    """Retry a task on a transient Elasticsearch error or a presence filter that Redis could not update
+    (exponential backoff), else re-raise."""
     # the plugin's public calls hand Elasticsearch's refusals on as ServerError, keeping the status
     status = exc.meta.status if isinstance(exc, ApiError) else getattr(exc, "status", None)
     if isinstance(exc, ApiError | ServerError) and status not in (429, 502, 503, 504):
@@ -38,7 +40,8 @@ def _retry_later(task: Task, exc: Exception, settings: Settings, what: str) -> N
         log.error("giving up on %s after %d retries: %s", what, task.request.retries, exc)
         raise exc
     countdown = min(60, 2 ** (task.request.retries + 1))
-    log.warning("Elasticsearch unavailable (%s); retrying %s in %d s", exc, what, countdown)
+    server = "Redis" if isinstance(exc, PresenceUnavailable) else "Elasticsearch"
+    log.warning("%s unavailable (%s); retrying %s in %d s", server, exc, what, countdown)
     raise task.retry(countdown=countdown, exc=exc) from exc
 
 
@@ -85,7 +88,7 @@ def ingest_batch(
                 try:
                     # Redis down (it is the broker too): wait here; Elasticsearch down: retry through the broker
                     outcomes, sources = patiently(lambda: ingest_payloads(pages, settings, **batch), what=what)
-                except (*TRANSIENT, ApiError, ServerError) as exc:
+                except (*TRANSIENT, ApiError, ServerError, PresenceUnavailable) as exc:
                     _retry_later(self, exc, settings, what)
             if store is not None:
                 patiently(lambda: store.record(job, unit, outcomes, payloads=sources), what=f"recording {what}")
@@ -112,7 +115,7 @@ def reindex_chunk(self, job_id: str, chunk: dict) -> dict:
     settings = settings.replace(index=state.get("alias") or settings.index)
     try:
         return run_chunk(job_id, chunk, chunk_context(settings))
-    except (*TRANSIENT, ApiError, ServerError) as exc:
+    except (*TRANSIENT, ApiError, ServerError, PresenceUnavailable) as exc:
         _retry_later(self, exc, settings, f"reindex chunk {chunk.get('key')}")
 
 

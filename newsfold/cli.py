@@ -167,11 +167,12 @@ def cmd_web(args) -> int:
 
 
 def cmd_init_index(args) -> int:
+    from newsfold.indexer.resources import presence_for
     from newsfold.plugin.client import build_client
     from newsfold.plugin.fold.index import ensure_index
 
     settings = load_settings(args)
-    name = ensure_index(build_client(settings), settings)
+    name = ensure_index(build_client(settings), settings, presence=presence_for(settings))
     print(f"index {name} behind alias {settings.index} is ready")
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from newsfold.cli_run import load_settings
+from newsfold.indexer.resources import presence_for
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold.rollover import index_facts, merge_old_indices, roll_over
 
@@ -14,7 +15,7 @@ def cmd_maintain(args) -> int:
     settings = load_settings(args)
     client = build_client(settings)
     if not args.list_only:
-        rolled = roll_over(client, settings)
+        rolled = roll_over(client, settings, presence=presence_for(settings))
         if rolled:
             print(f"rolled over: {rolled} is the write index now", flush=True)
         merge_old_indices(client, settings, progress=lambda line: print(line, flush=True))

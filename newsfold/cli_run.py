@@ -65,6 +65,7 @@ def _read_roots(settings: Settings, pages: Path, payloads: list[dict]) -> str:
 
 
 def cmd_cluster(args) -> int:
+    from newsfold.indexer.resources import presence_for
     from newsfold.indexer.sources.jsonl import iter_jsonl
     from newsfold.plugin.client import build_client
     from newsfold.plugin.fold.index import drop_index, ensure_index
@@ -81,7 +82,7 @@ def cmd_cluster(args) -> int:
         live = live.replace(index=index)
         client = build_client(live)
         drop_index(client, live)  # a fresh index every run
-        ensure_index(client, live)
+        ensure_index(client, live, presence=presence_for(live))
         outcomes = _ingest(app, live, payloads, index=index, quiet=args.quiet)
         by_id = {o["page_id"]: o for o in outcomes}
         final = {}
@@ -312,10 +313,11 @@ def cmd_demo(args) -> int:
         print(f"sample corpus: {len(payloads)} generated pages in {tmp}", file=sys.stderr)
         settings = settings.replace(read_roots=_read_roots(settings, pages_file, payloads))
         with _pipeline(settings, args.workers, real_elasticsearch=args.elasticsearch) as (live, app):
+            from newsfold.indexer.resources import presence_for
             from newsfold.plugin.client import build_client
             from newsfold.plugin.fold.index import ensure_index
 
-            ensure_index(build_client(live), live)
+            ensure_index(build_client(live), live, presence=presence_for(live))
             job = _demo_ingest(pages_file, app=app, live=live, quiet=args.quiet)
             print(f"ingested: {job.message} (job {job.id}, on the admin's Jobs page)", file=sys.stderr)
             web_settings, password = _demo_web_settings(WebSettings.from_env())

@@ -55,6 +55,8 @@ _EXPORTS = {
     "SignedPage": "sign.signed_page",
     "TextMeta": "sign.signed_page",
     "Outcome": "fold.document",
+    "Presence": "fold.presence",
+    "PresenceUnavailable": "fold.presence",
     "FOLD_FIELDS": "fold.document",
     "sign_page": "sign.signing",
     "sign_text": "sign.signing",
@@ -120,6 +122,8 @@ __all__ = [
     "Origin",
     "Outcome",
     "Page",
+    "Presence",
+    "PresenceUnavailable",
     "Rejection",
     "SearchRequest",
     "ServerError",
@@ -224,6 +228,7 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
         regroup_clusters,
         unfolded_documents,
     )
+    from newsfold.plugin.fold.presence import Presence, PresenceUnavailable
     from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
     from newsfold.plugin.fold.rollover import roll_over
     from newsfold.plugin.search.folded_search import fold_search, fold_versions

@@ -77,6 +77,12 @@ def seconds(duration: str) -> float:
     return float(int(duration[: len(duration) - len(unit)]) * _SECONDS[unit]) if unit else 0.0
 
 
+def size_bytes(size: str) -> int:
+    """A size setting (:data:`SIZE`) in bytes (0 when it is off); 1kb is 1,024 bytes."""
+    unit = size.lstrip("0123456789")
+    return int(size[: len(size) - len(unit)]) * 1024 ** ("b", "kb", "mb", "gb", "tb").index(unit) if unit else 0
+
+
 #: fields that are a share, in (0, 1]
 _SHARES = ("threshold", "containment_threshold", "containment_min_ratio", "frequent_share", "rare_share")
 
@@ -118,6 +124,8 @@ class Settings:
     rollover: str = "30d"  # age of the write index at which a new one starts behind the alias; "0": never by age
     rollover_size: str = "50gb"  # size of a primary shard of the write index at which a new one starts; "0": never
     lookup_window: str = "90d"  # duplicate lookup searches the indices that overlap this last period; "0": all
+    presence: bool = False  # the band keys' presence pre-filter in Redis (newsfold.indexer.presence)
+    presence_size: str = "128mb"  # its Bloom filter per concrete index (at most 511mb)
     # signatures
     num_perm: int = 256
     seed: int = 1
@@ -187,6 +195,10 @@ class Settings:
                 raise InputError(f"{name} must be 0 or a time such as 30d, 12h or 90m, got {getattr(self, name)!r}")
         if not re.fullmatch(SIZE, str(self.rollover_size)):
             raise InputError(f"rollover_size must be 0 or a size such as 50gb or 500mb, got {self.rollover_size!r}")
+        if not (re.fullmatch(SIZE, str(self.presence_size)) and 1024 <= size_bytes(self.presence_size) < 2**29):
+            raise InputError(
+                f"presence_size must be a size from 1kb to 511mb, such as 128mb, got {self.presence_size!r}"
+            )
         if not re.fullmatch(r"[1-9]\d*(ms|s|m)", str(self.refresh_interval)):
             raise InputError(
                 f"refresh_interval must be a positive Elasticsearch time such as 1s or 200ms, "

@@ -187,13 +187,15 @@ class IngestRun:
 
     def run(self) -> Job:
         """Send every batch not yet counted, wait for all, and mark the job done; returns the final job."""
+        from newsfold.indexer.resources import presence_for
         from newsfold.plugin.client import build_client
         from newsfold.plugin.fold.index import ensure_index
 
         job, store = self.job, self.store
         self.done = store.recorded(job.id)
         store.start(job.id)
-        ensure_index(build_client(self.settings), self.settings.replace(index=self.index))
+        target = self.settings.replace(index=self.index)
+        ensure_index(build_client(self.settings), target, presence=presence_for(target))
         if job.params.get("archive"):
             self._archive = WarcArchive(Path(job.params["archive"]))
         batch_size = int(job.params["batch_size"])

@@ -248,7 +248,7 @@ class Reindex:
         self._after_swap(self.store.state(self.job_id))
 
     def _create(self, old: str, target: str, where: Behind) -> dict:
-        create_period_index(self.client, self.settings, target, old, where)
+        create_period_index(self.client, self.settings, target, old, where, presence=self.ctx.presence)
         began = time.time()
         self.store.set_state(
             self.job_id,

@@ -24,6 +24,7 @@ from newsfold.plugin.fold.batch import ingest
 from newsfold.plugin.fold.document import CLUSTER_ID, CONTENT_FIELDS, Outcome
 from newsfold.plugin.fold.document import path as field_path
 from newsfold.plugin.fold.index import corrections_index
+from newsfold.plugin.fold.presence import Presence
 from newsfold.plugin.fold.rejections import record_rejections, rejections_index
 from newsfold.plugin.fold.store import bulk_failures
 from newsfold.plugin.ids import BAD_ID, id_problem, is_page_id, shown
@@ -125,6 +126,7 @@ class ChunkContext:
     stats: StoryStats | None  # read while signing; a reindex never adds to it
     #: payloads -> (signed pages, rejected outcomes, payload by page id)
     sign: Callable[[list[dict]], tuple[list[SignedPage], list[Outcome], dict[str, dict]]]
+    presence: Presence | None = None  # the band keys' filter: it marked the new index, every write adds to it
 
 
 def run_chunk(job_id: str, chunk: dict, ctx: ChunkContext) -> dict:
@@ -183,7 +185,7 @@ class ChunkBuilder:
         ingested: dict[str, str],
         sources: dict[str, dict] | None = None,
     ) -> list[dict]:
-        outcomes = ingest(signed, client=self.client, settings=self.into) if signed else []
+        outcomes = ingest(signed, client=self.client, settings=self.into, presence=self.ctx.presence) if signed else []
         restore_ingested(self.client, self.into, outcomes, ingested)
         got = [o.as_dict() for o in rejected + outcomes]
         for o in got:

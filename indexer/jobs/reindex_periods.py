@@ -16,6 +16,7 @@ from elasticsearch import Elasticsearch
 from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold.by_id import Behind, behind
 from newsfold.plugin.fold.index import create_index, index_body, with_period
+from newsfold.plugin.fold.presence import Presence
 from newsfold.plugin.settings import Settings
 
 
@@ -34,8 +35,12 @@ def periods(client: Elasticsearch, alias: str) -> list[str]:
         return []
 
 
-def create_period_index(client: Elasticsearch, settings: Settings, target: str, old: str, where: Behind) -> None:
+def create_period_index(
+    client: Elasticsearch, settings: Settings, target: str, old: str, where: Behind, *, presence: Presence | None = None
+) -> None:
     """Create ``target`` for the period of ``old`` (without replicas: they are restored before the swap).
+
+    With ``presence``, ``target``'s filter is marked valid first: every chunk writes into it with that presence.
 
     The name is the job's own: "already exists" is the client's retry of a
     create that took place (its node died before answering), so that is success.
@@ -44,6 +49,8 @@ def create_period_index(client: Elasticsearch, settings: Settings, target: str, 
     end = where.created[position - 1] if position else None  # the next period's start: this one is over
     body = with_period(index_body(settings), where.created[position], end)
     body["settings"]["index"]["number_of_replicas"] = 0
+    if presence is not None:
+        presence.mark(target)
     create_index(client, target, body)
 
 

@@ -10,9 +10,8 @@ concurrency under near-real-time search is in ``docs/concurrency.md``:
    ``plugin.fold.candidates``), clusters decided (``plugin.fold.cluster``);
 4. the batch is written with ``refresh=wait_for``, so when the bulk returns
    every page is visible to searches;
-5. the lookup runs again for the written pages (reconcile), in the write
-   index, where a racing writer's pages are. Two batches
-   racing each other cannot both miss the other: the one whose write became
+5. the lookup runs again for the written pages (reconcile), in the write index, where a racing writer's
+   pages are. Two batches racing each other cannot both miss the other: the one whose write became
    visible last re-looks-up after the other's is visible, finds it and merges.
    Merges are deterministic (``plugin.fold.cluster.merge_survivor``) and idempotent,
    so concurrent merges agree.
@@ -41,9 +40,11 @@ from newsfold.plugin.fold.document import (
     fold_fields,
     fold_of,
     site_signals,
+    without_nulls,
 )
 from newsfold.plugin.fold.index import check_meta_cached
-from newsfold.plugin.fold.ingest_args import check_delivery, check_pages
+from newsfold.plugin.fold.ingest_args import check_delivery, check_pages, check_presence
+from newsfold.plugin.fold.presence import Presence, record
 from newsfold.plugin.fold.provenance import refresh_origins, story_origin
 from newsfold.plugin.fold.regroup import enforce_constraints, relabel
 from newsfold.plugin.fold.rollover import lookup_scope, reconcile_scope
@@ -81,14 +82,16 @@ class BatchState:
     first_seen: dict[str, str] = field(default_factory=dict)
     #: page id -> the copy its reconcile found when its story joined another one after the write
     joined: dict[str, Match] = field(default_factory=dict)
+    presence: Presence | None = None  # the band keys' filter (plugin.fold.presence): prunes lookups, gets the keys
 
 
-def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True) -> BatchState:
+def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True,
+            presence: Presence | None = None) -> BatchState:  # fmt: skip
     """Drop unchanged re-ingests (realtime GET), then look up and decide."""
     unique: dict[str, SignedPage] = {}
     for p in pages:
         unique[p.page_id] = p  # the last version of an id within a batch wins
-    state = BatchState(pages=[], content=content)
+    state = BatchState(pages=[], content=content, presence=presence)
     if unique:
         docs = read_docs(client, settings.index, list(unique), source=UNCHANGED_SOURCE)
         for doc in docs:
@@ -105,7 +108,8 @@ def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Setting
                     state.first_seen[p.page_id] = seen
                 state.pages.append(p)
     # only the indices of the lookup window (plugin.fold.rollover): older copies found no story here
-    state.candidates = lookup(state.pages, client=client, settings=settings, scope=lookup_scope(client, settings))
+    state.candidates = lookup(state.pages, client=client, settings=settings, scope=lookup_scope(client, settings),
+                              presence=presence)  # fmt: skip
     batch_ids = [p.page_id for p in state.pages]
     named = set(batch_ids) | {c.page_id for found in state.candidates.values() for c in found}
     state.constraints = load_constraints(named, client=client, settings=settings, unlabelled=batch_ids)
@@ -171,11 +175,11 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         if state.content:
             doc.update(content_fields(p, ingested=now))
     _with_origins(state, docs)
-    for pid, doc in docs.items():
-        if pid not in state.previous:  # nothing of newsfold's stored yet: an empty field need not be cleared
-            docs[pid] = _without_nulls(doc)
-    actions = [{"_op_type": "update", "_index": settings.index, "_id": pid, "doc": doc, "doc_as_upsert": True}
-               for pid, doc in docs.items()]  # fmt: skip
+    # a page with nothing of newsfold's stored yet needs no empty field cleared
+    actions = [{"_op_type": "update", "_index": settings.index, "_id": pid, "doc_as_upsert": True,
+                "doc": doc if pid in state.previous else without_nulls(doc)} for pid, doc in docs.items()]  # fmt: skip
+    if state.presence is not None:  # the keys go into the filter first: a failed add writes nothing
+        actions = record(state.presence, state.pages, actions, client=client, alias=settings.index)
     failed = bulk_failures(client, actions, settings=settings, refresh="wait_for", missing_ok=False)
     for p in state.pages:
         if p.page_id in failed:
@@ -188,14 +192,6 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
         joiner = min((pid for pid, c in decision.cluster_of.items() if c == survivor and pid in written), default=None)
         if absorbed and joiner is not None:
             state.absorbed.setdefault(joiner, []).extend(absorbed)
-
-
-def _without_nulls(doc: dict[str, Any]) -> dict[str, Any]:
-    """A partial update's ``doc`` without the fields it would set to null (at both levels: article, fold)."""
-    out = {k: v for k, v in doc.items() if v is not None}
-    if isinstance(out.get(FOLD), dict):
-        out[FOLD] = {k: v for k, v in out[FOLD].items() if v is not None}
-    return out
 
 
 def _with_origins(state: BatchState, docs: dict[str, dict[str, Any]]) -> None:
@@ -231,7 +227,8 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
             return
         labels = current_labels([p.page_id for p in pages], client=client, settings=settings)
         present = [p for p in pages if labels.get(p.page_id) is not None]
-        found = lookup(present, client=client, settings=settings, exclude_clusters=labels, scope=racing)
+        found = lookup(present, client=client, settings=settings, exclude_clusters=labels, scope=racing,
+                       presence=state.presence)  # fmt: skip
         merges: dict[str, str] = {}
         by: dict[str, str] = {}  # losing cluster -> the batch's page whose lookup found the merge
         for p in present:
@@ -324,12 +321,12 @@ def ingest(
     content: bool | None = None,
     stats: StoryStatistics | None = None,
     delivery: str | None = None,
+    presence: Presence | None = None,
 ) -> list[Outcome]:
     """Find the cluster of every signed page and write it (the public "find its cluster" call).
 
-    Safe to run concurrently from many workers and processes against one
-    index; see the module docstring. Re-ingesting an unchanged page changes
-    nothing.
+    Safe to run concurrently from many workers and processes against one index (the module docstring).
+    Re-ingesting an unchanged page changes nothing.
 
     Args:
         pages: pages from ``sign_page`` or ``sign_text``; ``page_id`` is the document id.
@@ -346,6 +343,7 @@ def ingest(
         stats: the collection's story frequencies; each page that starts a
             new story adds its features (used by weighted signatures and the
             frequent-shingle filter).
+        presence: the band keys' filter (``plugin.fold.presence``); every writer into a filtered index passes it.
 
     Returns:
         One outcome per distinct page id.
@@ -355,17 +353,19 @@ def ingest(
         IndexMismatchError: the index lacks the fold fields or was built with
             other signature settings.
         ServerError: Elasticsearch refused a lookup or a write.
+        PresenceUnavailable: ``presence`` could not take the batch's keys; nothing was written (try again).
     """
     pages = check_pages(pages, settings=settings)
     check_type(index, str, "index", optional=True)
     check_type(content, bool, "content", optional=True)
     check_delivery(delivery)
+    check_presence(presence)
     if content is None:
         content = index is None
     if index is not None and index != settings.index:
         settings = settings.replace(index=index)
     check_meta_cached(client, settings, settings.index)
-    state = prepare(pages, client=client, settings=settings, content=content)
+    state = prepare(pages, client=client, settings=settings, content=content, presence=presence)
     write(state, client=client, settings=settings)
     reconcile(state, client=client, settings=settings)
     enforce_constraints([p.page_id for p in state.pages], client=client, settings=settings)

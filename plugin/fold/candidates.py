@@ -25,6 +25,7 @@ from newsfold.plugin.fold.by_id import SHARD_WAITS, no_shard, not_known_yet, rea
 from newsfold.plugin.fold.cluster import Constraints, Match, verify
 from newsfold.plugin.fold.document import LOOKUP_SOURCE, Candidate, read_candidate, site_signals
 from newsfold.plugin.fold.index import wait_until_active
+from newsfold.plugin.fold.presence import Plan, Presence, prune
 from newsfold.plugin.fold.rollover import Scope
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signature import REST_MARK, band_keys
@@ -45,22 +46,32 @@ def lookup(
     settings: Settings,
     exclude_clusters: Mapping[str, str | None] | None = None,
     scope: Scope | None = None,
+    presence: Presence | None = None,
 ) -> dict[str, list[Candidate]]:
     """Band-key term lookup for every page in one ``msearch``.
 
     ``exclude_clusters`` (page id -> cluster id) leaves each page's own
     cluster out of its candidates; ``scope`` (default: every index behind
     ``settings.index``, none holding pages of an older layout) is where to
-    search (the lookup window, ``plugin.fold.rollover``).
+    search (the lookup window, ``plugin.fold.rollover``). With a ``presence``
+    filter and a scope, each page asks only for its keys that may exist there,
+    and a page with too few of them asks nothing (``plugin.fold.presence``).
     """
+    plans = (
+        prune(pages, scope.indices, presence=presence, min_bands=settings.min_bands)
+        if presence is not None and scope and scope.indices
+        else {}
+    )
+    skipped = {pid for pid, plan in plans.items() if plan is None}  # no index may hold min_bands of its keys
+    pages = [p for p in pages if p.page_id not in skipped]
     if not pages:
-        return {}
+        return {pid: [] for pid in skipped}
     own = exclude_clusters or {}
     responses = None
     if client not in _REFUSE_TERMS_SET:
         try:
             responses = _msearch(pages, client=client, settings=settings, exclude_clusters=own, scope=scope,
-                                 shape="terms_set")  # fmt: skip
+                                 shape="terms_set", plans=plans)  # fmt: skip
         except BadRequestError as exc:
             if not _refuses_terms_set(str(exc)):
                 raise
@@ -70,8 +81,8 @@ def lookup(
             responses = None
     if responses is None:
         responses = _msearch(pages, client=client, settings=settings, exclude_clusters=own, scope=scope,
-                             shape="bool")  # fmt: skip
-    out: dict[str, list[Candidate]] = {}
+                             shape="bool", plans=plans)  # fmt: skip
+    out: dict[str, list[Candidate]] = {pid: [] for pid in skipped}
     for p, res in zip(pages, responses, strict=True):
         if "error" in res:
             raise item_refusal(f"band lookup failed for {p.page_id}", res)
@@ -95,16 +106,18 @@ def _msearch(
     exclude_clusters: Mapping[str, str | None],
     scope: Scope | None,
     shape: str,
+    plans: Mapping[str, Plan | None],
 ) -> list[dict[str, Any]]:
     """The band lookups of ``pages`` in one ``msearch``, asked again while a shard or a new index is not ready."""
     indices = scope.indices if scope else ()
     target = ",".join(indices) if indices else settings.index
     searches: list[dict[str, Any]] = []
     for p in pages:
-        searches.append({"index": target})
+        plan = plans.get(p.page_id)  # the presence filter's keys and indices (plugin.fold.presence)
+        searches.append({"index": ",".join(plan.indices) if plan else target})
         searches.append(
             lookups.band_lookup(
-                [k for k in p.band_keys if not k.startswith(REST_MARK)],
+                [k for k in (plan.keys if plan else p.band_keys) if not k.startswith(REST_MARK)],
                 size=MAX_CANDIDATES,
                 exclude_ids=[p.page_id],
                 min_bands=settings.min_bands,

@@ -220,6 +220,14 @@ def fold_fields(
     }
 
 
+def without_nulls(doc: dict[str, Any]) -> dict[str, Any]:
+    """A partial update's ``doc`` without the fields it would set to null (at both levels: article, fold)."""
+    out = {k: v for k, v in doc.items() if v is not None}
+    if isinstance(out.get(FOLD), dict):
+        out[FOLD] = {k: v for k, v in out[FOLD].items() if v is not None}
+    return out
+
+
 def own_document(page: SignedPage, *, cluster_id: str, match: Match | None, ingested: str) -> dict[str, Any]:
     """The whole ``_source`` of a signed page in newsfold's own index (fold and article fields)."""
     doc = fold_fields(page, cluster_id=cluster_id, match=match, representative=False, folded=ingested)

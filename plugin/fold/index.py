@@ -32,6 +32,8 @@ from newsfold.plugin.settings import Settings
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
+    from newsfold.plugin.fold.presence import Presence
+
 #: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
 FOLD_LAYOUT = BANDS_LAYOUT
 #: older layouts the current one only adds fold fields to (3 added ``passages``, 4 ``founding``, 5 the
@@ -180,8 +182,11 @@ def wait_until_active(client: Elasticsearch, name: str, timeout: str = "30s") ->
 
 
 @refusals_as_server_errors("ensure_index")
-def ensure_index(client: Elasticsearch, settings: Settings) -> str:
+def ensure_index(client: Elasticsearch, settings: Settings, *, presence: Presence | None = None) -> str:
     """Create newsfold's own index and alias if missing; check an existing one's ``_meta``.
+
+    With ``presence`` (``plugin.fold.presence``), the first index's filter is
+    marked valid before the index is created.
 
     Returns:
         The concrete index name behind the alias.
@@ -199,6 +204,8 @@ def ensure_index(client: Elasticsearch, settings: Settings) -> str:
     if not current:
         # A fixed first name: workers racing to create it get "already exists", not two indices.
         name = f"{settings.index}-000001"
+        if presence is not None:
+            presence.mark(name)
         create_index(client, name, index_body(settings), aliases={settings.index: {"is_write_index": True}})
         check_meta(client, settings, name)
         return name

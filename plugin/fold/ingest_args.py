@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from newsfold.plugin.errors import InputError, InputTypeError, check_type
 from newsfold.plugin.extract.result import Rejection
+from newsfold.plugin.fold.presence import Presence
 from newsfold.plugin.ids import check_page_id
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signed_page import SignedPage
@@ -48,3 +49,9 @@ def check_delivery(delivery: object) -> None:
     name = check_type(delivery, str, "delivery", optional=True)
     if isinstance(name, str) and not 0 < len(name) <= MAX_DELIVERY_LENGTH:
         raise InputError(f"delivery must be 1 to {MAX_DELIVERY_LENGTH} characters, not {len(name)}")
+
+
+def check_presence(presence: object) -> None:
+    """``ingest``'s ``presence``: None, or an object with the methods of ``plugin.fold.presence.Presence``."""
+    if presence is not None and not isinstance(presence, Presence):
+        raise InputTypeError(f"presence must be a Presence (plugin.fold.presence), not {type(presence).__name__}")

@@ -31,6 +31,8 @@ from newsfold.plugin.settings import Settings, seconds
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
 
+    from newsfold.plugin.fold.presence import Presence
+
 #: seconds between two checks of one alias by one process (:func:`roll_over_when_due`)
 CHECK_EVERY = 60.0
 _checked: dict[tuple[int, str], float] = {}
@@ -59,7 +61,12 @@ def conditions(settings: Settings) -> dict[str, str]:
 
 @refusals_as_server_errors("roll_over")
 def roll_over(
-    client: Elasticsearch, settings: Settings, *, index: str | None = None, force: bool = False
+    client: Elasticsearch,
+    settings: Settings,
+    *,
+    index: str | None = None,
+    force: bool = False,
+    presence: Presence | None = None,
 ) -> str | None:
     """Start a new write index behind the alias when the current one is due (``settings.rollover``, ``rollover_size``).
 
@@ -74,6 +81,8 @@ def roll_over(
         settings: the settings the index was created with.
         index: a host's alias (default ``settings.index``); its new index gets the host's index template.
         force: roll over now, whatever the conditions.
+        presence: the band keys' filter (``plugin.fold.presence``): the new index's is marked valid before the
+            alias moves to it (when nothing rolls over, the mark of a name no index has yet is harmless).
 
     Returns:
         The new write index, or None when nothing was due (or another process rolled it over first).
@@ -93,6 +102,8 @@ def roll_over(
         return None
     where = behind(client, alias)
     new = next_name(where.write)
+    if presence is not None:
+        presence.mark(new)
     body = index_body(settings) if alias == settings.index else None  # a host index gets its own template
     extra: dict[str, Any] = {"settings": body["settings"], "mappings": body["mappings"]} if body else {}
     try:
@@ -132,7 +143,11 @@ def _roll_by_hand(
 
 
 def roll_over_when_due(
-    client: Elasticsearch, settings: Settings, *, clock: Callable[[], float] = time.monotonic
+    client: Elasticsearch,
+    settings: Settings,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    presence: Presence | None = None,
 ) -> None:
     """:func:`roll_over` at most every :data:`CHECK_EVERY` seconds per process and alias (workers call it per batch)."""
     key = (id(client), settings.index)
@@ -140,7 +155,7 @@ def roll_over_when_due(
     if now - _checked.get(key, -CHECK_EVERY) < CHECK_EVERY:
         return
     _checked[key] = now
-    roll_over(client, settings)
+    roll_over(client, settings, presence=presence)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,171 @@
+"""The band keys' presence filter in Redis: one Bloom filter per concrete index (``plugin.fold.presence``).
+
+Each index has one Redis string, ``newsfold:presence:<index>``, of
+``NEWSFOLD_PRESENCE_SIZE`` bytes: a 64-byte header, then the filter's bits.
+A key sets :data:`HASHES` bits, at positions drawn from one 128-bit BLAKE2b
+hash of the key string (double hashing). A batch's reads are one Lua script
+over every index searched, its adds one script per index written (``SETBIT``
+/``GETBIT`` run inside Redis, the positions sent packed).
+
+Validity lives inside the string: the header holds the Redis server's
+``run_id`` and the filter's geometry, written by :meth:`RedisPresence.mark`
+when newsfold creates the index. So a key that is lost (flushed, evicted,
+expired) reads as not valid, and so does every filter after a restart of
+Redis (its ``run_id`` changes: the last second of adds may be missing from
+an append-only file) or after a change of ``NEWSFOLD_PRESENCE_SIZE``. An add
+that finds a header of another run or size blanks it: the filter stays not
+valid for good, and its index is searched for every key (until it leaves
+the lookup window; the next rollover starts a valid filter).
+
+Each add (and the mark) keeps the key alive for ``NEWSFOLD_LOOKUP_WINDOW``
+plus a day after the last write into its index, the time its index stays in
+the lookup window; with a window of ``0`` keys never expire.
+
+Sizing (docs/scaling.md, "Redis sizing"): the optimal filter is
+``-ln(p) / ln(2)^2`` bits per key, 128 keys a page: 9.6 bits (1,227 Mbit,
+153 MB per million pages) for p = 1%, 6.2 bits (100 MB) for 5%.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from redis.exceptions import RedisError
+
+from newsfold.plugin.fold.presence import PresenceUnavailable
+from newsfold.plugin.settings import Settings, seconds, size_bytes
+from newsfold.state import redis_down_errors
+
+log = logging.getLogger(__name__)
+
+#: bits set per key
+HASHES = 5
+#: bytes before the filter's bits: ``nfp1:<run_id>:<bits>:<hashes>``, space-padded
+HEADER = 64
+#: the time a filter outlives its index's last write beyond the lookup window
+TTL_MARGIN = 86_400.0
+
+_HEADER_LUA = f"""
+local function header(cfg)
+  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+  local h = 'nfp1:' .. run .. ':' .. cfg
+  return h .. string.rep(' ', {HEADER} - #h)
+end
+"""
+#: KEYS[1] the filter; ARGV: the geometry, the TTL in ms (0: none)
+_MARK = (
+    _HEADER_LUA
+    + """
+redis.call('SETRANGE', KEYS[1], 0, header(ARGV[1]))
+if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+"""
+)
+#: KEYS[1] the filter; ARGV: the geometry, the TTL in ms, the bit positions (uint32, little-endian)
+_ADD = (
+    _HEADER_LUA
+    + f"""
+local have = redis.call('GETRANGE', KEYS[1], 0, {HEADER - 1})
+if have ~= '' and have ~= header(ARGV[1]) then redis.call('SETRANGE', KEYS[1], 0, string.rep('\\0', {HEADER})) end
+local bits = ARGV[3]
+for i = 1, #bits, 4 do redis.call('SETBIT', KEYS[1], (struct.unpack('<I4', bits, i)), 1) end
+if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+"""
+)
+#: KEYS the filters; ARGV: the geometry, the bits per key, the positions. Per filter: '' when it is not valid,
+#: else one byte per key, '1' when every bit of the key is set
+_READ = (
+    _HEADER_LUA
+    + f"""
+local want = header(ARGV[1])
+local k = tonumber(ARGV[2])
+local bits = ARGV[3]
+local out = {{}}
+for n, key in ipairs(KEYS) do
+  if redis.call('GETRANGE', key, 0, {HEADER - 1}) ~= want then
+    out[n] = ''
+  else
+    local flags = {{}}
+    local i = 1
+    while i <= #bits do
+      local hit = '1'
+      for _ = 1, k do
+        if hit == '1' and redis.call('GETBIT', key, (struct.unpack('<I4', bits, i))) == 0 then hit = '0' end
+        i = i + 4
+      end
+      flags[#flags + 1] = hit
+    end
+    out[n] = table.concat(flags)
+  end
+end
+return out
+"""
+)
+
+
+class PresenceDown(PresenceUnavailable, *redis_down_errors()[:1]):  # type: ignore[misc]
+    """Redis could not record a batch's band keys: nothing was written. A Redis connection error too, so a
+    worker waits for Redis and tries the batch again (``newsfold.state.patiently``)."""
+
+
+class RedisPresence:
+    """:class:`newsfold.plugin.fold.presence.Presence` over Redis bitmaps, one per concrete index."""
+
+    def __init__(self, redis: Any, *, size: str = "128mb", window: str = "90d") -> None:
+        self.redis = redis
+        self.bits = size_bytes(size) * 8 - HEADER * 8
+        self.geometry = f"{self.bits}:{HASHES}"
+        window_s = seconds(window)
+        self.ttl_ms = int((window_s + TTL_MARGIN) * 1000) if window_s else 0
+        self._mark = redis.register_script(_MARK)
+        self._add = redis.register_script(_ADD)
+        self._read = redis.register_script(_READ)
+
+    @classmethod
+    def for_settings(cls, redis: Any, settings: Settings) -> RedisPresence:
+        return cls(redis, size=settings.presence_size, window=settings.lookup_window)
+
+    @staticmethod
+    def key(index: str) -> str:
+        return f"newsfold:presence:{index}"
+
+    def positions(self, keys: Sequence[str]) -> bytes:
+        """The :data:`HASHES` bit positions of each key, packed as little-endian uint32."""
+        digests = b"".join(hashlib.blake2b(k.encode("utf-8"), digest_size=16).digest() for k in keys)
+        h = np.frombuffer(digests, dtype="<u8").reshape(-1, 2)
+        steps = np.arange(HASHES, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            spots = (h[:, :1] + steps * (h[:, 1:] | np.uint64(1))) % np.uint64(self.bits)
+        return (spots + np.uint64(HEADER * 8)).astype("<u4").tobytes()
+
+    def mark(self, index: str) -> None:
+        try:
+            self._mark(keys=[self.key(index)], args=[self.geometry, self.ttl_ms])
+        except RedisError as exc:  # no valid filter: its index is searched in full
+            log.warning("presence filter of %s not started (Redis unavailable: %s)", index, exc)
+
+    def add(self, index: str, keys: Sequence[str]) -> None:
+        if not keys:
+            return
+        try:
+            self._add(keys=[self.key(index)], args=[self.geometry, self.ttl_ms, self.positions(keys)])
+        except RedisError as exc:  # unreachable, or refusing (out of memory): the batch must not write
+            raise PresenceDown(
+                f"Redis is unavailable, so the presence filter of {index} cannot record the batch's band keys; "
+                f"nothing was written, the batch waits and is tried again ({type(exc).__name__}: {exc})"
+            ) from exc
+
+    def may_contain(self, indices: Sequence[str], keys: Sequence[str]) -> Mapping[str, Sequence[bool]]:
+        if not indices or not keys:
+            return {}
+        try:
+            got = self._read(keys=[self.key(i) for i in indices], args=[self.geometry, HASHES, self.positions(keys)])
+        except RedisError as exc:  # fail open
+            log.warning("presence filter unreadable (%s: %s): looking up every key", type(exc).__name__, exc)
+            return {}
+        return {i: [c == ord("1") for c in bytes(flags)] for i, flags in zip(indices, got, strict=True) if flags}
