@@ -46,7 +46,7 @@ _EXPORTS = {
     "ServerError": "errors",
     "Signature": "sign.signature",
     "band_keys": "sign.signature",
-    "band_tokens": "sign.signature",
+    "band_tokens": "sign.stored",
     "Constraints": "fold.cluster",
     "Match": "fold.cluster",
     "decide": "fold.cluster",
@@ -247,9 +247,10 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
     from newsfold.plugin.search.story_queries import newest, read_newest, read_top_stories, top_stories
     from newsfold.plugin.search.version_relations import add_relations
     from newsfold.plugin.settings import Settings
-    from newsfold.plugin.sign.signature import Signature, band_keys, band_tokens
+    from newsfold.plugin.sign.signature import Signature, band_keys
     from newsfold.plugin.sign.signed_page import Page, SignedPage, TextMeta
     from newsfold.plugin.sign.signing import sign_page, sign_text
+    from newsfold.plugin.sign.stored import band_tokens
 
 
 #: module paths of newsfold 0.1 (named in docs/embedding.md) -> the module that holds that code now
