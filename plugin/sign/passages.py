@@ -19,20 +19,21 @@ At ingest each page stores its passage keys and the shape of its paragraphs
 (:func:`passage_keys`, the fold field ``newsfold.passages``), cut from the text
 that is signed (``plugin.sign.signing`` splits and tokenises it once,
 :func:`split_text`, for the line filter, the keys and the signature). The
-stored form (:data:`KEYS_VERSION` 3) is one url-safe base64 string (no
-padding) of bytes: the passage count ``N`` as a varint, the ``N`` passage
-hashes (32 bits each, big-endian), the ``N`` passage token counts as varints,
-then per paragraph the token counts of its sentences as varints, a 0 after
-each paragraph but the last; about 7 characters per passage and 1 per
-sentence (the JSON of layout 2, ``"<8 hex>:<tokens> ..."`` and one string of
-counts per paragraph, took about 12 per passage: it is still read).
+stored form (:data:`KEYS_VERSION` 3) is one base85 string (as ``base64.b85encode`` writes it,
+RFC 1924's alphabet: no quote or backslash, so JSON keeps it as it is) of
+bytes: the passage count ``N`` as a varint, the ``N`` passage hashes (32 bits
+each, big-endian), then deflated (raw deflate) the ``N`` passage token counts
+as varints and per paragraph the token counts of its sentences as varints, a
+0 after each paragraph but the last. Random hashes do not compress: each
+passage costs 5 characters for its hash and about 1 for its count and its
+share of the shape (the JSON of layout 2, ``"<8 hex>:<tokens> ..."`` and one
+string of counts per paragraph, about 13; it is still read).
 
 Pure: no server is contacted.
 """
 
 from __future__ import annotations
 
-import base64
 import re
 import zlib
 from collections.abc import Mapping
@@ -43,7 +44,7 @@ import numpy as np
 
 from newsfold.plugin.text import tokenize
 
-#: the layout of the stored keys that ingest writes (3: packed bytes in base64; 2: hex and counts in text)
+#: the layout of the stored keys that ingest writes (3: packed bytes in base85; 2: hex and counts in text)
 KEYS_VERSION = 3
 #: layouts :meth:`Layout.of_stored` reads; keys of another layout are not compared (the relation is unknown)
 READ_VERSIONS = (2, 3)
@@ -129,8 +130,9 @@ class Layout:
         counts = [len(self.chunks), *(n for _, n in self.chunks)]
         for i, paragraph in enumerate(self.shape):
             counts.extend((0, *paragraph) if i else paragraph)
-        raw = _varints(counts[:1]) + hashes + _varints(counts[1:])
-        return {"v": KEYS_VERSION, "keys": base64.urlsafe_b64encode(raw).rstrip(b"=").decode("ascii")}
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        raw = _varints(counts[:1]) + hashes + packer.compress(_varints(counts[1:])) + packer.flush()
+        return {"v": KEYS_VERSION, "keys": b85encode(raw)}
 
 
 Chunks = list[tuple[int, int]]
@@ -147,17 +149,24 @@ def _from_text(stored: Mapping[str, Any]) -> tuple[Chunks, Shape]:
 
 
 def _unpacked(stored: Mapping[str, Any]) -> tuple[Chunks, Shape]:
-    """Layout 3: ``{"keys": "<base64>"}`` (see the module)."""
+    """Layout 3: ``{"keys": "<base85>"}`` (see the module)."""
     text = stored.get("keys")
     if not isinstance(text, str):
         raise ValueError("keys is not a string")
-    raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))  # binascii.Error is a ValueError
+    raw = b85decode(text)
     width = HASH_BITS // 8
     (n,), start = _read_varints(raw, 0, 1)
     if len(raw) < start + width * n:
         raise ValueError("keys are cut short")
     hashes = np.frombuffer(raw, dtype=">u4", count=n, offset=start).tolist()
-    counts, _ = _read_varints(raw, start + width * n, None)
+    unpacker = zlib.decompressobj(-15)
+    try:  # counts of MAX_TOKENS passages and sentences fit in 6 * MAX_TOKENS bytes: more is not ours
+        packed = unpacker.decompress(raw[start + width * n :], 6 * MAX_TOKENS + 64)
+    except zlib.error as e:
+        raise ValueError(f"counts do not inflate: {e}") from None
+    if not unpacker.eof or unpacker.unconsumed_tail or unpacker.unused_data:
+        raise ValueError("counts are cut short or too long")
+    counts, _ = _read_varints(packed, 0, None)
     if len(counts) < n or 0 in counts[:n]:
         raise ValueError("passage counts are missing")
     shape: Shape = []
@@ -172,8 +181,45 @@ def _unpacked(stored: Mapping[str, Any]) -> tuple[Chunks, Shape]:
     return list(zip(hashes, counts[:n], strict=True)), shape
 
 
+#: RFC 1924's base85 digits, as ``base64.b85encode`` writes them
+_B85 = np.frombuffer(b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~", np.uint8)
+_B85_VALUE = np.full(256, 255, dtype=np.uint8)
+_B85_VALUE[_B85] = np.arange(85, dtype=np.uint8)
+_B85_POWERS = np.array([85**4, 85**3, 85**2, 85, 1], dtype=np.uint64)
+
+
+def b85encode(raw: bytes) -> str:
+    """``base64.b85encode(raw).decode()``, vectorised (the standard library's is pure Python: slow on pages).
+
+    Every 4 bytes (a big-endian 32-bit number) become 5 digits, most significant first; the last group is
+    padded with zero bytes and then cut to as many digits as it had bytes plus one.
+    """
+    pad = -len(raw) % 4
+    words = np.frombuffer(raw + b"\0" * pad, dtype=">u4").astype(np.uint64)
+    digits = (words[:, None] // _B85_POWERS) % np.uint64(85)
+    encoded: bytes = _B85[digits.ravel()].tobytes()
+    return encoded[: len(digits) * 5 - pad].decode("ascii")
+
+
+def b85decode(text: str) -> bytes:
+    """``base64.b85decode(text)``, vectorised; ValueError for a character outside the alphabet or a group too large."""
+    if not text.isascii():
+        raise ValueError("keys are not base85")
+    pad = -len(text) % 5
+    digits = _B85_VALUE[np.frombuffer(text.encode("ascii") + b"~" * pad, dtype=np.uint8)]
+    if (digits == 255).any():
+        raise ValueError("keys are not base85")
+    words = digits.reshape(-1, 5).astype(np.uint64) @ _B85_POWERS
+    if (words > 0xFFFFFFFF).any():
+        raise ValueError("a base85 group overflows")
+    decoded: bytes = words.astype(">u4").tobytes()
+    return decoded[: len(words) * 4 - pad]
+
+
 def _varints(values: list[int]) -> bytes:
     """Unsigned LEB128: 7 bits a byte, low bits first, the top bit set on every byte but a value's last."""
+    if not values or max(values) < 0x80:  # the usual case: a byte each
+        return bytes(values)
     out = bytearray()
     for value in values:
         while value > 0x7F:
@@ -185,6 +231,8 @@ def _varints(values: list[int]) -> bytes:
 
 def _read_varints(raw: bytes, start: int, count: int | None) -> tuple[list[int], int]:
     """``count`` varints (all to the end when None) from ``raw[start:]``, and the position after them."""
+    if count is None and (start == len(raw) or max(raw[start:]) < 0x80):  # the usual case: a byte each
+        return list(raw[start:]), len(raw)
     out: list[int] = []
     value = shift = 0
     pos = start
@@ -320,7 +368,7 @@ def passage_keys(text: str) -> dict[str, Any] | None:
     """What ingest stores for a text in ``newsfold.passages`` (None for a text without words).
 
     Returns:
-        ``{"v": 3, "keys": "<base64>"}``: the passages in text order (hash and token count), and per
+        ``{"v": 3, "keys": "<base85>"}``: the passages in text order (hash and token count), and per
         paragraph the token counts of its sentences, packed as the module says.
     """
     return stored_keys(text_layout(text)[0])

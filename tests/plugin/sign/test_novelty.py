@@ -4,12 +4,22 @@ from __future__ import annotations
 
 import base64
 import json
+import random
+import zlib
 
 import pytest
 
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.novelty import marked_passages, relation
-from newsfold.plugin.sign.passages import KEYS_VERSION, MAX_TOKENS, Layout, passage_keys, sentences
+from newsfold.plugin.sign.passages import (
+    KEYS_VERSION,
+    MAX_TOKENS,
+    Layout,
+    b85decode,
+    b85encode,
+    passage_keys,
+    sentences,
+)
 from newsfold.plugin.sign.signing import TextMeta, sign_text
 from tests.pages import story
 
@@ -95,18 +105,30 @@ def test_the_reference_itself_and_missing_keys():
     assert relation(keys, {"v": 2, "chunks": "ab:x", "sentences": ["3"]}) is None  # malformed
     assert relation(keys, {"v": 2, "chunks": "ab:4", "sentences": ["3"]}) is None  # shapes disagree
     assert relation(keys, {"v": 2, "chunks": "ab:3", "sentences": ["3"]}).kind == "shorter"  # layout 2 is read
-    packed = base64.urlsafe_b64decode(keys["keys"] + "=" * (-len(keys["keys"]) % 4))
+    packed = base64.b85decode(keys["keys"])
+    n = len(Layout.of_stored(keys).chunks)
+    hashes, counts = packed[: 1 + 4 * n], zlib.decompress(packed[1 + 4 * n :], -15)
+
+    def deflated(data: bytes) -> bytes:
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        return packer.compress(data) + packer.flush()
+
+    assert packed[0] == n < 128 and hashes + deflated(counts) == packed
     for bad in (
-        "not base64!",
+        'not base85 "',
         keys["keys"][:-3],  # cut short
         packed[:1] + packed[1 + 4 :],  # one hash missing
-        packed + b"\x05",  # one sentence too many: shapes disagree
-        packed + b"\x85",  # a varint cut short
-        b"\x00",  # no passage
-        b"\x01\x00\x00\x00\x00\x00\x00",  # a passage of no tokens
+        hashes + deflated(counts + b"\x05"),  # one sentence too many: shapes disagree
+        hashes + deflated(counts + b"\x85"),  # a varint cut short
+        hashes + deflated(counts)[:-2],  # the deflated counts cut short
+        hashes + deflated(counts) + b"\x00",  # something after them
+        hashes + b"\xff\xff",  # not deflated
+        b"\x00" + deflated(b""),  # no passage
+        b"\x01\x00\x00\x00\x00" + deflated(b"\x00"),  # a passage of no tokens
+        b"\x01\x00\x00\x00\x00" + deflated(b"\x80" * 200_000),  # inflates to more than any text's counts
         17,
     ):
-        value = bad if isinstance(bad, str | int) else base64.urlsafe_b64encode(bad).decode()
+        value = bad if isinstance(bad, str | int) else base64.b85encode(bad).decode()
         assert relation(keys, {"v": KEYS_VERSION, "keys": value}) is None, bad
     assert passage_keys("  \n ... \n") is None
 
@@ -129,7 +151,7 @@ def test_stored_form_is_compact_and_round_trips():
     assert len(layout.shape) == len(REFERENCE)
     tokens = sum(len(p.split()) for p in REFERENCE)
     assert sum(map(sum, layout.shape)) == tokens
-    assert len(json.dumps(keys)) < len(json.dumps(v2_form(keys))) * 0.6  # about 7 bytes a passage, not 12
+    assert len(json.dumps(keys)) < len(json.dumps(v2_form(keys))) * 0.6  # about 6 bytes a passage, not 13
     assert len(json.dumps(keys)) < tokens * 1.2
     assert Layout.of_stored(v2_form(keys)) == layout
 
@@ -142,6 +164,16 @@ def test_long_sentences_and_passages_round_trip():
     assert layout.shape[:2] == ((300,), (150,)) and len(layout.shape[2]) == 2000
     assert max(n for _, n in layout.chunks) > 150 and len(layout.chunks) > 2000
     assert Layout.of_stored(layout.stored()) == layout
+
+
+def test_base85_is_the_standard_librarys():
+    for size in [*range(12), 1000, 4097]:
+        raw = bytes(random.Random(size).randrange(256) for _ in range(size))
+        assert b85encode(raw) == base64.b85encode(raw).decode()
+        assert b85decode(b85encode(raw)) == raw
+    for bad in ("ab cd", "~~~~~", "é", '"'):
+        with pytest.raises(ValueError):
+            b85decode(bad)
 
 
 def test_long_text_is_keyed_on_its_beginning():
