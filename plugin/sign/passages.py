@@ -54,9 +54,10 @@ CHUNK_WINDOW = 3
 CHUNK_AVERAGE = 8
 #: tokens keyed per page at most (a longer text is compared on its beginning)
 MAX_TOKENS = 20_000
-#: bits of a passage hash: a false match between a version and its reference (a new passage taken as held)
-#: has odds of about (version passages x reference passages) / 2**32, under 1e-3 for two 20,000-token texts
-#: (2,500 passages each) and about 1e-5 for the dev set's pages; 24 bits would make it 256 times likelier
+#: bits of a passage hash (4 bytes stored). A false match between a version and its reference (a passage
+#: of one taken for one of the other) has odds of (passages one lacks x passages the other has) / 2**32:
+#: about 4e-6 per comparison on the dev set, 1.5e-3 for two 20,000-token texts that share nothing (2,500
+#: passages each); 24 bits make it 256 times likelier (docs/measurements.md, 2026-11-28)
 HASH_BITS = 32
 #: odd 64-bit multipliers that mix a window's token hashes (one per position in the window)
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)[:CHUNK_WINDOW]
@@ -154,7 +155,7 @@ def _unpacked(stored: Mapping[str, Any]) -> tuple[Chunks, Shape]:
     if not isinstance(text, str):
         raise ValueError("keys is not a string")
     raw = b85decode(text)
-    width = HASH_BITS // 8
+    width = HASH_BITS // 8  # the stored hashes are big-endian uint32
     (n,), start = _read_varints(raw, 0, 1)
     if len(raw) < start + width * n:
         raise ValueError("keys are cut short")
