@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import random
+import zlib
+
 import pytest
 
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.novelty import marked_passages, relation
-from newsfold.plugin.sign.passages import KEYS_VERSION, MAX_TOKENS, Layout, passage_keys, sentences
+from newsfold.plugin.sign.passages import (
+    KEYS_VERSION,
+    MAX_TOKENS,
+    Layout,
+    b85decode,
+    b85encode,
+    passage_keys,
+    sentences,
+)
 from newsfold.plugin.sign.signing import TextMeta, sign_text
 from tests.pages import story
 
@@ -87,26 +100,106 @@ def test_the_reference_itself_and_missing_keys():
     assert relation(keys, keys, same=True).kind == "reference"
     assert relation(None, keys) is None
     assert relation(keys, {}) is None
-    assert relation(keys, {"v": KEYS_VERSION + 1, "chunks": "ab:3", "sentences": ["3"]}) is None  # another scheme
-    assert relation(keys, {"v": KEYS_VERSION, "chunks": "ab:x", "sentences": ["3"]}) is None  # malformed
-    assert relation(keys, {"v": KEYS_VERSION, "chunks": "ab:4", "sentences": ["3"]}) is None  # shapes disagree
+    assert relation(keys, {"v": KEYS_VERSION + 1, "keys": keys["keys"]}) is None  # another scheme
+    assert relation(keys, {"v": 1, "chunks": "ab:3", "sentences": ["3"]}) is None
+    assert relation(keys, {"v": 2, "chunks": "ab:x", "sentences": ["3"]}) is None  # malformed
+    assert relation(keys, {"v": 2, "chunks": "ab:4", "sentences": ["3"]}) is None  # shapes disagree
+    assert relation(keys, {"v": 2, "chunks": "ab:3", "sentences": ["3"]}).kind == "shorter"  # layout 2 is read
+    packed = base64.b85decode(keys["keys"])
+    n = len(Layout.of_stored(keys).chunks)
+    hashes, counts = packed[: 1 + 4 * n], zlib.decompress(packed[1 + 4 * n :], -15)
+
+    def deflated(data: bytes) -> bytes:
+        packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+        return packer.compress(data) + packer.flush()
+
+    assert packed[0] == n < 128 and hashes + deflated(counts) == packed
+    for bad in (
+        'not base85 "',
+        keys["keys"][:-3],  # cut short
+        packed[:1] + packed[1 + 4 :],  # one hash missing
+        hashes + deflated(counts + b"\x05"),  # one sentence too many: shapes disagree
+        hashes + deflated(counts + b"\x85"),  # a varint cut short
+        hashes + deflated(counts)[:-2],  # the deflated counts cut short
+        hashes + deflated(counts) + b"\x00",  # something after them
+        hashes + b"\xff\xff",  # not deflated
+        b"\x00" + deflated(b""),  # no passage
+        b"\x01\x00\x00\x00\x00" + deflated(b"\x00"),  # a passage of no tokens
+        b"\x01\x00\x00\x00\x00" + deflated(b"\x80" * 200_000),  # inflates to more than any text's counts
+        17,
+    ):
+        value = bad if isinstance(bad, str | int) else base64.b85encode(bad).decode()
+        assert relation(keys, {"v": KEYS_VERSION, "keys": value}) is None, bad
     assert passage_keys("  \n ... \n") is None
+
+
+def v2_form(keys: dict) -> dict:
+    """The same keys as layout 2 stored them (pages ingested before layout 3)."""
+    layout = Layout.of_stored(keys)
+    return {
+        "v": 2,
+        "chunks": " ".join(f"{h:08x}:{n}" for h, n in layout.chunks),
+        "sentences": [" ".join(map(str, p)) for p in layout.shape],
+    }
 
 
 def test_stored_form_is_compact_and_round_trips():
     keys = passage_keys(text(REFERENCE))
-    assert keys["v"] == KEYS_VERSION
-    assert len(keys["sentences"]) == len(REFERENCE)
+    assert set(keys) == {"v", "keys"} and keys["v"] == KEYS_VERSION == 3
+    layout = Layout.of_stored(keys)
+    assert layout == Layout.of_text(text(REFERENCE))
+    assert len(layout.shape) == len(REFERENCE)
     tokens = sum(len(p.split()) for p in REFERENCE)
-    assert sum(int(n) for p in keys["sentences"] for n in p.split()) == tokens
-    assert len(keys["chunks"]) < tokens * 2.5  # a few bytes per token
-    assert Layout.of_stored(keys) == Layout.of_text(text(REFERENCE))
+    assert sum(map(sum, layout.shape)) == tokens
+    assert len(json.dumps(keys)) < len(json.dumps(v2_form(keys))) * 0.6  # about 6 bytes a passage, not 13
+    assert len(json.dumps(keys)) < tokens * 1.2
+    assert Layout.of_stored(v2_form(keys)) == layout
+
+
+def test_long_sentences_and_passages_round_trip():
+    """Counts above 127 take more than one byte: a 300-token sentence, a 150-token passage, 2,000 passages."""
+    repeated = " ".join(["word"] * 150)  # one window repeated: it cuts everywhere or nowhere
+    body = text([" ".join(f"w{i}" for i in range(300)), repeated + ".", " ".join(f"x{i}." for i in range(2000))])
+    layout = Layout.of_text(body)
+    assert layout.shape[:2] == ((300,), (150,)) and len(layout.shape[2]) == 2000
+    assert max(n for _, n in layout.chunks) > 150 and len(layout.chunks) > 2000
+    assert Layout.of_stored(layout.stored()) == layout
+
+
+def test_base85_is_the_standard_librarys():
+    for size in [*range(12), 1000, 4097]:
+        raw = bytes(random.Random(size).randrange(256) for _ in range(size))
+        assert b85encode(raw) == base64.b85encode(raw).decode()
+        assert b85decode(b85encode(raw)) == raw
+    for bad in ("ab cd", "~~~~~", "é", '"'):
+        with pytest.raises(ValueError):
+            b85decode(bad)
 
 
 def test_long_text_is_keyed_on_its_beginning():
     words = " ".join(["word"] * 10) + "."
     keys = passage_keys("\n".join([words] * (MAX_TOKENS // 10 + 50)))
-    assert sum(int(n) for p in keys["sentences"] for n in p.split()) == MAX_TOKENS
+    assert sum(map(sum, Layout.of_stored(keys).shape)) == MAX_TOKENS
+
+
+VERSIONS = {
+    "copy": list(REFERENCE),
+    "shorter": REFERENCE[:4],
+    "adds": [*REFERENCE[:3], LOCAL[0], *REFERENCE[3:], LOCAL[1]],
+    "shorter_adds": [*REFERENCE[:3], LOCAL[0]],
+    "one sentence": [*REFERENCE[:2], REFERENCE[2] + " " + LOCAL[0], *REFERENCE[3:]],
+}
+
+
+@pytest.mark.parametrize("name", VERSIONS)
+def test_a_story_mixing_layouts_2_and_3_compares_as_one_layout(name):
+    """A reference stored before layout 3 and a version stored after (and the other way) relate as before."""
+    ref, ver = passage_keys(text(REFERENCE)), passage_keys(text(VERSIONS[name]))
+    found = relation(ref, ver)
+    assert found.kind == name.replace("one sentence", "adds")
+    assert relation(v2_form(ref), ver) == relation(ref, v2_form(ver)) == relation(v2_form(ref), v2_form(ver)) == found
+    marked = marked_passages(text(VERSIONS[name]), ref)
+    assert marked_passages(text(VERSIONS[name]), v2_form(ref)) == marked
 
 
 def test_cjk_text_is_compared_by_characters():
