@@ -37,16 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from newsfold.esinstall import SERVICE_USER, NodeError, fetch_distribution, find_java, service_user
+from newsfold.ports import free_port
 
 DEFAULT_HEAP = "2g"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _die_with_parent() -> None:
@@ -136,7 +129,7 @@ class ElasticsearchNode:
             raise ValueError(f"port must be a whole number from 0 to 65535, not {port!r}")
         if not re.fullmatch(r"\d+[mMgG]", str(heap)):
             raise ValueError(f"heap must look like 512m or 2g, not {heap!r}")
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.heap = heap
         self.foreground = foreground
         self.die_with_parent = die_with_parent
@@ -154,7 +147,7 @@ class ElasticsearchNode:
         self.log = self.run_dir / "logs" / "elasticsearch.out"
         self.cluster = cluster
         self.name = cluster.name if cluster else "newsfold-local"
-        self.transport_port = cluster.transport_port if cluster else _free_port()
+        self.transport_port = cluster.transport_port if cluster else free_port()
 
     # -- set-up --------------------------------------------------------------------------------------------------
     def _configure(self, home: Path, owner: tuple[int, int] | None) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,13 +12,9 @@ import urllib.request
 
 import pytest
 
+from newsfold.ports import free_port
+
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url: str) -> tuple[int, str]:
@@ -56,7 +51,7 @@ def test_demo_on_a_real_node_of_its_own_serves_and_stops_it(redis_url):
 
 
 def _run_demo(env: dict, *extra: str) -> str:
-    port = _free_port()
+    port = free_port()
     env = {**env, "NEWSFOLD_INDEX": f"demo-{port}"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "newsfold.cli", "demo", "--port", str(port), "--quiet", "--stories", "12", *extra],

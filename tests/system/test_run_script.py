@@ -42,7 +42,7 @@ def test_run_test_installs_the_browser_only_when_browser_tests_are_selected(tmp_
 
 
 def test_the_later_stages_of_backend_all_leave_out_only_the_tests_that_never_reach_a_server():
-    """``./run test --backend all`` sets NEWSFOLD_SERVER_TESTS_ONLY=1 after the stand-in stage."""
+    """``./run test --backend all`` sets NEWSFOLD_SERVER_TESTS_ONLY=1 for its server stages."""
     env = {**os.environ, "NEWSFOLD_SERVER_TESTS_ONLY": "1", "NEWSFOLD_TEST_BACKEND": "standin"}
     pure, served = "tests/plugin/sign/test_signature.py", "tests/plugin/fold/test_batch.py"
     done = subprocess.run([str(REPO_ROOT / ".venv/bin/python"), "-m", "pytest", "--collect-only", "-q", pure, served],
