@@ -40,6 +40,8 @@ from newsfold.esinstall import SERVICE_USER, NodeError, fetch_distribution, find
 from newsfold.ports import free_port
 
 DEFAULT_HEAP = "2g"
+#: how long :meth:`ElasticsearchNode.start` waits for the node to answer, by default (a loaded machine can take minutes)
+START_TIMEOUT = 180.0
 
 
 def _die_with_parent() -> None:
@@ -223,7 +225,7 @@ class ElasticsearchNode:
         if uid == os.geteuid() or owner is not None:
             os.chmod(self.data, 0o700)
 
-    def start(self, timeout: float = 180.0) -> ElasticsearchNode:
+    def start(self, timeout: float = START_TIMEOUT) -> ElasticsearchNode:
         """Fetch what is missing, start the node and wait until it answers (raises :class:`NodeError`)."""
         self.launch()
         return self.wait_ready(timeout)
@@ -265,7 +267,7 @@ class ElasticsearchNode:
                 out.close()
         atexit.register(self.close)
 
-    def wait_ready(self, timeout: float = 180.0) -> ElasticsearchNode:
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> ElasticsearchNode:
         """Wait until the node answers with a yellow or green cluster (raises :class:`NodeError`)."""
         if self.process is None:
             raise NodeError("the node has not been launched")
@@ -341,7 +343,7 @@ class ElasticsearchNode:
             os.kill(self._running_pid(), signal.SIGKILL)
         self.stop(timeout=30)
 
-    def restart(self, timeout: float = 180.0) -> ElasticsearchNode:
+    def restart(self, timeout: float = START_TIMEOUT) -> ElasticsearchNode:
         """Stop the node if it runs and start it again on the same data, config and ports."""
         self.relaunch()
         return self.wait_ready(timeout)
