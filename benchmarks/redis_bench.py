@@ -35,7 +35,6 @@ import gzip
 import json
 import random
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -50,6 +49,7 @@ from newsfold.embedded import redis_binary
 from newsfold.plugin.extract.article import extract_article
 from newsfold.plugin.extract.result import Rejection
 from newsfold.plugin.urls import site_of
+from newsfold.ports import free_port
 from newsfold.state.repeated_lines import TTL_SECONDS, RepeatedLines, iso_weeks, line_keys
 
 # The previous format's script (newsfold/state/repeated_lines.py before issue 29), kept for the comparison only.
@@ -113,9 +113,7 @@ class After:
 def fresh_redis() -> Iterator[redis.Redis]:
     """A Redis server of the benchmark's own on a free loopback port: no persistence, stopped at the end."""
     with tempfile.TemporaryDirectory(prefix="redis-bench-") as folder:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+        port = free_port()
         password = secrets.token_urlsafe(16)
         config = Path(folder) / "redis.conf"
         config.write_text(

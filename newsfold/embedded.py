@@ -26,14 +26,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from newsfold.plugin.settings import Settings
+from newsfold.ports import free_port
 
 log = logging.getLogger(__name__)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def redis_binary() -> str:
@@ -78,7 +73,7 @@ class EmbeddedRedis:
     """
 
     def __init__(self) -> None:
-        self.port = _free_port()
+        self.port = free_port()
         self.dir = tempfile.mkdtemp(prefix="newsfold-redis-")  # mode 0700
         self.password = secrets.token_urlsafe(24)
         self.config = Path(self.dir) / "redis.conf"

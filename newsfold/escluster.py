@@ -18,7 +18,8 @@ import urllib.error
 import urllib.request
 
 from newsfold.esinstall import NodeError
-from newsfold.esnode import ClusterSeat, ElasticsearchNode, _free_port
+from newsfold.esnode import ClusterSeat, ElasticsearchNode
+from newsfold.ports import free_port
 
 DEFAULT_NODES = 3
 CLUSTER_HEAP = "1g"
@@ -41,7 +42,7 @@ class LocalCluster:
         if not isinstance(nodes, int) or not 1 <= nodes <= 5:
             raise ValueError(f"nodes must be a whole number from 1 to 5, not {nodes!r}")
         names = [f"newsfold-{n + 1}" for n in range(nodes)]
-        transports = [_free_port() for _ in names]
+        transports = [free_port() for _ in names]
         seeds = [f"127.0.0.1:{t}" for t in transports]
         self.nodes: dict[str, ElasticsearchNode] = {}
         for n, (name, transport) in enumerate(zip(names, transports, strict=True)):

@@ -37,16 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from newsfold.esinstall import SERVICE_USER, NodeError, fetch_distribution, find_java, service_user
+from newsfold.ports import free_port
 
 DEFAULT_HEAP = "2g"
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+#: how long :meth:`ElasticsearchNode.start` waits for the node to answer, by default (a loaded machine can take minutes)
+START_TIMEOUT = 180.0
 
 
 def _die_with_parent() -> None:
@@ -136,7 +131,7 @@ class ElasticsearchNode:
             raise ValueError(f"port must be a whole number from 0 to 65535, not {port!r}")
         if not re.fullmatch(r"\d+[mMgG]", str(heap)):
             raise ValueError(f"heap must look like 512m or 2g, not {heap!r}")
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.heap = heap
         self.foreground = foreground
         self.die_with_parent = die_with_parent
@@ -154,7 +149,7 @@ class ElasticsearchNode:
         self.log = self.run_dir / "logs" / "elasticsearch.out"
         self.cluster = cluster
         self.name = cluster.name if cluster else "newsfold-local"
-        self.transport_port = cluster.transport_port if cluster else _free_port()
+        self.transport_port = cluster.transport_port if cluster else free_port()
 
     # -- set-up --------------------------------------------------------------------------------------------------
     def _configure(self, home: Path, owner: tuple[int, int] | None) -> None:
@@ -230,7 +225,7 @@ class ElasticsearchNode:
         if uid == os.geteuid() or owner is not None:
             os.chmod(self.data, 0o700)
 
-    def start(self, timeout: float = 180.0) -> ElasticsearchNode:
+    def start(self, timeout: float = START_TIMEOUT) -> ElasticsearchNode:
         """Fetch what is missing, start the node and wait until it answers (raises :class:`NodeError`)."""
         self.launch()
         return self.wait_ready(timeout)
@@ -272,7 +267,7 @@ class ElasticsearchNode:
                 out.close()
         atexit.register(self.close)
 
-    def wait_ready(self, timeout: float = 180.0) -> ElasticsearchNode:
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> ElasticsearchNode:
         """Wait until the node answers with a yellow or green cluster (raises :class:`NodeError`)."""
         if self.process is None:
             raise NodeError("the node has not been launched")
@@ -348,7 +343,7 @@ class ElasticsearchNode:
             os.kill(self._running_pid(), signal.SIGKILL)
         self.stop(timeout=30)
 
-    def restart(self, timeout: float = 180.0) -> ElasticsearchNode:
+    def restart(self, timeout: float = START_TIMEOUT) -> ElasticsearchNode:
         """Stop the node if it runs and start it again on the same data, config and ports."""
         self.relaunch()
         return self.wait_ready(timeout)

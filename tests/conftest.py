@@ -39,7 +39,7 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "realnode" in item.keywords and not REAL_ES:
             item.add_marker(skip)
-    if SERVER_TESTS_ONLY:  # a later stage of `./run test --backend all`: the stand-in stage ran the rest
+    if SERVER_TESTS_ONLY:  # a server stage of `./run test --backend all`: its stand-in stage runs the rest
         once = [item for item in items if not reaches_a_server(item.fixturenames, item.keywords)]
         if once:
             config.hook.pytest_deselected(items=once)

@@ -42,7 +42,7 @@ def test_run_test_installs_the_browser_only_when_browser_tests_are_selected(tmp_
 
 
 def test_the_later_stages_of_backend_all_leave_out_only_the_tests_that_never_reach_a_server():
-    """``./run test --backend all`` sets NEWSFOLD_SERVER_TESTS_ONLY=1 after the stand-in stage."""
+    """``./run test --backend all`` sets NEWSFOLD_SERVER_TESTS_ONLY=1 for its server stages."""
     env = {**os.environ, "NEWSFOLD_SERVER_TESTS_ONLY": "1", "NEWSFOLD_TEST_BACKEND": "standin"}
     pure, served = "tests/plugin/sign/test_signature.py", "tests/plugin/fold/test_batch.py"
     done = subprocess.run([str(REPO_ROOT / ".venv/bin/python"), "-m", "pytest", "--collect-only", "-q", pure, served],
@@ -53,3 +53,24 @@ def test_the_later_stages_of_backend_all_leave_out_only_the_tests_that_never_rea
     assert "deselected" in done.stdout
     run_script = (REPO_ROOT / "run").read_text()
     assert "NEWSFOLD_SERVER_TESTS_ONLY=$once" in run_script
+
+
+def test_backend_all_prints_each_stage_whole_in_order_and_fails_when_one_stage_fails():
+    """The three stages run at once; the stand-in's output comes first, then each server stage's, whole, with its
+    time and pytest's exit status. Collected only: the real-node stage selects none of a pure test file (pytest's
+    exit status 5), which fails the command; the cluster stage adds its own paths (CLUSTER_TESTS)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("NEWSFOLD_TEST_BACKEND", "NEWSFOLD_SERVER_TESTS_ONLY")}
+    pure = "tests/plugin/sign/test_signature.py"
+    done = subprocess.run([str(REPO_ROOT / "run"), "test", "--backend", "all", "--collect-only", "-q", pure],
+                          cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          timeout=900)  # fmt: skip
+    out = done.stdout  # one stream, as CI shows it
+    assert done.returncode == 1, out[-3000:]
+    marks = [out.index(f"run: the suite on the {b} backend") for b in ("standin", "elasticsearch", "cluster")]
+    assert marks == sorted(marks), out[-3000:]
+    assert "run: the standin backend took" in out[: marks[1]] and "(pytest exit status 0)" in out[: marks[1]]
+    assert "run: the elasticsearch backend took" in out and "(pytest exit status 5)" in out[marks[1] : marks[2]]
+    cluster = out[marks[2] :]
+    assert "tests/system/" in cluster and "tests/indexer/jobs/test_reindex.py" in cluster, cluster[-2000:]
+    assert "run: the cluster backend took" in cluster and "(pytest exit status 0)" in cluster
+    assert out.rstrip().splitlines()[-1].startswith("run: all three stages took"), out[-500:]
