@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import redis
 
-from newsfold.embedded import EmbeddedRedis, _free_port
+from newsfold.embedded import EmbeddedRedis
 from newsfold.indexer.presence import PresenceDown, RedisPresence
 from newsfold.plugin import PresenceUnavailable, ingest
 from newsfold.plugin.client import build_client
@@ -15,6 +15,7 @@ from newsfold.plugin.fold.index import drop_index, ensure_index
 from newsfold.plugin.fold.rollover import roll_over
 from newsfold.plugin.settings import Settings
 from newsfold.plugin.sign.signing import TextMeta, sign_text
+from newsfold.ports import free_port
 from tests.story_corpus import PAGES, body_of
 
 
@@ -140,7 +141,7 @@ def test_no_copy_is_new_after_redis_loses_the_filter(filtered, settings, redis_s
 def test_an_unreachable_redis_stops_the_writes_and_the_retry_finds_the_copies(filtered, settings):
     client, presence = filtered
     ingest(_signed(settings, FIRST), client=client, settings=settings, presence=presence)
-    down = RedisPresence(redis.Redis(port=_free_port(), socket_connect_timeout=1), size="1mb")
+    down = RedisPresence(redis.Redis(port=free_port(), socket_connect_timeout=1), size="1mb")
     before = client.count(index=settings.index)["count"]
     with pytest.raises(PresenceUnavailable, match="Redis is unavailable.*nothing was written") as raised:
         ingest(_signed(settings, COPIES), client=client, settings=settings, presence=down)
@@ -169,5 +170,5 @@ def test_a_filter_size_out_of_range_is_refused_naming_the_setting(size):
     with pytest.raises(InputError, match="presence_size"):
         Settings(presence_size=size)
     assert (
-        RedisPresence(redis.Redis(port=_free_port()), size="1kb").bits == 1024 * 8 - 64 * 8
+        RedisPresence(redis.Redis(port=free_port()), size="1kb").bits == 1024 * 8 - 64 * 8
     )  # the smallest: the header, then the bits
