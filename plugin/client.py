@@ -15,7 +15,7 @@ from elastic_transport import HttpHeaders, Urllib3HttpNode
 from elastic_transport.client_utils import DefaultType, url_to_node_config
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin.errors import InputError
+from newsfold.plugin.errors import InputError, check_type
 from newsfold.plugin.settings import Settings
 
 if TYPE_CHECKING:
@@ -67,8 +67,11 @@ def build_client(settings: Settings, *, retry_on_timeout: bool = True) -> Elasti
         A client that retries on connection errors (and on timeouts when asked).
 
     Raises:
-        InputError: no Elasticsearch URL is configured, or one of its nodes is not a URL (the message names it).
+        InputError: no Elasticsearch URL is configured, or one of its nodes is not a URL (the message names it),
+            or an argument is of the wrong type (``InputTypeError``).
     """
+    check_type(settings, Settings, "settings")
+    check_type(retry_on_timeout, bool, "retry_on_timeout")
     if not settings.elasticsearch_url:
         raise InputError("no Elasticsearch URL configured (set ELASTICSEARCH_URL)")
     options: dict[str, Any] = {
