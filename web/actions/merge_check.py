@@ -19,7 +19,7 @@ from newsfold.plugin.admin import admin_queries
 from newsfold.plugin.admin.evidence import pair_scores
 from newsfold.plugin.errors import InputError
 from newsfold.plugin.fold.cluster import merge_survivor
-from newsfold.plugin.hits import PUBLIC_FIELDS
+from newsfold.plugin.hits import COMPARE_SOURCE, PUBLIC_FIELDS
 from newsfold.plugin.search.hits import read_versions
 from newsfold.plugin.search.queries import collapsed_search
 from newsfold.plugin.search.request import SearchRequest
@@ -28,7 +28,7 @@ from newsfold.plugin.settings import Settings
 MAX_PREVIEW_PAGES = 200  # pages of each story read for the preview (the similarity is over these)
 MAX_CANDIDATES = 10
 #: what the preview reads of a page (no body: only the signatures are compared)
-PREVIEW_SOURCE = [*PUBLIC_FIELDS, "newsfold.signature", "newsfold.shingle_count", "newsfold.token_count"]
+PREVIEW_SOURCE = [*PUBLIC_FIELDS, *(f"newsfold.{name}" for name in (*COMPARE_SOURCE, "token_count"))]
 
 
 @dataclass
