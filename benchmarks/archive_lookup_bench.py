@@ -230,16 +230,8 @@ def _run(args, sizes: list[int]) -> int:
                 "pages": corpus.size,
                 "indices": len(names),
                 "segments": {f.name: f.segments for f in facts},
-                "window": measure(
-                    client,
-                    settings,
-                    corpus,
-                    batches=args.batches,
-                    batch=args.batch,
-                    dup_share=args.dup_share,
-                    warmup=args.warmup,
-                    tag=f"{size}",
-                ),  # fmt: skip
+                "window": measure(client, settings, corpus, batches=args.batches, batch=args.batch,
+                                  dup_share=args.dup_share, warmup=args.warmup, tag=f"{size}"),  # fmt: skip
             }
             if size == sizes[-1] and len(names) > 1:
                 every = settings.replace(lookup_window="0")

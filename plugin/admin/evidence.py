@@ -18,7 +18,7 @@ import numpy as np
 
 from newsfold.plugin.admin.text_compare import shared_passages
 from newsfold.plugin.settings import Settings
-from newsfold.plugin.sign.signature import Signature, containment, jaccard, shared_bands, truncate
+from newsfold.plugin.sign.signature import Signature, containment, jaccard, shared_bands
 from newsfold.plugin.text import normalize
 
 
@@ -104,7 +104,7 @@ def similarity_matrix(signatures: Sequence[Signature | None]) -> list[list[float
     usable = [i for i, s in enumerate(signatures) if s is not None and len(lengths) == 1]
     out: list[list[float | None]] = [[None] * n for _ in range(n)]
     if usable:
-        values = np.stack([truncate(s.hashvalues) for i in usable if (s := signatures[i]) is not None])
+        values = np.stack([s.stored_values for i in usable if (s := signatures[i]) is not None])
         equal = np.round((values[:, None, :] == values[None, :, :]).mean(axis=2), 4).tolist()
         for x, i in enumerate(usable):
             row = out[i]

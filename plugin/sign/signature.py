@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -46,6 +46,11 @@ class Signature:
     shingle_count: int  # set size; for weighted signatures the total weight x WEIGHT_SCALE
     token_count: int
     cjk_features: str = ""  # An & Cheng feature string of CJK texts (for the LCC verifier)
+
+    @cached_property
+    def stored_values(self) -> np.ndarray:
+        """The values at the stored precision (:func:`truncate`), what comparisons read; computed once."""
+        return truncate(self.hashvalues)
 
     def encode(self) -> str:
         """Base64 of the little-endian uint32 hash values (the stored form)."""
@@ -240,7 +245,7 @@ def jaccard(a: Signature, b: Signature) -> float:
     """Estimated Jaccard resemblance: the share of MinHash values equal at the stored precision (:func:`truncate`)."""
     if len(a.hashvalues) != len(b.hashvalues):
         raise InputError(f"signatures of different lengths: {len(a.hashvalues)} != {len(b.hashvalues)}")
-    return float(np.count_nonzero(truncate(a.hashvalues) == truncate(b.hashvalues))) / len(a.hashvalues)
+    return float(np.count_nonzero(a.stored_values == b.stored_values)) / len(a.hashvalues)
 
 
 def containment(a: Signature, b: Signature, j: float | None = None, *, weighted: bool = False) -> float:
@@ -283,7 +288,7 @@ def intersection_estimate(a: Signature, b: Signature) -> int:
     size of the other, and the Jaccard-based estimate's bias of -0.018 for
     contained sets goes away.
     """
-    x, y = truncate(a.hashvalues), truncate(b.hashvalues)
+    x, y = a.stored_values, b.stored_values
     if len(x) != len(y):
         raise InputError(f"signatures of different lengths: {len(x)} != {len(y)}")
     both = int(np.count_nonzero(x == y))

@@ -37,14 +37,9 @@ def truncate(values: np.ndarray) -> np.ndarray:
 
 
 def _bit_length(v: np.ndarray) -> np.ndarray:
-    """Bit length of each uint32 (0 for 0)."""
-    out = np.zeros(v.shape, dtype=np.int64)
-    x = v.astype(np.uint64)
-    for shift in (16, 8, 4, 2, 1):
-        big = x >= (np.uint64(1) << np.uint64(shift))
-        out += big * shift
-        x = np.where(big, x >> np.uint64(shift), x)
-    return out + (x > 0)
+    """Bit length of each uint32 (0 for 0): the binary exponent of its exact float64."""
+    exponent: np.ndarray = np.frexp(np.asarray(v, dtype=np.uint32).astype(np.float64))[1]
+    return exponent
 
 
 def _codes(values: np.ndarray) -> np.ndarray:
