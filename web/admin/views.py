@@ -102,6 +102,11 @@ def clusters():
     )
 
 
+#: kinds of correction whose form on the cluster page is its own (cluster.html, merge.html); every other kind of
+#: ``plugin.edit.kinds.KINDS`` gets the form built from its entry (admin/_kind_form.html): its fields and a note
+OWN_FORMS = frozenset({"split", "merge", "not_duplicates", "representative"})
+
+
 def _detail_or_404(cluster_id: str, *, evidence: bool = True):
     found = load_cluster_detail(
         get_es(),
@@ -138,6 +143,7 @@ def cluster(cluster_id: str):
         heatmap_members=shown,
         heatmap_matrix=matrix,
         settings=get_settings(),
+        kind_forms=[kind for kind in KINDS if kind.name not in OWN_FORMS],
     )
 
 
