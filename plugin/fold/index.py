@@ -65,6 +65,33 @@ def corrections_index(settings: Settings) -> str:
     return settings.corrections_index or f"{settings.index}-corrections"
 
 
+def founding_index(settings: Settings) -> str:
+    """The founding index: ``<alias>-founding``, the mark of each story committed or claimed
+    (``plugin.fold.founding``). A side index, read by id and never searched; a reindex keeps it."""
+    return f"{settings.index}-founding"
+
+
+_side_made: set[tuple[int, str]] = set()  # (client, index): side indices this process made or found
+
+
+def ensure_side_index(client: Elasticsearch, settings: Settings, name: str, mapping: str) -> str:
+    """Create the side index ``name`` with the body of ``mappings/<mapping>.json`` if it is missing, once per
+    process and client (:func:`drop_index` forgets it); returns ``name``."""
+    from elasticsearch import BadRequestError
+
+    if (id(client), name) in _side_made:
+        return name
+    if not client.indices.exists(index=name):
+        body = side_index_body(mapping, settings)
+        try:
+            client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"])
+        except BadRequestError as exc:
+            if exc.error != "resource_already_exists_exception":  # another worker made it first
+                raise
+    _side_made.add((id(client), name))
+    return name
+
+
 def side_index_body(name: str, settings: Settings) -> dict[str, Any]:
     """The body for ``indices.create`` of a side index of ``mappings/`` (``corrections``, ``rejected``): one small
     shard, the replicas and refresh interval of ``settings`` (a correction is logged with ``refresh=wait_for``)."""
@@ -331,8 +358,8 @@ def check_meta_cached(client: Elasticsearch, settings: Settings, name: str) -> N
 def drop_index(client: Elasticsearch, settings: Settings) -> None:
     """Delete every concrete index behind the alias and the side indices (for tests and fresh runs).
 
-    The side indices are the corrections log (``plugin.edit.corrections``) and the
-    rejected pages (``<alias>-rejected``); missing ones are skipped.
+    The side indices are the corrections log (``plugin.edit.corrections``), the
+    rejected pages (``<alias>-rejected``) and the founding marks (``<alias>-founding``); missing ones are skipped.
     """
     from elasticsearch import NotFoundError
 
@@ -342,8 +369,9 @@ def drop_index(client: Elasticsearch, settings: Settings) -> None:
         names = []
     for name in names:
         client.indices.delete(index=name)
-    for side in (corrections_index(settings), f"{settings.index}-rejected"):
+    for side in (corrections_index(settings), f"{settings.index}-rejected", founding_index(settings)):
         client.options(ignore_status=404).indices.delete(index=side)
+        _side_made.discard((id(client), side))
 
 
 def current_index(client: Elasticsearch, settings: Settings) -> str | None:

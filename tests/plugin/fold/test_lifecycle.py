@@ -287,16 +287,16 @@ def test_story_counts_go_on_bucket_aggregations_only_and_on_nested_facets_too(es
 
 
 def test_a_commit_refused_with_a_conflict_that_took_place_is_still_this_calls_new(es, settings, monkeypatch):
-    """Across a primary failover a compare-and-set may answer a version conflict for a write that was applied
-    (Elasticsearch's own contract): the commit reads the founder again and knows its own write by its token.
-    Simulated here: the real conditional update is sent, and its success reported as a conflict."""
+    """Across a primary failover a create may answer a version conflict for a write that was applied
+    (Elasticsearch's own contract): the commit reads the story's mark again and knows its own write by its token.
+    Simulated here: the real create of the mark is sent, and its success reported as a conflict."""
     from newsfold.plugin.fold import founding, store
 
     real = store.bulk_failures
 
     def applied_but_refused(client, actions, **kwargs):
         real(client, actions, **kwargs)
-        return {a["_id"]: "version_conflict_engine_exception" for a in actions if "if_seq_no" in a}
+        return {a["_id"]: "version_conflict_engine_exception" for a in actions if a.get("_op_type") == "create"}
 
     monkeypatch.setattr(store, "bulk_failures", applied_but_refused)
     (out,) = ingest(_copies(settings, "cas", 393, 1), client=es, settings=settings)
