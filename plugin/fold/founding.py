@@ -246,6 +246,9 @@ def _mark(founders: dict[str, Founder], body: dict[str, Any], *, client: Elastic
         for f in founders.values()
     ]  # fmt: skip
     failed = bulk_failures(client, actions, settings=settings, missing_ok=False)
+    for key, reason in sorted(failed.items()):
+        if not ("version" in reason and "conflict" in reason):  # only a conflict says another create came first
+            raise ServerError(f"writing the founding mark {key!r} to {name!r} failed: {reason}")
     return {f.key for f in founders.values() if f.key not in failed}
 
 

@@ -35,15 +35,17 @@ if TYPE_CHECKING:
     from newsfold.plugin.fold.presence import Presence
 
 #: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
-FOLD_LAYOUT = BANDS_LAYOUT
+FOLD_LAYOUT = 9
 #: older layouts the current one only adds fold fields to (3 added ``passages``, 4 ``founding``, 5 the
 #: provenance fields ``wire`` and ``origin_*``, 6 what provenance believes of a page: ``wire_by``, ``domain``,
 #: ``believed_time``, ``archive_aged``, ``first_seen``; 7 ``committed_by``; 8 ``bands``, the signature stored
-#: once as band tokens): an index recording one is brought up to date in place (an additive ``put_mapping``)
-#: the first time newsfold checks it, never refused. One upgraded from before 8 records ``legacy_bands``: its
+#: once as band tokens; 9 no field: a story's commit is its mark in ``<index>-founding``, so ``founding`` stays on
+#: a committed founder, which a worker of layout 8 would read as pending): an index recording one is brought up to
+#: date in place (an additive ``put_mapping``) the first time newsfold checks it, never refused. One upgraded from
+#: before 8 records ``legacy_bands``: its
 #: older pages keep ``band_keys`` and ``signature``, which lookups then ask and read too, until
 #: ``newsfold reindex`` (or a host's re-ingest) rewrites them
-ADDITIVE_FROM = (2, 3, 4, 5, 6, 7)
+ADDITIVE_FROM = (2, 3, 4, 5, 6, 7, 8)
 _META_CACHE_SECONDS = 60.0
 _checked: dict[tuple[int, str, str], float] = {}
 

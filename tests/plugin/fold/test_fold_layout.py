@@ -19,7 +19,7 @@ import pytest
 from newsfold.plugin import Version, component_template, ingest
 from newsfold.plugin.fold.by_id import behind
 from newsfold.plugin.fold.document import CLUSTER_ID, FOLD, VERSION_SOURCE, own_document, read_signature
-from newsfold.plugin.fold.index import drop_index, fold_meta, index_body
+from newsfold.plugin.fold.index import FOLD_LAYOUT, drop_index, fold_meta, index_body
 from newsfold.plugin.sign.signature import band_keys, band_tokens, jaccard, tokens_signature, truncate
 from tests.pages import signed_page, story
 
@@ -101,7 +101,7 @@ def test_an_alias_over_both_layouts_finds_copies_of_older_pages(es, settings):
         (outcome,) = ingest([copy_], client=es, settings=mine, index=mine.index)
         assert (outcome.status, outcome.cluster_id, outcome.matched_id) == ("duplicate", "story-7", older.page_id)
         meta = es.indices.get_mapping(index=old)[old]["mappings"]["_meta"]["newsfold"]
-        assert meta["fold_layout"] == 8 and meta["legacy_bands"] is True
+        assert meta["fold_layout"] == FOLD_LAYOUT and meta["legacy_bands"] is True
         assert behind(es, mine.index).legacy == {old}
         # a new period at layout 8 behind the same alias: both are searched, and the copy joins the story
         new = f"{mine.index}-000002"
