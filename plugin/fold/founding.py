@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold import lookups
-from newsfold.plugin.fold.by_id import read_docs
+from newsfold.plugin.fold.by_id import mget_started, read_docs
 from newsfold.plugin.fold.document import FOUNDING_SOURCE, fold_of
 from newsfold.plugin.fold.index import ensure_side_index, founding_index
 from newsfold.plugin.settings import Settings
@@ -211,22 +211,13 @@ def pending(names: Iterable[str], *, client: Elasticsearch, settings: Settings) 
 
 
 def _marks(keys: list[str], *, client: Elasticsearch, settings: Settings) -> dict[str, dict[str, Any]]:
-    """The founding index's marks of ``keys`` (a realtime read; none when the index does not exist yet)."""
+    """The founding index's marks of ``keys`` (a realtime read, waiting for a shard another process has just
+    created, as every read by id does: ``plugin.fold.by_id``)."""
     if not keys:
         return {}
-    from elasticsearch import NotFoundError
-
-    try:
-        res = client.mget(index=founding_index(settings), ids=keys, realtime=True)
-    except NotFoundError:  # no story was committed or claimed through this alias yet
-        return {}
-    out = {}
-    for doc in res["docs"]:
-        if doc.get("found"):
-            out[doc["_id"]] = doc["_source"]
-        elif "error" in doc and (doc["error"] or {}).get("type") != "index_not_found_exception":
-            raise ServerError(f"reading the founding index {founding_index(settings)!r}: {doc['error']}")
-    return out
+    name = ensure_side_index(client, settings, founding_index(settings), "founding")
+    docs = mget_started(client, name, [{"_index": name, "_id": key} for key in keys], True)
+    return {d["_id"]: d["_source"] for d in docs if d.get("found")}
 
 
 def _mark(founders: dict[str, Founder], body: dict[str, Any], *, client: Elasticsearch, settings: Settings) -> set[str]:
