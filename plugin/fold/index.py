@@ -68,9 +68,12 @@ def corrections_index(settings: Settings) -> str:
 
 
 def founding_index(settings: Settings) -> str:
-    """The founding index: ``<alias>-founding``, the mark of each story committed or claimed
-    (``plugin.fold.founding``). A side index, read by id and never searched; a reindex keeps it."""
-    return f"{settings.index}-founding"
+    """The founding index, the mark of each story committed or claimed (``plugin.fold.founding``): beside the
+    corrections index, ``<alias>-founding`` (``<name>-founding`` for a corrections index not named
+    ``...-corrections``). A side index read by id; a reindex that keeps the corrections index keeps it too, so the
+    stories of a rebuilt index stay committed once it is behind the alias."""
+    name = corrections_index(settings)
+    return name.removesuffix("-corrections") + "-founding"
 
 
 _side_made: set[tuple[int, str]] = set()  # (client, index): side indices this process made or found
