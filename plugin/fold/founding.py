@@ -215,7 +215,9 @@ def _marks(keys: list[str], *, client: Elasticsearch, settings: Settings) -> dic
     created, as every read by id does: ``plugin.fold.by_id``)."""
     if not keys:
         return {}
-    name = ensure_side_index(client, settings, founding_index(settings), "founding")
+    name = founding_index(settings)
+    if not client.indices.exists(index=name):  # no story was committed or claimed through this alias yet
+        return {}
     docs = mget_started(client, name, [{"_index": name, "_id": key} for key in keys], True)
     return {d["_id"]: d["_source"] for d in docs if d.get("found")}
 

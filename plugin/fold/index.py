@@ -76,16 +76,12 @@ def founding_index(settings: Settings) -> str:
     return name.removesuffix("-corrections") + "-founding"
 
 
-_side_made: set[tuple[int, str]] = set()  # (client, index): side indices this process made or found
-
-
 def ensure_side_index(client: Elasticsearch, settings: Settings, name: str, mapping: str) -> str:
-    """Create the side index ``name`` with the body of ``mappings/<mapping>.json`` if it is missing, once per
-    process and client (:func:`drop_index` forgets it); returns ``name``."""
+    """Create the side index ``name`` with the body of ``mappings/<mapping>.json`` if it is missing; returns
+    ``name``. Asked on every call (a ``HEAD``, answered from the cluster state), never remembered: a write into
+    an index deleted meanwhile would create it with a mapping of Elasticsearch's guessing."""
     from elasticsearch import BadRequestError
 
-    if (id(client), name) in _side_made:
-        return name
     if not client.indices.exists(index=name):
         body = side_index_body(mapping, settings)
         try:
@@ -93,7 +89,6 @@ def ensure_side_index(client: Elasticsearch, settings: Settings, name: str, mapp
         except BadRequestError as exc:
             if exc.error != "resource_already_exists_exception":  # another worker made it first
                 raise
-    _side_made.add((id(client), name))
     return name
 
 
@@ -376,7 +371,6 @@ def drop_index(client: Elasticsearch, settings: Settings) -> None:
         client.indices.delete(index=name)
     for side in (corrections_index(settings), f"{settings.index}-rejected", founding_index(settings)):
         client.options(ignore_status=404).indices.delete(index=side)
-        _side_made.discard((id(client), side))
 
 
 def current_index(client: Elasticsearch, settings: Settings) -> str | None:

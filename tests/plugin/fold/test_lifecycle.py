@@ -302,3 +302,19 @@ def test_a_commit_refused_with_a_conflict_that_took_place_is_still_this_calls_ne
     (out,) = ingest(_copies(settings, "cas", 393, 1), client=es, settings=settings)
     assert (out.status, out.cluster_id) == ("new", "cas0")  # before: "duplicate", a story never reported new
     assert founding.pending(["cas0"], client=es, settings=settings) == {}
+
+
+def test_a_founding_index_deleted_between_batches_is_made_again_with_its_mapping(es, settings):
+    """A story's commit creates its mark in ``<alias>-founding``; an index deleted meanwhile (by an operator, a
+    test's cleanup) is created again with its strict mapping, never left to a write that would guess one."""
+    from newsfold.plugin.fold import founding
+    from newsfold.plugin.fold.index import founding_index
+
+    (out,) = ingest(_copies(settings, "fi", 394, 1), client=es, settings=settings)
+    assert out.status == "new"
+    es.indices.delete(index=founding_index(settings))
+    (out,) = ingest(_copies(settings, "fj", 395, 1), client=es, settings=settings)
+    assert (out.status, out.cluster_id) == ("new", "fj0")
+    mapping = es.indices.get_mapping(index=founding_index(settings))[founding_index(settings)]["mappings"]
+    assert mapping["dynamic"] == "strict" and mapping["properties"]["committed_by"]["index"] is False
+    assert founding.foundings(["fj0"], client=es, settings=settings)["fj0"].state == "committed"
