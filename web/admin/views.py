@@ -104,7 +104,14 @@ def clusters():
 
 #: kinds of correction whose form on the cluster page is its own (cluster.html, merge.html); every other kind of
 #: ``plugin.edit.kinds.KINDS`` gets the form built from its entry (admin/_kind_form.html): its fields and a note
-OWN_FORMS = frozenset({"split", "merge", "not_duplicates", "representative"})
+OWN_FORMS = frozenset({"split", "merge", "representative"})
+
+
+def _built_forms(members: int) -> list[CorrectionKind]:
+    """The kinds whose form the cluster page builds: those without one of their own, less those that name more
+    of its pages than a story of ``members`` pages has (not duplicates on a one-page story)."""
+    return [kind for kind in KINDS if kind.name not in OWN_FORMS
+            and sum(f.what == "page" for f in kind.fields) <= members]  # fmt: skip
 
 
 def _detail_or_404(cluster_id: str, *, evidence: bool = True):
@@ -143,7 +150,7 @@ def cluster(cluster_id: str):
         heatmap_members=shown,
         heatmap_matrix=matrix,
         settings=get_settings(),
-        kind_forms=[kind for kind in KINDS if kind.name not in OWN_FORMS],
+        kind_forms=_built_forms(len(detail.members)),
     )
 
 

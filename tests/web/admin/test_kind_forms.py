@@ -47,9 +47,8 @@ def test_the_built_forms_make_their_corrections(built_only, client, corpus, es, 
     url = f"/admin/clusters/{corpus['a']}"
     by_name = {kind.name: kind for kind in KINDS}
 
-    _, defaults, _ = built_form(html_of(client.get(url)), by_name["not_duplicates"])
-    assert defaults == {"page_a": "a1", "page_b": "a2"}  # the first two members, as the form of its own picks
-    action, _, _ = built_form(html_of(client.get(url)), by_name["not_duplicates"])
+    action, defaults, _ = built_form(html_of(client.get(url)), by_name["not_duplicates"])
+    assert defaults == {"page_a": "a1", "page_b": "a2"}  # the first two members
     res = client.post(action, data={**defaults, "note": "two stories", "csrf_token": csrf_of(client.get(url))})
     assert res.status_code == 303
     assert cluster_of(es, settings, "a1") != cluster_of(es, settings, "a2")
@@ -60,3 +59,10 @@ def test_the_built_forms_make_their_corrections(built_only, client, corpus, es, 
     res = client.post(action, data=data)  # the two stories are not similar: the checkbox confirms it
     assert res.status_code == 303
     assert cluster_of(es, settings, "a1") == cluster_of(es, settings, "b1")
+
+
+def test_a_story_of_one_page_shows_no_form_that_needs_two_of_its_pages(client, corpus):
+    page = html_of(client.get(f"/admin/clusters/{corpus['lone']}"))
+    assert 'data-testid="not-duplicates-form"' not in page
+    page = html_of(client.get(f"/admin/clusters/{corpus['a']}"))  # not duplicates is a built form, not built-only
+    assert 'data-testid="not-duplicates-form"' in page and "not_duplicates" not in views.OWN_FORMS
