@@ -138,7 +138,7 @@ def _behind_if_any(client: Elasticsearch, name: str) -> Behind | None:
         raise
 
 
-def _mget(client: Elasticsearch, name: str, wanted: list[dict[str, str]], source: Any) -> list[dict[str, Any]]:
+def mget_started(client: Elasticsearch, name: str, wanted: list[dict[str, str]], source: Any) -> list[dict[str, Any]]:
     """One realtime ``mget`` of ``wanted`` (index and id pairs), waiting for shards that are not started yet.
 
     Raises:
@@ -166,7 +166,7 @@ def _found(client: Elasticsearch, name: str, where: Behind, ids: Sequence[str], 
     out: list[dict[str, Any]] = []
     for start in range(0, len(ids), per):
         wanted = [{"_index": i, "_id": pid} for pid in ids[start : start + per] for i in where.indices]
-        out += [d for d in _mget(client, name, wanted, source) if d.get("found")]
+        out += [d for d in mget_started(client, name, wanted, source) if d.get("found")]
     return out
 
 
@@ -189,7 +189,7 @@ def read_docs(
         out: dict[str, dict[str, Any]] = {}
         for start in range(0, len(ids), MGET_ITEMS):
             wanted = [{"_index": where.indices[0], "_id": pid} for pid in ids[start : start + MGET_ITEMS]]
-            out.update((d["_id"], d) for d in _mget(client, name, wanted, source))
+            out.update((d["_id"], d) for d in mget_started(client, name, wanted, source))
         return [out[pid] for pid in ids]
     found: dict[str, dict[str, Any]] = {}
     for doc in _found(client, name, where, ids, source):  # newest index first: the first copy found wins

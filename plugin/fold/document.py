@@ -75,12 +75,11 @@ FOLD_FIELDS: dict[str, dict[str, Any]] = {
     "representative": {"type": "boolean"},
     "folded": {"type": "date"},
     "passages": {"type": "object", "enabled": False},
-    #: set on the page that founds a story, to the story's name, until ``ingest`` commits the story (its
-    #: outcome ``new``); a story whose founder still holds it is pending and yields to a committed one in a merge
+    #: set on the page that founds a story, to the story's name; the story is pending until ``ingest`` commits it
+    #: (its outcome ``new``) or a merge claims it, each by creating its mark in the founding index
+    #: (``plugin.fold.founding``); a pending story yields to a committed one in a merge
     "founding": {"type": "keyword"},
-    #: the token of the commit that cleared ``founding``: a commit refused with a version conflict may still
-    #: have been applied (Elasticsearch says so of a compare-and-set across a failover), so the committer reads
-    #: the document again and knows its own write by this token
+    #: fold layout 8 and before: the token of the commit that cleared ``founding`` on the page (now on the mark)
     "committed_by": {"type": "keyword", "index": False, "doc_values": False},
     # provenance (plugin.fold.provenance): the agency this page credits, and its story's origin, written on every
     # page of the story (the wire when versions credit one, else the site of its earliest version)
@@ -139,7 +138,7 @@ VERSION_SOURCE = [*ARTICLE_SOURCE, *(path(f) for f in (*FOLD_SOURCE, *COMPARE_SO
 #: layout 7 or before is not unchanged, its re-ingest moves it to the current layout
 UNCHANGED_SOURCE = [path("content_hash"), CLUSTER_ID, path("first_seen"), path("band_keys")]
 #: what the founding protocol reads of a page (``plugin.fold.founding``)
-FOUNDING_SOURCE = [CLUSTER_ID, path("founding"), path("committed_by")]
+FOUNDING_SOURCE = [CLUSTER_ID, path("founding"), path("folded")]
 
 
 def fold_mapping() -> dict[str, Any]:

@@ -9,40 +9,46 @@ look like story names and squat them. Names never follow their
 founder afterwards: the founder may be rewritten or deleted and the story keeps
 its name as long as any page carries it.
 
-Founding is a two-step handshake on the founder's document, so that exactly
-one call reports ``new`` for every story that exists when the writers are
-done, however their writes interleave:
+Founding is a two-step handshake, so that exactly one call reports ``new`` for
+every story that exists when the writers are done, however their writes
+interleave:
 
 1. ``ingest`` writes the founder with ``newsfold.founding`` set to the story's
    name: the story is *pending*;
-2. after its reconcile, ``ingest`` *commits* it: a conditional update
-   (``if_seq_no``/``if_primary_term``) clears ``founding`` if the document is
-   still the one it read, still in that story. Only then is the outcome
-   ``new``.
+2. after its reconcile, ``ingest`` *commits* it: it creates the story's mark
+   (``op_type: create``) in the founding index, ``<alias>-founding``, if the
+   founder is still in that story. Only then is the outcome ``new``.
 
 A merge (``plugin.fold.regroup.relabel``) that would absorb a pending story first
-*claims* its founder with the same kind of conditional update (moving it to the
-survivor). Commit and claim race on one document version, so one of them
-fails: a story is committed and reported, or absorbed and never reported. A
-merge never absorbs a committed story into a pending one (it turns round);
-two committed stories merge only when a page joins both, and that page's
-outcome is ``merged``, naming the stories that ceased to exist.
+*claims* it by creating the same mark, naming the survivor. Commit and claim
+race on one create, so one of them fails: a story is committed and reported,
+or absorbed and never reported. A merge never absorbs a committed story into a
+pending one (it turns round); two committed stories merge only when a page
+joins both, and that page's outcome is ``merged``, naming the stories that
+ceased to exist.
+
+The founder's page is written once: the handshake's second step writes a mark
+of about 150 bytes in a side index instead of indexing the page again. A
+mark's id (:func:`founding_key`) holds the founder's write, so a name used
+again later is a founding of its own.
 
 Pure except the functions that take a client.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold import lookups
-from newsfold.plugin.fold.by_id import read_docs
-from newsfold.plugin.fold.document import FOUNDING_SOURCE, fold_of, fold_update
+from newsfold.plugin.fold.by_id import mget_started, read_docs
+from newsfold.plugin.fold.document import FOUNDING_SOURCE, fold_of
+from newsfold.plugin.fold.index import ensure_side_index, founding_index
 from newsfold.plugin.settings import Settings
 
 if TYPE_CHECKING:
@@ -129,20 +135,65 @@ def _proposals(name: str, page_id: str, content_hash: str, attempt: int) -> list
 
 @dataclass(frozen=True)
 class Founder:
-    """A story's founder document as last read (its version, for a conditional write).
+    """A story's founding as last read: its founder's page and the state of its mark in the founding index.
 
-    ``absorbed``: a merge claimed the story before it was committed; the
-    founder is in another story now and the name is dead (a page written
-    into it meanwhile is moved on by whoever finds it).
+    ``state``: ``pending`` (founded, neither committed nor absorbed), ``committed`` (its founder's call
+    committed it: ``committed_by`` is that call's token) or ``absorbed`` (a merge claimed it first; the name
+    is dead, and a page written into it meanwhile is moved on by whoever finds it).
     """
 
     page_id: str
     name: str
-    seq_no: int
-    primary_term: int
-    absorbed: bool = False
-    #: the concrete index holding the document (a conditional write goes there, never through an alias)
-    index: str = ""
+    #: the ``_id`` of the story's mark in the founding index (:func:`founding_key`)
+    key: str
+    state: Literal["pending", "committed", "absorbed"]
+    committed_by: str | None = None
+
+    @property
+    def absorbed(self) -> bool:
+        return self.state == "absorbed"
+
+
+def founding_key(name: str, page_id: str, folded: str | None) -> str:
+    """The ``_id`` of a founding's mark: its story's name, its founder and the founder's write (``folded``).
+
+    The founder's write is part of it, so a name used again (its story died, a page founds it anew) is
+    another founding; a redelivered batch that does not write its founder again finds the same key.
+    """
+    digest = hashlib.blake2b(digest_size=16)
+    for part in (name, page_id, folded or ""):
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
+def foundings(names: Iterable[str], *, client: Elasticsearch, settings: Settings) -> dict[str, Founder]:
+    """The stories among ``names`` whose founder still carries ``founding``, each with its state (realtime reads:
+    the founders' pages, then the marks of the founding index).
+
+    A name left out is a story founded before the handshake existed, or committed by a version of newsfold that
+    cleared ``founding`` (fold layout 8 and before): committed.
+    """
+    names = sorted(set(names))
+    ids = sorted({i for n in names for i in founder_ids(n)})
+    if not ids:
+        return {}
+    out: dict[str, Founder] = {}
+    wanted = set(names)
+    for d in read_docs(client, settings.index, ids, source=FOUNDING_SOURCE):
+        fold = fold_of(d.get("_source")) if d.get("found") else {}
+        name = fold.get("founding")
+        if name in wanted and (name not in out or out[name].absorbed):
+            # a founder moved by a claim of fold layout 8 and before is in another story: absorbed
+            moved = fold.get("cluster_id") != name
+            out[name] = Founder(d["_id"], name, founding_key(name, d["_id"], fold.get("folded")),
+                                "absorbed" if moved else "pending")  # fmt: skip
+    marks = _marks([f.key for f in out.values() if not f.absorbed], client=client, settings=settings)
+    for name, f in out.items():
+        mark = marks.get(f.key)
+        if mark is not None:
+            state: Literal["committed", "absorbed"] = "absorbed" if mark.get("claimed_into") else "committed"
+            out[name] = replace(f, state=state, committed_by=mark.get("committed_by"))
+    return out
 
 
 def founders(names: Iterable[str], *, client: Elasticsearch, settings: Settings) -> dict[str, Founder]:
@@ -150,55 +201,56 @@ def founders(names: Iterable[str], *, client: Elasticsearch, settings: Settings)
 
     A name left out is a committed story (or one founded before the handshake existed).
     """
-    names = sorted(set(names))
-    ids = sorted({i for n in names for i in founder_ids(n)})
-    if not ids:
-        return {}
-    out: dict[str, Founder] = {}
-    docs = read_docs(client, settings.index, ids, source=FOUNDING_SOURCE)
-    wanted = set(names)
-    for d in docs:
-        if not d.get("found"):
-            continue
-        fold = fold_of(d.get("_source"))
-        name = fold.get("founding")
-        if name in wanted and (name not in out or out[name].absorbed):
-            absorbed = fold.get("cluster_id") != name
-            out[name] = Founder(d["_id"], name, int(d["_seq_no"]), int(d["_primary_term"]), absorbed, d["_index"])
-    return out
+    known = foundings(names, client=client, settings=settings)
+    return {n: f for n, f in known.items() if f.state != "committed"}
 
 
 def pending(names: Iterable[str], *, client: Elasticsearch, settings: Settings) -> dict[str, Founder]:
     """The stories among ``names`` that are pending (founded, neither committed nor absorbed)."""
-    return {n: f for n, f in founders(names, client=client, settings=settings).items() if not f.absorbed}
+    return {n: f for n, f in foundings(names, client=client, settings=settings).items() if f.state == "pending"}
 
 
-def conditional_update(client: Elasticsearch, settings: Settings, founder: Founder, doc: dict[str, Any]) -> bool:
-    """Update the founder's document only if it is still the version read; False when it changed (or is gone).
+def _marks(keys: list[str], *, client: Elasticsearch, settings: Settings) -> dict[str, dict[str, Any]]:
+    """The founding index's marks of ``keys`` (a realtime read, waiting for a shard another process has just
+    created, as every read by id does: ``plugin.fold.by_id``)."""
+    if not keys:
+        return {}
+    name = founding_index(settings)
+    if not client.indices.exists(index=name):  # no story was committed or claimed through this alias yet
+        return {}
+    docs = mget_started(client, name, [{"_index": name, "_id": key} for key in keys], True)
+    return {d["_id"]: d["_source"] for d in docs if d.get("found")}
 
-    No refresh: the handshake reads documents by id (realtime), never by search.
+
+def _mark(founders: dict[str, Founder], body: dict[str, Any], *, client: Elasticsearch, settings: Settings) -> set[str]:
+    """Create each founder's mark (``op_type: create``); returns the keys whose mark this call created.
+
+    Commit and claim race on one mark, so exactly one of them creates it; the other is refused (409).
     """
-    from elasticsearch import ConflictError, NotFoundError
+    from newsfold.plugin.fold.store import bulk_failures
 
-    try:
-        client.update(
-            index=founder.index or settings.index,
-            id=founder.page_id,
-            doc=doc,
-            if_seq_no=founder.seq_no,
-            if_primary_term=founder.primary_term,
-        )
-    except (ConflictError, NotFoundError):
-        return False
-    return True
+    if not founders:
+        return set()
+    name = ensure_side_index(client, settings, founding_index(settings), "founding")
+    at = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
+    actions = [
+        {"_op_type": "create", "_index": name, "_id": f.key,
+         "_source": {"story": f.name, "page": f.page_id, "at": at, **body}}
+        for f in founders.values()
+    ]  # fmt: skip
+    failed = bulk_failures(client, actions, settings=settings, missing_ok=False)
+    for key, reason in sorted(failed.items()):
+        if not ("version" in reason and "conflict" in reason):  # only a conflict says another create came first
+            raise ServerError(f"writing the founding mark {key!r} to {name!r} failed: {reason}")
+    return {f.key for f in founders.values() if f.key not in failed}
 
 
 def claim(founder: Founder, survivor: str, *, client: Elasticsearch, settings: Settings) -> bool:
-    """Absorb a pending story: move its founder to ``survivor`` unless it changed since it was read.
+    """Absorb a pending story: mark it claimed into ``survivor`` unless its founder's call committed it first.
 
-    The founder keeps ``founding``, so the name reads as absorbed from then on.
+    The founder's page is then moved with the story's other pages (``plugin.fold.regroup.relabel``).
     """
-    return conditional_update(client, settings, founder, fold_update(cluster_id=survivor))
+    return bool(_mark({founder.name: founder}, {"claimed_into": survivor}, client=client, settings=settings))
 
 
 def commit_token(delivery: str | None, pages: Iterable[tuple[str, str]] = ()) -> str:
@@ -220,50 +272,25 @@ def commit_token(delivery: str | None, pages: Iterable[tuple[str, str]] = ()) ->
 def commit(founders: dict[str, str], *, client: Elasticsearch, settings: Settings, token: str) -> set[str]:
     """Commit the stories that pages founded (page id -> story name); returns the page ids whose commit held.
 
-    A page is left out when its story was absorbed by a merge first (the page
-    is in another story now), or the page is gone: that call must not report
-    the story ``new``.
+    A commit creates the story's mark in the founding index; the founder's page is not written again. A page is
+    left out when its story was absorbed by a merge first (a claim created the mark), or the page is gone: that
+    call must not report the story ``new``.
 
-    ``token`` marks this delivery's commits (:func:`commit_token`), the same
-    each time a batch is delivered again: a founder that an earlier run of this
-    delivery committed (then died before it reported) is returned again, so the
-    story is reported ``new`` by the run that ends.
+    ``token`` marks this delivery's commits (:func:`commit_token`), the same each time a batch is delivered
+    again: a founder that an earlier run of this delivery committed (then died before it reported) is returned
+    again, so the story is reported ``new`` by the run that ends. Elasticsearch may also answer a conflict for a
+    create that took place (a retry across a primary failover meets its own write): the mark is read again.
     """
-    from newsfold.plugin.fold.store import bulk_failures
-
     todo = dict(founders)
     done: set[str] = set()
     for _ in range(VERSION_RETRIES):
         if not todo:
             break
-        waiting = pending(todo.values(), client=client, settings=settings)
-        ready = {pid: waiting[name] for pid, name in todo.items() if name in waiting and waiting[name].page_id == pid}
-        done |= _committed_by(token, [pid for pid in todo if pid not in ready], client=client, settings=settings)
-        doc = fold_update(founding=None, committed_by=token)
-        actions = [
-            {"_op_type": "update", "_index": f.index or settings.index, "_id": pid, "doc": doc,
-             "if_seq_no": f.seq_no, "if_primary_term": f.primary_term}
-            for pid, f in sorted(ready.items())
-        ]  # fmt: skip
-        failed = bulk_failures(client, actions, settings=settings, missing_ok=False)
-        done |= {pid for pid in ready if pid not in failed}
-        todo = {pid: todo[pid] for pid in ready if pid in failed}  # lost a version race (or seemed to): read again
-    return done | _committed_by(token, list(todo), client=client, settings=settings)
-
-
-def _committed_by(token: str, page_ids: list[str], *, client: Elasticsearch, settings: Settings) -> set[str]:
-    """The pages among ``page_ids`` whose founding a commit carrying ``token`` cleared (a realtime read).
-
-    Elasticsearch's compare-and-set may answer a version conflict for a write
-    that took place (a retry across a primary failover meets its own write),
-    and an earlier run of the same delivery may have committed before it died:
-    the page then reads committed, by this delivery.
-    """
-    if not page_ids:
-        return set()
-    docs = read_docs(client, settings.index, page_ids, source=FOUNDING_SOURCE)
-    return {
-        d["_id"] for d in docs
-        if d.get("found") and not fold_of(d.get("_source")).get("founding")
-        and fold_of(d.get("_source")).get("committed_by") == token
-    }  # fmt: skip
+        known = foundings(todo.values(), client=client, settings=settings)
+        mine = {pid: f for pid, name in todo.items() if (f := known.get(name)) is not None and f.page_id == pid}
+        done |= {pid for pid, f in mine.items() if f.state == "committed" and f.committed_by == token}
+        ready = {pid: f for pid, f in mine.items() if f.state == "pending"}
+        created = _mark(ready, {"committed_by": token}, client=client, settings=settings)
+        done |= {pid for pid, f in ready.items() if f.key in created}
+        todo = {pid: todo[pid] for pid, f in ready.items() if f.key not in created}  # refused: read again
+    return done

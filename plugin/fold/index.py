@@ -35,15 +35,17 @@ if TYPE_CHECKING:
     from newsfold.plugin.fold.presence import Presence
 
 #: the layout of the fold fields; recorded in ``_meta.newsfold`` and checked like the signature parameters
-FOLD_LAYOUT = BANDS_LAYOUT
+FOLD_LAYOUT = 9
 #: older layouts the current one only adds fold fields to (3 added ``passages``, 4 ``founding``, 5 the
 #: provenance fields ``wire`` and ``origin_*``, 6 what provenance believes of a page: ``wire_by``, ``domain``,
 #: ``believed_time``, ``archive_aged``, ``first_seen``; 7 ``committed_by``; 8 ``bands``, the signature stored
-#: once as band tokens): an index recording one is brought up to date in place (an additive ``put_mapping``)
-#: the first time newsfold checks it, never refused. One upgraded from before 8 records ``legacy_bands``: its
+#: once as band tokens; 9 no field: a story's commit is its mark in ``<index>-founding``, so ``founding`` stays on
+#: a committed founder, which a worker of layout 8 would read as pending): an index recording one is brought up to
+#: date in place (an additive ``put_mapping``) the first time newsfold checks it, never refused. One upgraded from
+#: before 8 records ``legacy_bands``: its
 #: older pages keep ``band_keys`` and ``signature``, which lookups then ask and read too, until
 #: ``newsfold reindex`` (or a host's re-ingest) rewrites them
-ADDITIVE_FROM = (2, 3, 4, 5, 6, 7)
+ADDITIVE_FROM = (2, 3, 4, 5, 6, 7, 8)
 _META_CACHE_SECONDS = 60.0
 _checked: dict[tuple[int, str, str], float] = {}
 
@@ -63,6 +65,31 @@ def corrections_index(settings: Settings) -> str:
     it (point the new build's settings at the live one's corrections index).
     """
     return settings.corrections_index or f"{settings.index}-corrections"
+
+
+def founding_index(settings: Settings) -> str:
+    """The founding index, the mark of each story committed or claimed (``plugin.fold.founding``): beside the
+    corrections index, ``<alias>-founding`` (``<name>-founding`` for a corrections index not named
+    ``...-corrections``). A side index read by id; a reindex that keeps the corrections index keeps it too, so the
+    stories of a rebuilt index stay committed once it is behind the alias."""
+    name = corrections_index(settings)
+    return name.removesuffix("-corrections") + "-founding"
+
+
+def ensure_side_index(client: Elasticsearch, settings: Settings, name: str, mapping: str) -> str:
+    """Create the side index ``name`` with the body of ``mappings/<mapping>.json`` if it is missing; returns
+    ``name``. Asked on every call (a ``HEAD``, answered from the cluster state), never remembered: a write into
+    an index deleted meanwhile would create it with a mapping of Elasticsearch's guessing."""
+    from elasticsearch import BadRequestError
+
+    if not client.indices.exists(index=name):
+        body = side_index_body(mapping, settings)
+        try:
+            client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"])
+        except BadRequestError as exc:
+            if exc.error != "resource_already_exists_exception":  # another worker made it first
+                raise
+    return name
 
 
 def side_index_body(name: str, settings: Settings) -> dict[str, Any]:
@@ -331,8 +358,8 @@ def check_meta_cached(client: Elasticsearch, settings: Settings, name: str) -> N
 def drop_index(client: Elasticsearch, settings: Settings) -> None:
     """Delete every concrete index behind the alias and the side indices (for tests and fresh runs).
 
-    The side indices are the corrections log (``plugin.edit.corrections``) and the
-    rejected pages (``<alias>-rejected``); missing ones are skipped.
+    The side indices are the corrections log (``plugin.edit.corrections``), the
+    rejected pages (``<alias>-rejected``) and the founding marks (``<alias>-founding``); missing ones are skipped.
     """
     from elasticsearch import NotFoundError
 
@@ -342,7 +369,7 @@ def drop_index(client: Elasticsearch, settings: Settings) -> None:
         names = []
     for name in names:
         client.indices.delete(index=name)
-    for side in (corrections_index(settings), f"{settings.index}-rejected"):
+    for side in (corrections_index(settings), f"{settings.index}-rejected", founding_index(settings)):
         client.options(ignore_status=404).indices.delete(index=side)
 
 

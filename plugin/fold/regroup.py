@@ -75,7 +75,7 @@ def relabel(
         raise ServerError(f"merging {loser} into {survivor}: its founder kept changing; try again")
     if founder is None and absorbed is not None and members[loser]:
         absorbed.append(loser)  # a committed story ended
-    moved = 0 if founder is None else 1  # a claimed founder has moved already
+    moved = 0  # a claimed founder moves with the story's other pages
     while True:
         hits = client.search(index=settings.index, **lookups.cluster_ids_only(loser))["hits"]["hits"]
         if not hits:

@@ -58,7 +58,7 @@ def host(es, settings):
     )
     es.indices.create(index=name)
     yield name
-    es.options(ignore_status=404).indices.delete(index=f"{name},{name}-corrections")
+    es.options(ignore_status=404).indices.delete(index=f"{name},{name}-corrections,{name}-founding")
     es.indices.delete_index_template(name=name)
     es.cluster.delete_component_template(name=f"{name}-newsfold")
 
@@ -296,7 +296,7 @@ def test_host_example_runs_and_folds(es_url):
         assert doc["newsfold"]["cluster_id"] == "coast-5"  # the story's name, though coast-5 moved on
         assert not client.exists(index=index, id="wire-1001")
     finally:
-        client.options(ignore_status=404).indices.delete(index=f"{index},{index}-corrections")
+        client.options(ignore_status=404).indices.delete(index=f"{index},{index}-corrections,{index}-founding")
         client.close()
 
 
@@ -390,7 +390,7 @@ def monthly(es, settings):
     es.indices.create(index=f"{name}-2026.10", aliases={name: {"is_write_index": False}})
     es.indices.create(index=f"{name}-2026.11", aliases={name: {"is_write_index": True}})
     yield name
-    es.options(ignore_status=404).indices.delete(index=f"{name}-2026.10,{name}-2026.11,{name}-corrections")
+    es.options(ignore_status=404).indices.delete(index=f"{name}-2026.10,{name}-2026.11,{name}-corrections,{name}-founding")
     es.indices.delete_index_template(name=name)
     es.cluster.delete_component_template(name=f"{name}-newsfold")
 

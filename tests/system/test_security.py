@@ -35,7 +35,8 @@ ROLE = {
         {
             "names": [f"{INDEX}*", HOST],
             "privileges": ["create_index", "manage", "read", "write", "view_index_metadata"],
-        }
+        },
+        {"names": [f"{HOST}-founding"], "privileges": ["create_index", "read", "write", "view_index_metadata"]},
     ],
 }
 
@@ -108,7 +109,7 @@ def test_the_limited_user_folds_a_host_index(secured):
         assert docs["h1"]["newsfold"]["cluster_id"] == docs["h2"]["newsfold"]["cluster_id"]
         assert docs["h2"]["section"] == "h2"
     finally:
-        client.options(ignore_status=404).indices.delete(index=HOST)
+        client.options(ignore_status=404).indices.delete(index=HOST)  # its founding index: no delete privilege
         client.close()
 
 

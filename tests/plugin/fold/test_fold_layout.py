@@ -19,7 +19,7 @@ import pytest
 from newsfold.plugin import Version, component_template, ingest
 from newsfold.plugin.fold.by_id import behind
 from newsfold.plugin.fold.document import CLUSTER_ID, FOLD, VERSION_SOURCE, own_document, read_signature
-from newsfold.plugin.fold.index import drop_index, fold_meta, index_body
+from newsfold.plugin.fold.index import FOLD_LAYOUT, drop_index, fold_meta, index_body
 from newsfold.plugin.sign.signature import band_keys, band_tokens, jaccard, tokens_signature, truncate
 from tests.pages import signed_page, story
 
@@ -55,19 +55,21 @@ def test_a_host_partial_update_leaves_the_page_findable_after_a_force_merge(es, 
         first, copy_ = _copies(settings, "h", 5, 2)
         es.index(index=host, id=first.page_id, document={"headline": "Harbour", "section": "news"}, refresh=True)
         assert ingest([first], client=es, settings=settings, index=host)[0].status == "new"
+        assert es.get(index=host, id=first.page_id)["_version"] == 2  # the host's write, then newsfold's one write
         # the host edits its own field with a partial update, and its segments are merged
         es.update(index=host, id=first.page_id, doc={"section": "economy"}, refresh=True)
         es.indices.forcemerge(index=host, max_num_segments=1)
         es.indices.refresh(index=host)
         stored = es.get(index=host, id=first.page_id)["_source"]
         assert stored["section"] == "economy" and stored[FOLD]["bands"] == " ".join(first.band_keys)
-        # a page newsfold writes for the first time stores no empty fields (nothing of its own to clear), but for
-        # the story's founding mark, which its commit cleared
-        assert [k for k, v in stored[FOLD].items() if v is None] == ["founding"] and "band_keys" not in stored[FOLD]
+        # a page newsfold writes for the first time stores no empty fields (nothing of its own to clear), and its
+        # story's commit did not write it again: the mark is in the founding index
+        assert [k for k, v in stored[FOLD].items() if v is None] == [] and "band_keys" not in stored[FOLD]
+        assert stored[FOLD]["founding"] == first.page_id
         (outcome,) = ingest([copy_], client=es, settings=settings, index=host)
         assert (outcome.status, outcome.matched_id) == ("duplicate", first.page_id)
     finally:
-        es.options(ignore_status=404).indices.delete(index=f"{host},{host}-corrections")
+        es.options(ignore_status=404).indices.delete(index=f"{host},{host}-corrections,{host}-founding")
 
 
 def _layout_7(settings) -> dict:
@@ -99,7 +101,7 @@ def test_an_alias_over_both_layouts_finds_copies_of_older_pages(es, settings):
         (outcome,) = ingest([copy_], client=es, settings=mine, index=mine.index)
         assert (outcome.status, outcome.cluster_id, outcome.matched_id) == ("duplicate", "story-7", older.page_id)
         meta = es.indices.get_mapping(index=old)[old]["mappings"]["_meta"]["newsfold"]
-        assert meta["fold_layout"] == 8 and meta["legacy_bands"] is True
+        assert meta["fold_layout"] == FOLD_LAYOUT and meta["legacy_bands"] is True
         assert behind(es, mine.index).legacy == {old}
         # a new period at layout 8 behind the same alias: both are searched, and the copy joins the story
         new = f"{mine.index}-000002"

@@ -287,18 +287,34 @@ def test_story_counts_go_on_bucket_aggregations_only_and_on_nested_facets_too(es
 
 
 def test_a_commit_refused_with_a_conflict_that_took_place_is_still_this_calls_new(es, settings, monkeypatch):
-    """Across a primary failover a compare-and-set may answer a version conflict for a write that was applied
-    (Elasticsearch's own contract): the commit reads the founder again and knows its own write by its token.
-    Simulated here: the real conditional update is sent, and its success reported as a conflict."""
+    """Across a primary failover a create may answer a version conflict for a write that was applied
+    (Elasticsearch's own contract): the commit reads the story's mark again and knows its own write by its token.
+    Simulated here: the real create of the mark is sent, and its success reported as a conflict."""
     from newsfold.plugin.fold import founding, store
 
     real = store.bulk_failures
 
     def applied_but_refused(client, actions, **kwargs):
         real(client, actions, **kwargs)
-        return {a["_id"]: "version_conflict_engine_exception" for a in actions if "if_seq_no" in a}
+        return {a["_id"]: "version_conflict_engine_exception" for a in actions if a.get("_op_type") == "create"}
 
     monkeypatch.setattr(store, "bulk_failures", applied_but_refused)
     (out,) = ingest(_copies(settings, "cas", 393, 1), client=es, settings=settings)
     assert (out.status, out.cluster_id) == ("new", "cas0")  # before: "duplicate", a story never reported new
     assert founding.pending(["cas0"], client=es, settings=settings) == {}
+
+
+def test_a_founding_index_deleted_between_batches_is_made_again_with_its_mapping(es, settings):
+    """A story's commit creates its mark in ``<alias>-founding``; an index deleted meanwhile (by an operator, a
+    test's cleanup) is created again with its strict mapping, never left to a write that would guess one."""
+    from newsfold.plugin.fold import founding
+    from newsfold.plugin.fold.index import founding_index
+
+    (out,) = ingest(_copies(settings, "fi", 394, 1), client=es, settings=settings)
+    assert out.status == "new"
+    es.indices.delete(index=founding_index(settings))
+    (out,) = ingest(_copies(settings, "fj", 395, 1), client=es, settings=settings)
+    assert (out.status, out.cluster_id) == ("new", "fj0")
+    mapping = es.indices.get_mapping(index=founding_index(settings))[founding_index(settings)]["mappings"]
+    assert mapping["dynamic"] == "strict" and mapping["properties"]["committed_by"]["index"] is False
+    assert founding.foundings(["fj0"], client=es, settings=settings)["fj0"].state == "committed"

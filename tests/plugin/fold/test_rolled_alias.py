@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from newsfold.plugin import delete_pages, ingest
+from newsfold.plugin.fold import founding
 from newsfold.plugin.fold.by_id import behind, read_docs
 from newsfold.plugin.fold.document import fold_of
 from newsfold.plugin.fold.index import index_body
@@ -56,7 +57,7 @@ def test_a_story_founded_after_a_rollover_is_new_and_leaves_no_pending_mark(es, 
     assert (out.status, out.cluster_id) == ("new", "b0")
     (doc,) = read_docs(es, settings.index, ["b0"])
     assert doc["found"] and doc["_index"] == second
-    assert fold_of(doc["_source"]).get("founding") is None  # committed, not pending for good
+    assert founding.foundings(["b0"], client=es, settings=settings)["b0"].state == "committed"  # not pending for good
     assert _where(es, settings, "a0") == [first]
 
 
@@ -117,7 +118,7 @@ def test_a_page_written_unrefreshed_outside_the_write_index_is_folded_where_it_i
     assert _where(es, settings, "g0") == [oldest] and _where(es, settings, "g1") == [middle]  # no ghost beside them
     for doc in read_docs(es, settings.index, ["g0", "g1"]):
         assert fold_of(doc["_source"]).get("cluster_id") == "g0", doc["_id"]  # the host's own document is folded
-        assert fold_of(doc["_source"]).get("founding") is None
+    assert founding.pending(["g0"], client=es, settings=settings) == {}  # committed
 
 
 def test_a_refused_read_of_one_document_is_an_error_not_a_missing_page(es, settings):
