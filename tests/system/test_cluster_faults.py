@@ -54,6 +54,19 @@ def cluster(es_server):
     es_server.cluster.wait_for_nodes(3, timeout=180, status="green")
 
 
+def _every_copy_started(es, run: subprocess.Popen) -> None:
+    """Wait until every shard copy of every index has started (green): the fault then takes a node whose shards
+    all have a copy elsewhere. An index a worker made during the first batch (the founding index) may still be
+    starting its replica; a node lost before it has started takes the index's only copy with it (red), and the
+    run would wait for that node, which these tests never bring back."""
+    health = es.options(ignore_status=408).cluster.health(
+        wait_for_status="green", wait_for_no_initializing_shards=True, wait_for_no_relocating_shards=True,
+        timeout="120s",
+    ).body
+    assert health["status"] == "green" and not health["timed_out"], health
+    assert run.poll() is None, "the run ended before the fault"
+
+
 def _a_primary_node(es, index: str) -> str:
     """The name of a node holding a primary shard of the index (where stories are being founded)."""
     rows = es.cat.shards(index=index, format="json", h="prirep,node,state")
@@ -78,6 +91,7 @@ def test_a_node_holding_a_primary_killed_during_ingest_loses_nothing(tmp_path, s
     try:
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index, **SPREAD)
         _wait_for_progress(redis.url, run)
+        _every_copy_started(es, run)
         victim = _a_primary_node(es, settings.index)
         cluster.kill(victim)
         _finish(run, out)
@@ -97,6 +111,7 @@ def test_the_node_the_workers_talked_to_first_killed_during_ingest_loses_nothing
     try:
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index, **SPREAD)
         _wait_for_progress(redis.url, run)
+        _every_copy_started(es, run)
         assert es_url.split(",")[0] == cluster.node("newsfold-1").url
         cluster.kill("newsfold-1")
         _finish(run, out)
@@ -116,6 +131,7 @@ def test_a_node_paused_for_30_s_during_ingest_loses_nothing(tmp_path, settings, 
         run = _ingest(corpus, out, es_url=es_url, redis_url=redis.url, index=settings.index,
                       NEWSFOLD_ES_TIMEOUT="10", **SPREAD)  # fmt: skip
         _wait_for_progress(redis.url, run)
+        _every_copy_started(es, run)
         cluster.pause("newsfold-2")
         try:
             time.sleep(30)
