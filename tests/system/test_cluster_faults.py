@@ -59,10 +59,16 @@ def _every_copy_started(es, run: subprocess.Popen) -> None:
     all have a copy elsewhere. An index a worker made during the first batch (the founding index) may still be
     starting its replica; a node lost before it has started takes the index's only copy with it (red), and the
     run would wait for that node, which these tests never bring back."""
-    health = es.options(ignore_status=408).cluster.health(
-        wait_for_status="green", wait_for_no_initializing_shards=True, wait_for_no_relocating_shards=True,
-        timeout="120s",
-    ).body
+    health = (
+        es.options(ignore_status=408)
+        .cluster.health(
+            wait_for_status="green",
+            wait_for_no_initializing_shards=True,
+            wait_for_no_relocating_shards=True,
+            timeout="120s",
+        )
+        .body
+    )
     assert health["status"] == "green" and not health["timed_out"], health
     assert run.poll() is None, "the run ended before the fault"
 
