@@ -29,6 +29,7 @@ one document is a :class:`ServerError`, never taken for "not indexed".
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -98,34 +99,101 @@ class Behind:
 def behind(client: Elasticsearch, name: str) -> Behind:
     """The indices behind ``name`` (an index, an alias or a data stream), newest first.
 
+    One request lists the indices with their aliases, creation dates and
+    uuids (``features=aliases,settings``: no mapping is read or sent). The
+    period and layout an index records in ``_meta.newsfold`` never change once
+    it exists (``with_period`` is set at creation, and an index upgraded in
+    place was legacy before), so they are read once per index, by uuid: an
+    index dropped and made again under its name is read anew. A batch thus
+    reads no mapping, however many periods the alias holds.
+
     Raises:
         ServerError: no such index or alias (or Elasticsearch refused the request).
     """
-    from elasticsearch import ApiError
-
-    wanted = ["*.aliases", "*.settings.index.creation_date", "*.mappings._meta.newsfold.period_start",
-              "*.mappings._meta.newsfold.period_end", "*.mappings._meta.newsfold.fold_layout",
-              "*.mappings._meta.newsfold.legacy_bands"]  # fmt: skip
-    try:
-        res = client.indices.get(index=name, filter_path=wanted).body
-    except ApiError as exc:
-        raise server_error(exc, f"resolving {name!r}") from exc
-    if not res:
-        raise ServerError(f"{name!r} names no index")
+    res = _listing(client, name)
+    uuids = {i: str(((v.get("settings") or {}).get("index") or {}).get("uuid") or "") for i, v in res.items()}
+    facts = {i: _facts_of(v["mappings"]) for i, v in res.items() if "mappings" in v}  # a server without features
+    facts.update(_index_facts(client, name, {i: u for i, u in uuids.items()
+                                             if i not in facts and (not u or u not in _FACTS)}))  # fmt: skip
     created, ended, legacy = {}, {}, set()
     for i, v in res.items():
-        period = ((v.get("mappings") or {}).get("_meta") or {}).get("newsfold") or {}
-        if period.get("legacy_bands") or int(period.get("fold_layout") or BANDS_LAYOUT) < BANDS_LAYOUT:
+        period_start, period_end, old = facts.get(i) or _FACTS.get(uuids[i]) or _index_facts(client, name, {i: ""})[i]
+        created[i] = period_start or int((v.get("settings") or {}).get("index", {}).get("creation_date") or 0)
+        ended[i] = period_end
+        if old:
             legacy.add(i)
-        created[i] = int(period.get("period_start") or (v.get("settings") or {}).get("index", {}).get("creation_date")
-                         or 0)  # fmt: skip
-        ended[i] = int(period.get("period_end") or 0)
     indices = tuple(sorted(res, key=lambda i: (created[i], i), reverse=True))
     flagged = [i for i, v in res.items() if ((v.get("aliases") or {}).get(name) or {}).get("is_write_index")]
     return Behind(
         indices, flagged[0] if flagged else indices[0], tuple(created[i] for i in indices),
         tuple(ended[i] for i in indices), frozenset(legacy),
     )  # fmt: skip
+
+
+#: clients whose server refuses ``features`` on a get-index request (the stand-in): :func:`behind` then reads
+#: the mappings' ``_meta`` in the same request, as before
+_NO_FEATURES: set[int] = set()
+_FACT_PATHS = ["*.mappings._meta.newsfold.period_start", "*.mappings._meta.newsfold.period_end",
+               "*.mappings._meta.newsfold.fold_layout", "*.mappings._meta.newsfold.legacy_bands"]  # fmt: skip
+
+
+def _listing(client: Elasticsearch, name: str) -> dict[str, Any]:
+    """Each index behind ``name`` with its aliases, creation date and uuid (and its ``_meta`` facts where the
+    server cannot leave the mappings out)."""
+    from elasticsearch import ApiError, BadRequestError
+
+    wanted = ["*.aliases", "*.settings.index.creation_date", "*.settings.index.uuid"]
+    try:
+        if id(client) not in _NO_FEATURES:
+            try:
+                res: dict[str, Any] = client.indices.get(index=name, features=["aliases", "settings"],
+                                                         filter_path=wanted).body  # fmt: skip
+            except BadRequestError as exc:
+                if "features" not in str(exc):
+                    raise
+                _NO_FEATURES.add(id(client))
+        if id(client) in _NO_FEATURES:
+            res = client.indices.get(index=name, filter_path=wanted + _FACT_PATHS).body
+            res = {i: {**v, "mappings": v.get("mappings") or {}} for i, v in res.items()}
+    except ApiError as exc:
+        raise server_error(exc, f"resolving {name!r}") from exc
+    if not res:
+        raise ServerError(f"{name!r} names no index")
+    return res
+
+
+def _facts_of(mappings: dict[str, Any]) -> tuple[int, int, bool]:
+    period = (mappings.get("_meta") or {}).get("newsfold") or {}
+    old = bool(period.get("legacy_bands")) or int(period.get("fold_layout") or BANDS_LAYOUT) < BANDS_LAYOUT
+    return int(period.get("period_start") or 0), int(period.get("period_end") or 0), old
+
+
+#: per index uuid: its period's start and end (0: not recorded) and whether it may hold pages of fold layout 7
+#: or before, as its ``_meta.newsfold`` records them (:func:`behind`); bounded, the oldest forgotten first
+_FACTS: dict[str, tuple[int, int, bool]] = {}
+_FACTS_LOCK = threading.Lock()
+FACTS_KEPT = 4096
+
+
+def _index_facts(client: Elasticsearch, name: str, unknown: dict[str, str]) -> dict[str, tuple[int, int, bool]]:
+    """The ``_meta.newsfold`` facts of the indices ``unknown`` (index -> uuid), read in one request and kept."""
+    from elasticsearch import ApiError
+
+    if not unknown:
+        return {}
+    try:
+        res = client.indices.get_mapping(index=",".join(sorted(unknown)), filter_path=_FACT_PATHS).body
+    except ApiError as exc:
+        raise server_error(exc, f"resolving {name!r}") from exc
+    out = {}
+    for i, uuid in unknown.items():
+        out[i] = _facts_of((res.get(i) or {}).get("mappings") or {})
+        if uuid:  # a server that gives no uuid: read every time
+            with _FACTS_LOCK:
+                while len(_FACTS) >= FACTS_KEPT:
+                    del _FACTS[next(iter(_FACTS))]
+                _FACTS[uuid] = out[i]
+    return out
 
 
 def _behind_if_any(client: Elasticsearch, name: str) -> Behind | None:

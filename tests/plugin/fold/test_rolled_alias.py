@@ -180,3 +180,50 @@ def test_a_lookup_in_an_index_its_node_does_not_know_yet_waits_for_it(es, settin
     with pytest.raises(ServerError) as gone:  # an index that never comes is still an error, after the waits
         lookup([copy], client=es, settings=settings, scope=Scope((f"{settings.index}-never",)))
     assert gone.value.status == 404
+
+
+@pytest.mark.realnode
+def test_a_batch_over_several_periods_reads_no_mapping(es, settings):
+    """Each batch lists the indices behind the alias (aliases and settings only); the period and layout an index
+    records in its mapping's ``_meta`` are read once per index, not per batch over every index (issue 36). Before,
+    every listing fetched every index's mappings."""
+    ingest(_copies(settings, "m", 70, 1), client=es, settings=settings)
+    roll(es, settings, 2)
+    roll(es, settings, 3)
+    ingest(_copies(settings, "n", 71, 1), client=es, settings=settings)  # the new indices' facts are read here
+    sent = es.transport.perform_request
+    paths: list[str] = []
+
+    def counting(method, path, **kwargs):
+        paths.append(f"{method} {path}")
+        return sent(method, path, **kwargs)
+
+    es.transport.perform_request = counting
+    try:
+        outcomes = ingest(_copies(settings, "m", 70, 2, first=1), client=es, settings=settings)
+    finally:
+        es.transport.perform_request = sent
+    assert {o.status for o in outcomes} == {"duplicate"}  # the copies of a page in the oldest index are found
+    listings = [p for p in paths if p.startswith(f"GET /{settings.index}?") or p == f"GET /{settings.index}"]
+    assert listings, paths
+    assert all("features=aliases%2Csettings" in p or "features=aliases,settings" in p for p in listings), listings
+    assert not [p for p in paths if "_mapping" in p], paths
+
+
+def test_an_index_made_again_under_its_name_is_read_with_its_new_period(es, settings):
+    """The facts ``behind`` keeps per index are keyed by the index's uuid: an index dropped and created again
+    under the same name (a period rebuilt by hand) reads its new recorded period at once."""
+    from newsfold.plugin.fold.index import with_period
+
+    older = roll(es, settings, 2)
+    roll(es, settings, 3)
+    first = dict(zip(behind(es, settings.index).indices, behind(es, settings.index).created, strict=True))[older]
+    es.indices.delete(index=older)
+    body = with_period(index_body(settings), 1_000_000_000_000, 1_000_000_100_000)
+    es.indices.create(index=older, settings=body["settings"], mappings=body["mappings"],
+                      aliases={settings.index: {"is_write_index": False}})  # fmt: skip
+    where = behind(es, settings.index)
+    facts = dict(zip(where.indices, zip(where.created, where.ended, strict=True), strict=True))
+    assert first != 1_000_000_000_000
+    assert facts[older] == (1_000_000_000_000, 1_000_000_100_000)
+    assert where.indices[-1] == older  # the oldest period now
