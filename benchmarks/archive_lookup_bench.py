@@ -59,6 +59,7 @@ from benchlib import (
 from lookup_bench import Corpus
 from tqdm import tqdm
 
+from newsfold.plugin.fold.by_id import forget_index_facts
 from newsfold.plugin.fold.candidates import lookup
 from newsfold.plugin.fold.document import own_document
 from newsfold.plugin.fold.rollover import index_facts, lookup_scope, merge_old_indices, roll_over
@@ -120,6 +121,7 @@ def set_the_clock(client, settings: Settings) -> list[str]:
         fold = dict(meta.get("newsfold") or {})
         fold["period_start"] = now - (n + 1) * MONTH_MS + 60_000  # the newest began a month ago
         client.indices.put_mapping(index=name, meta={**meta, "newsfold": fold})
+    forget_index_facts()  # the periods recorded at creation are kept per process; these were just rewritten
     return names
 
 

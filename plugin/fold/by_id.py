@@ -175,6 +175,13 @@ _FACTS_LOCK = threading.Lock()
 FACTS_KEPT = 4096
 
 
+def forget_index_facts() -> None:
+    """Forget the kept ``_meta`` facts: for a tool that rewrites an existing index's recorded period (newsfold
+    records it only when it makes an index; ``benchmarks/archive_lookup_bench.py`` re-dates its months)."""
+    with _FACTS_LOCK:
+        _FACTS.clear()
+
+
 def _index_facts(client: Elasticsearch, name: str, unknown: dict[str, str]) -> dict[str, tuple[int, int, bool]]:
     """The ``_meta.newsfold`` facts of the indices ``unknown`` (index -> uuid), read in one request and kept."""
     from elasticsearch import ApiError
