@@ -189,13 +189,16 @@ def _index_facts(client: Elasticsearch, name: str, unknown: dict[str, str]) -> d
     if not unknown:
         return {}
     try:
-        res = client.indices.get_mapping(index=",".join(sorted(unknown)), filter_path=_FACT_PATHS).body
+        res = client.indices.get_mapping(index=",".join(sorted(unknown)), filter_path=_FACT_PATHS,
+                                         ignore_unavailable=True).body  # fmt: skip
     except ApiError as exc:
         raise server_error(exc, f"resolving {name!r}") from exc
     out = {}
     for i, uuid in unknown.items():
         out[i] = _facts_of((res.get(i) or {}).get("mappings") or {})
-        if uuid:  # a server that gives no uuid: read every time
+        # an index deleted since it was listed answers nothing (its reads by id then fail, or find nothing, as
+        # they would have a moment later); a server that gives no uuid: read every time
+        if uuid and i in res:
             with _FACTS_LOCK:
                 while len(_FACTS) >= FACTS_KEPT:
                     del _FACTS[next(iter(_FACTS))]
