@@ -175,6 +175,23 @@ _FACTS_LOCK = threading.Lock()
 FACTS_KEPT = 4096
 
 
+#: characters of index names in one request for their records (Elasticsearch's request line holds 4 KB)
+NAMES_PER_REQUEST = 3000
+
+
+def _chunks(names: list[str]) -> list[list[str]]:
+    """``names`` cut so that each request's list of them stays within :data:`NAMES_PER_REQUEST` characters."""
+    out: list[list[str]] = []
+    size = NAMES_PER_REQUEST
+    for n in names:
+        if size + len(n) + 1 > NAMES_PER_REQUEST:
+            out.append([])
+            size = 0
+        out[-1].append(n)
+        size += len(n) + 1
+    return out
+
+
 def forget_index_facts() -> None:
     """Forget the kept ``_meta`` facts: for a tool that rewrites an existing index's recorded period (newsfold
     records it only when it makes an index; ``benchmarks/archive_lookup_bench.py`` re-dates its months)."""
@@ -186,11 +203,11 @@ def _index_facts(client: Elasticsearch, name: str, unknown: dict[str, str]) -> d
     """The ``_meta.newsfold`` facts of the indices ``unknown`` (index -> uuid), read in one request and kept."""
     from elasticsearch import ApiError
 
-    if not unknown:
-        return {}
+    res: dict[str, Any] = {}
     try:
-        res = client.indices.get_mapping(index=",".join(sorted(unknown)), filter_path=_FACT_PATHS,
-                                         ignore_unavailable=True).body  # fmt: skip
+        for chunk in _chunks(sorted(unknown)):
+            res.update(client.indices.get_mapping(index=",".join(chunk), filter_path=_FACT_PATHS,
+                                                  ignore_unavailable=True).body)  # fmt: skip
     except ApiError as exc:
         raise server_error(exc, f"resolving {name!r}") from exc
     out = {}

@@ -227,3 +227,15 @@ def test_an_index_made_again_under_its_name_is_read_with_its_new_period(es, sett
     assert first != 1_000_000_000_000
     assert facts[older] == (1_000_000_000_000, 1_000_000_100_000)
     assert where.indices[-1] == older  # the oldest period now
+
+
+@pytest.mark.parametrize("names", [["a" * 200] * 40, ["x"], []])
+def test_index_records_are_asked_for_in_requests_of_bounded_length(names):
+    """A process that first sees an archive of many indices reads their records in requests whose line stays
+    within Elasticsearch's 4 KB (``http.max_initial_line_length``)."""
+    from newsfold.plugin.fold import by_id
+
+    chunks = by_id._chunks(names)
+    assert [n for c in chunks for n in c] == names
+    assert all(len(",".join(c)) <= by_id.NAMES_PER_REQUEST for c in chunks)
+    assert len(chunks) == (0 if not names else 1 if len(names) == 1 else 3)
