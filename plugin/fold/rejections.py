@@ -16,11 +16,11 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from elasticsearch import BadRequestError, Elasticsearch
+from elasticsearch import Elasticsearch
 
 from newsfold.plugin.errors import clean_text
 from newsfold.plugin.fold.document import Outcome
-from newsfold.plugin.fold.index import side_index_body
+from newsfold.plugin.fold.index import ensure_side_index
 from newsfold.plugin.fold.store import bulk_write
 from newsfold.plugin.ids import MAX_ID_BYTES
 from newsfold.plugin.settings import Settings
@@ -36,16 +36,7 @@ def rejections_index(settings: Settings) -> str:
 
 def ensure_rejections_index(client: Elasticsearch, settings: Settings) -> str:
     """Create the rejected-pages index (strict mapping) if it is missing; returns its name."""
-    name = rejections_index(settings)
-    if client.indices.exists(index=name):
-        return name
-    body = side_index_body("rejected", settings)
-    try:
-        client.indices.create(index=name, settings=body["settings"], mappings=body["mappings"])
-    except BadRequestError as exc:
-        if exc.error != "resource_already_exists_exception":  # another worker made it first
-            raise
-    return name
+    return ensure_side_index(client, settings, rejections_index(settings), "rejected")
 
 
 def record_id(page_id: str) -> str:
