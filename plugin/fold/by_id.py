@@ -113,11 +113,12 @@ def behind(client: Elasticsearch, name: str) -> Behind:
     res = _listing(client, name)
     uuids = {i: str(((v.get("settings") or {}).get("index") or {}).get("uuid") or "") for i, v in res.items()}
     facts = {i: _facts_of(v["mappings"]) for i, v in res.items() if "mappings" in v}  # a server without features
-    facts.update(_index_facts(client, name, {i: u for i, u in uuids.items()
-                                             if i not in facts and (not u or u not in _FACTS)}))  # fmt: skip
+    with _FACTS_LOCK:
+        facts.update({i: _FACTS[u] for i, u in uuids.items() if i not in facts and u in _FACTS})
+    facts.update(_index_facts(client, name, {i: u for i, u in uuids.items() if i not in facts}))
     created, ended, legacy = {}, {}, set()
     for i, v in res.items():
-        period_start, period_end, old = facts.get(i) or _FACTS.get(uuids[i]) or _index_facts(client, name, {i: ""})[i]
+        period_start, period_end, old = facts[i]
         created[i] = period_start or int((v.get("settings") or {}).get("index", {}).get("creation_date") or 0)
         ended[i] = period_end
         if old:
@@ -164,8 +165,12 @@ def _listing(client: Elasticsearch, name: str) -> dict[str, Any]:
 
 def _facts_of(mappings: dict[str, Any]) -> tuple[int, int, bool]:
     period = (mappings.get("_meta") or {}).get("newsfold") or {}
-    old = bool(period.get("legacy_bands")) or int(period.get("fold_layout") or BANDS_LAYOUT) < BANDS_LAYOUT
-    return int(period.get("period_start") or 0), int(period.get("period_end") or 0), old
+    return int(period.get("period_start") or 0), int(period.get("period_end") or 0), is_legacy(period)
+
+
+def is_legacy(meta: dict[str, Any]) -> bool:
+    """Whether an index recording ``meta`` (its ``_meta.newsfold``) may hold pages of fold layout 7 or before."""
+    return bool(meta.get("legacy_bands")) or int(meta.get("fold_layout") or BANDS_LAYOUT) < BANDS_LAYOUT
 
 
 #: per index uuid: its period's start and end (0: not recorded) and whether it may hold pages of fold layout 7

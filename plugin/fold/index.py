@@ -25,7 +25,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import IndexMismatchError, InputError, check_type, refusals_as_server_errors
-from newsfold.plugin.fold.by_id import BANDS_LAYOUT
+from newsfold.plugin.fold.by_id import is_legacy
 from newsfold.plugin.fold.document import FOLD, FOLD_FIELDS, fold_mapping
 from newsfold.plugin.settings import Settings
 
@@ -339,7 +339,7 @@ def _with_layout(had: dict[str, Any], wanted: dict[str, Any]) -> dict[str, Any]:
     """An index's ``_meta.newsfold`` brought to ``wanted``, keeping what else it records (its period), and
     marking an index upgraded from before :data:`BANDS_LAYOUT` as possibly holding older pages."""
     meta = {**had, **wanted}
-    if had.get("legacy_bands") or int(had.get("fold_layout") or FOLD_LAYOUT) < BANDS_LAYOUT:
+    if is_legacy(had):
         meta["legacy_bands"] = True
     return meta
 
