@@ -62,6 +62,7 @@ from tqdm import tqdm
 from newsfold.plugin.fold.by_id import forget_index_facts
 from newsfold.plugin.fold.candidates import lookup
 from newsfold.plugin.fold.document import own_document
+from newsfold.plugin.fold.presence import prune
 from newsfold.plugin.fold.rollover import index_facts, lookup_scope, merge_old_indices, roll_over
 from newsfold.plugin.settings import Settings, seconds
 
@@ -88,8 +89,27 @@ class RecentCorpus(Corpus):
         return pages
 
 
-def load_month(client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs: int) -> dict:
-    """Bulk-load ``n`` more pages into the write index with refresh off, then refresh it."""
+def _presence(size: str, window: str):
+    """A presence filter in a Redis of this run's own (``newsfold.embedded``), started once."""
+    import redis
+
+    from newsfold.embedded import EmbeddedRedis
+    from newsfold.indexer.presence import RedisPresence
+
+    server = EmbeddedRedis()
+    _KEEP.append(server)
+    return RedisPresence(redis.Redis.from_url(server.url), size=size, window=window)
+
+
+_KEEP: list = []
+
+
+def load_month(client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs: int, presence=None) -> dict:
+    """Bulk-load ``n`` more pages into the write index with refresh off, then refresh it.
+
+    With ``presence``, each page's band keys are added to the write index's filter first, as a worker's
+    batch adds them (``plugin.fold.presence.record``).
+    """
     from elasticsearch import helpers
 
     now = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
@@ -97,11 +117,19 @@ def load_month(client, settings: Settings, corpus: Corpus, n: int, *, bulk_docs:
     target = next(i for i, v in write.items() if v["aliases"][settings.index].get("is_write_index"))
 
     def actions():
+        pending, keys = [], []
         for i, body in corpus.grow(n):
             page = corpus.signed_page(corpus.page_id(i), corpus.signatures[i], corpus.shingles[i], body)
             doc = own_document(page, cluster_id=corpus.page_id(int(corpus.root[i])), match=None, ingested=now)
-            yield {"_op_type": "index", "_index": target, "_id": page.page_id, "_source": doc}
+            pending.append({"_op_type": "index", "_index": target, "_id": page.page_id, "_source": doc})
+            keys += page.band_keys
+            if len(pending) >= bulk_docs or corpus.size == end:
+                if presence is not None:
+                    presence.add(target, keys)
+                yield from pending
+                pending, keys = [], []
 
+    end = corpus.size + n
     started = time.perf_counter()
     client.indices.put_settings(index=target, settings={"index": {"refresh_interval": "-1"}})
     ok = 0
@@ -126,28 +154,50 @@ def set_the_clock(client, settings: Settings) -> list[str]:
 
 
 def measure(client, settings: Settings, corpus: Corpus, *, batches: int, batch: int, dup_share: float,
-            warmup: int, tag: str) -> dict:  # fmt: skip
-    """Time what ``prepare`` runs per batch: ``lookup_scope`` and ``lookup`` on them."""
+            warmup: int, tag: str, presence=None) -> dict:  # fmt: skip
+    """Time what ``prepare`` runs per batch: ``lookup_scope`` and ``lookup`` on them.
+
+    With ``presence``, every batch is looked up twice, without and with the pre-filter, in alternating
+    order: the two modes are paired on the same pages.
+    """
+    modes = {"full": None} if presence is None else {"full": None, "presence": presence}
     for w in range(warmup):
         pages = corpus.queries(batch, dup_share, f"w{tag}-{w}")
-        lookup(pages, client=client, settings=settings, scope=lookup_scope(client, settings))
-    times, candidates, searched = [], [], set()
+        for filt in modes.values():
+            lookup(pages, client=client, settings=settings, scope=lookup_scope(client, settings), presence=filt)
+    times = {m: [] for m in modes}
+    cpu = dict.fromkeys(modes, 0.0)
+    candidates = {m: [] for m in modes}
+    asked = dict.fromkeys(modes, 0)
+    searched = set()
     server = server_pid()
-    before = cpu_seconds(server) if server else None
     for b in tqdm(range(batches), desc=f"lookups ({tag})", unit="batch"):
         pages = corpus.queries(batch, dup_share, f"{tag}-{b}")
-        t0 = time.perf_counter()
-        scope = lookup_scope(client, settings)
-        found = lookup(pages, client=client, settings=settings, scope=scope)
-        times.append((time.perf_counter() - t0) * 1000)
-        searched.add(scope.indices)
-        candidates += [len(found.get(p.page_id, [])) for p in pages]
-    spent = (cpu_seconds(server) or 0.0) - before if before is not None else None
+        order = list(modes) if b % 2 == 0 else list(reversed(modes))
+        for mode in order:
+            before = cpu_seconds(server) if server else None
+            t0 = time.perf_counter()
+            scope = lookup_scope(client, settings)
+            found = lookup(pages, client=client, settings=settings, scope=scope, presence=modes[mode])
+            times[mode].append((time.perf_counter() - t0) * 1000)
+            if before is not None:
+                cpu[mode] += (cpu_seconds(server) or 0.0) - before
+            searched.add(scope.indices)
+            candidates[mode] += [len(found.get(p.page_id, [])) for p in pages]
+            if modes[mode] is not None:
+                plans = prune(pages, scope.indices, presence=modes[mode], min_bands=settings.min_bands)
+                asked[mode] += sum(len(plan.indices) for plan in plans.values() if plan)
+            else:
+                asked[mode] += len(pages) * len(scope.indices)
     return {
-        "batch_ms": percentiles(times),
-        "server_cpu_ms_per_batch": 1000 * spent / batches if spent is not None else None,
-        "candidates_per_page_mean": float(np.mean(candidates)),
-        "indices_searched": sorted(len(s) for s in searched),
+        mode: {
+            "batch_ms": percentiles(times[mode]),
+            "server_cpu_ms_per_batch": 1000 * cpu[mode] / batches if server else None,
+            "candidates_per_page_mean": float(np.mean(candidates[mode])),
+            "index_lookups_per_page": asked[mode] / (batches * batch),
+            "indices_searched": sorted(len(s) for s in searched),
+        }
+        for mode in modes
     }
 
 
@@ -162,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=100, help="untimed batches before each size's timed ones")
     parser.add_argument("--bulk-docs", type=int, default=500, help="documents per bulk request while loading")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--presence",
+        action="store_true",
+        help="also time every batch with the presence pre-filter (a Redis of this run's own), paired",
+    )
+    parser.add_argument("--presence-size", default="128mb", help="NEWSFOLD_PRESENCE_SIZE with --presence")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     add_elasticsearch_flag(parser)
     args = parser.parse_args(argv)
@@ -208,37 +264,47 @@ def _run(args, sizes: list[int]) -> int:
         "dup_share": args.dup_share,
         "sizes": [],
     }
+    window_months = max(1, math.ceil(seconds(args.window) * 1000 / MONTH_MS)) + 1
+    # the months some size's window searches: only their filters are filled (and marked valid), to save time
+    searched = {m for size in sizes for m in range(math.ceil(size / per_month) - window_months - 1,
+                                                   math.ceil(size / per_month))}  # fmt: skip
+    presence = _presence(args.presence_size, args.window) if args.presence else None
+    result["presence_size"] = args.presence_size if presence else None
     client = build_client(settings)
     try:
-        ensure_index(client, settings)
+        ensure_index(client, settings, presence=presence)
         corpus = RecentCorpus(settings, sizes[-1], seed=args.seed, body_words=0)
         month_starts = [0]  # corpus position where each month began
         loading = 0.0
         for size in sizes:
             while corpus.size < size:
                 if corpus.size - month_starts[-1] >= per_month:
-                    roll_over(client, settings, force=True)
+                    month = len(month_starts)
+                    roll_over(client, settings, force=True, presence=presence if month in searched else None)
                     merge_old_indices(client, settings)
                     month_starts.append(corpus.size)
                 room = min(per_month - (corpus.size - month_starts[-1]), size - corpus.size)
-                loaded = load_month(client, settings, corpus, room, bulk_docs=args.bulk_docs)
+                filled = presence if len(month_starts) - 1 in searched else None
+                loaded = load_month(client, settings, corpus, room, bulk_docs=args.bulk_docs, presence=filled)
                 loading += loaded["seconds"]
                 print(f"{loaded['index']}: +{loaded['docs']} pages, {corpus.size} in all", file=sys.stderr)
             names = set_the_clock(client, settings)
-            window_months = max(1, math.ceil(seconds(args.window) * 1000 / MONTH_MS)) + 1
             corpus.recent_from = month_starts[max(0, len(month_starts) - window_months + 1)]
             facts = index_facts(client, settings.index)
+            timed = measure(client, settings, corpus, batches=args.batches, batch=args.batch,
+                            dup_share=args.dup_share, warmup=args.warmup, tag=f"{size}", presence=presence)  # fmt: skip
             row = {
                 "pages": corpus.size,
                 "indices": len(names),
                 "segments": {f.name: f.segments for f in facts},
-                "window": measure(client, settings, corpus, batches=args.batches, batch=args.batch,
-                                  dup_share=args.dup_share, warmup=args.warmup, tag=f"{size}"),  # fmt: skip
+                "window": timed["full"],
+                "window_presence": timed.get("presence"),
             }
             if size == sizes[-1] and len(names) > 1:
                 every = settings.replace(lookup_window="0")
-                row["every_index"] = measure(client, every, corpus, batches=args.batches, batch=args.batch,
-                                             dup_share=args.dup_share, warmup=20, tag=f"{size}-all")  # fmt: skip
+                every_timed = measure(client, every, corpus, batches=args.batches, batch=args.batch,
+                                      dup_share=args.dup_share, warmup=20, tag=f"{size}-all")  # fmt: skip
+                row["every_index"] = every_timed["full"]
             result["sizes"].append(row)
         result["load_seconds"] = loading
     except (KeyboardInterrupt, Exception) as exc:
@@ -248,9 +314,11 @@ def _run(args, sizes: list[int]) -> int:
             drop_index(client, settings)
         except Exception as exc:  # noqa: BLE001 (the run's result matters more; say what is left)
             print(f"archive_lookup_bench: could not drop {settings.index}: {exc}", file=sys.stderr)
-    first, last = result["sizes"][0]["window"]["batch_ms"], result["sizes"][-1]["window"]["batch_ms"]
-    result["p50_ratio"] = last["p50"] / first["p50"]
-    result["p95_ratio"] = last["p95"] / first["p95"]
+    for mode, suffix in (("window", ""), ("window_presence", "_presence")):
+        if result["sizes"][0].get(mode):
+            first, last = result["sizes"][0][mode]["batch_ms"], result["sizes"][-1][mode]["batch_ms"]
+            result["p50_ratio" + suffix] = last["p50"] / first["p50"]
+            result["p95_ratio" + suffix] = last["p95"] / first["p95"]
     print(report(result))
     write_json(args.json, result)
     return 0
@@ -263,18 +331,21 @@ def report(result: dict) -> str:
         f"window {result['window']}, {result['batches']} timed batches of {result['batch']} pages per size, "
         f"{result['dup_share']:.0%} near-copies of stories begun inside the window",
         "",
-        "pages      indices  searched  lookup per batch (lookup_scope + msearch)  node CPU ms/batch  "
-        "candidates/page  segments of the write index",
+        "pages      indices  searched  filter  lookup per batch (lookup_scope + msearch)  node CPU ms/batch  "
+        "candidates/page  index lookups/page  segments of the write index",
     ]
     for row in result["sizes"]:
-        w = row["window"]
-        cpu = f"{w['server_cpu_ms_per_batch']:.1f}" if w["server_cpu_ms_per_batch"] is not None else "?"
-        newest = max(row["segments"])
-        lines.append(
-            f"{row['pages']:<10d} {row['indices']:<8d} {'/'.join(map(str, w['indices_searched'])):9s} "
-            f"{fmt_ms(w['batch_ms']):44s} {cpu:>17s}  {w['candidates_per_page_mean']:15.1f}  "
-            f"{row['segments'][newest]}"
-        )
+        for mode, label in (("window", "no"), ("window_presence", "yes")):
+            w = row.get(mode)
+            if not w:
+                continue
+            cpu = f"{w['server_cpu_ms_per_batch']:.1f}" if w["server_cpu_ms_per_batch"] is not None else "?"
+            newest = max(row["segments"])
+            lines.append(
+                f"{row['pages']:<10d} {row['indices']:<8d} {'/'.join(map(str, w['indices_searched'])):9s} "
+                f"{label:7s} {fmt_ms(w['batch_ms']):44s} {cpu:>17s}  {w['candidates_per_page_mean']:15.2f}  "
+                f"{w['index_lookups_per_page']:18.2f}  {row['segments'][newest]}"
+            )
     every = result["sizes"][-1].get("every_index")
     if every:
         lines.append(
@@ -282,12 +353,15 @@ def report(result: dict) -> str:
             f"{fmt_ms(every['batch_ms'])}, node CPU {every['server_cpu_ms_per_batch'] or 0:.1f} ms/batch, "
             f"{every['candidates_per_page_mean']:.1f} candidates/page"
         )
-    ratio = result["p50_ratio"]
-    verdict = "meets" if ratio <= TARGET_P50_RATIO else "MISSES"
-    lines.append(
-        f"p50 ratio {result['sizes'][-1]['pages']} / {result['sizes'][0]['pages']} pages: {ratio:.2f} "
-        f"({verdict} the <= {TARGET_P50_RATIO} target); p95 ratio {result['p95_ratio']:.2f}"
-    )
+    for suffix, label in (("", "without the filter"), ("_presence", "with the presence pre-filter")):
+        ratio = result.get("p50_ratio" + suffix)
+        if ratio is None:
+            continue
+        verdict = "meets" if ratio <= TARGET_P50_RATIO else "MISSES"
+        lines.append(
+            f"{label}: p50 ratio {result['sizes'][-1]['pages']} / {result['sizes'][0]['pages']} pages: {ratio:.2f} "
+            f"({verdict} the <= {TARGET_P50_RATIO} target); p95 ratio {result['p95_ratio' + suffix]:.2f}"
+        )
     return "\n".join(lines)
 
 
