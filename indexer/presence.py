@@ -17,6 +17,15 @@ that finds a header of another run or size blanks it: the filter stays not
 valid for good, and its index is searched for every key (until it leaves
 the lookup window; the next rollover starts a valid filter).
 
+Beside each filter, a recurrence filter (``newsfold:presence:<index>:recur``,
+a quarter of the size, its own header) holds the keys added more than once:
+an add checks each key against the filter before it sets the key's bits, and
+a key whose bits were all set already (another page holds it, or a false
+positive) is set in the recurrence filter too. An add that finds the
+filter not valid blanks the recurrence filter's header: a recurrence filter
+is valid only if every add since the mark could check against a valid
+filter. The reconcile lookup reads it (``plugin.fold.presence.RecurringPresence``).
+
 Each add (and the mark) keeps the key alive for ``NEWSFOLD_LOOKUP_WINDOW``
 plus a day after the last write into its index, the time its index stays in
 the lookup window; with a window of ``0`` keys never expire.
@@ -48,6 +57,8 @@ HASHES = 5
 HEADER = 64
 #: the time a filter outlives its index's last write beyond the lookup window
 TTL_MARGIN = 86_400.0
+#: the recurrence filter's share of NEWSFOLD_PRESENCE_SIZE (it holds only the keys of copies)
+RECUR_SHARE = 4
 
 _HEADER_LUA = f"""
 local function header(cfg)
@@ -56,24 +67,52 @@ local function header(cfg)
   return h .. string.rep(' ', {HEADER} - #h)
 end
 """
-#: KEYS[1] the filter; ARGV: the geometry, the TTL in ms (0: none)
+#: KEYS[1] the filter, KEYS[2] its recurrence filter; ARGV: their geometries, the TTL in ms (0: none)
 _MARK = (
     _HEADER_LUA
     + """
 redis.call('SETRANGE', KEYS[1], 0, header(ARGV[1]))
-if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+redis.call('SETRANGE', KEYS[2], 0, header(ARGV[2]))
+if tonumber(ARGV[3]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[3])
+  redis.call('PEXPIRE', KEYS[2], ARGV[3])
+end
 return 1
 """
 )
-#: KEYS[1] the filter; ARGV: the geometry, the TTL in ms, the bit positions (uint32, little-endian)
+#: KEYS[1] the filter, KEYS[2] its recurrence filter; ARGV: their geometries, the bits per key, the TTL in ms, the
+#: bit positions in each (uint32, little-endian). Each key is checked before its bits are set: one whose bits were
+#: all set already recurs
 _ADD = (
     _HEADER_LUA
     + f"""
+local want = header(ARGV[1])
 local have = redis.call('GETRANGE', KEYS[1], 0, {HEADER - 1})
-if have ~= '' and have ~= header(ARGV[1]) then redis.call('SETRANGE', KEYS[1], 0, string.rep('\\0', {HEADER})) end
-local bits = ARGV[3]
-for i = 1, #bits, 4 do redis.call('SETBIT', KEYS[1], (struct.unpack('<I4', bits, i)), 1) end
-if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if have ~= want then
+  if have ~= '' then redis.call('SETRANGE', KEYS[1], 0, string.rep('\\0', {HEADER})) end
+  -- unchecked adds would leave recurring keys out: the recurrence filter is not valid from now on
+  redis.call('SETRANGE', KEYS[2], 0, string.rep('\\0', {HEADER}))
+end
+local have2 = redis.call('GETRANGE', KEYS[2], 0, {HEADER - 1})
+if have2 ~= '' and have2 ~= header(ARGV[2]) then
+  redis.call('SETRANGE', KEYS[2], 0, string.rep('\\0', {HEADER}))
+end
+local k = tonumber(ARGV[3])
+local bits, again = ARGV[5], ARGV[6]
+for i = 1, #bits, 4 * k do
+  local seen = true
+  for j = i, i + 4 * (k - 1), 4 do
+    if seen and redis.call('GETBIT', KEYS[1], (struct.unpack('<I4', bits, j))) == 0 then seen = false end
+  end
+  for j = i, i + 4 * (k - 1), 4 do
+    redis.call('SETBIT', KEYS[1], (struct.unpack('<I4', bits, j)), 1)
+    if seen then redis.call('SETBIT', KEYS[2], (struct.unpack('<I4', again, j)), 1) end
+  end
+end
+if tonumber(ARGV[4]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
 return 1
 """
 )
@@ -114,12 +153,14 @@ class PresenceDown(PresenceUnavailable, *redis_down_errors()[:1]):  # type: igno
 
 
 class RedisPresence:
-    """:class:`newsfold.plugin.fold.presence.Presence` over Redis bitmaps, one per concrete index."""
+    """:class:`newsfold.plugin.fold.presence.RecurringPresence` over Redis bitmaps, two per concrete index."""
 
     def __init__(self, redis: Any, *, size: str = "128mb", window: str = "90d") -> None:
         self.redis = redis
         self.bits = size_bytes(size) * 8 - HEADER * 8
         self.geometry = f"{self.bits}:{HASHES}"
+        self.recur_bits = size_bytes(size) // RECUR_SHARE * 8 - HEADER * 8
+        self.recur_geometry = f"{self.recur_bits}:{HASHES}:recur"
         window_s = seconds(window)
         self.ttl_ms = int((window_s + TTL_MARGIN) * 1000) if window_s else 0
         self._mark = redis.register_script(_MARK)
@@ -134,18 +175,24 @@ class RedisPresence:
     def key(index: str) -> str:
         return f"newsfold:presence:{index}"
 
-    def positions(self, keys: Sequence[str]) -> bytes:
-        """The :data:`HASHES` bit positions of each key, packed as little-endian uint32."""
+    @classmethod
+    def recur_key(cls, index: str) -> str:
+        return cls.key(index) + ":recur"  # an index name holds no ':'
+
+    def positions(self, keys: Sequence[str], bits: int | None = None) -> bytes:
+        """The :data:`HASHES` bit positions of each key in a filter of ``bits`` (default: the presence filter's),
+        packed as little-endian uint32."""
         digests = b"".join(hashlib.blake2b(k.encode("utf-8"), digest_size=16).digest() for k in keys)
         h = np.frombuffer(digests, dtype="<u8").reshape(-1, 2)
         steps = np.arange(HASHES, dtype=np.uint64)
         with np.errstate(over="ignore"):
-            spots = (h[:, :1] + steps * (h[:, 1:] | np.uint64(1))) % np.uint64(self.bits)
+            spots = (h[:, :1] + steps * (h[:, 1:] | np.uint64(1))) % np.uint64(bits or self.bits)
         return (spots + np.uint64(HEADER * 8)).astype("<u4").tobytes()
 
     def mark(self, index: str) -> None:
         try:
-            self._mark(keys=[self.key(index)], args=[self.geometry, self.ttl_ms])
+            self._mark(keys=[self.key(index), self.recur_key(index)],
+                       args=[self.geometry, self.recur_geometry, self.ttl_ms])  # fmt: skip
         except RedisError as exc:  # no valid filter: its index is searched in full
             log.warning("presence filter of %s not started (Redis unavailable: %s)", index, exc)
 
@@ -153,7 +200,11 @@ class RedisPresence:
         if not keys:
             return
         try:
-            self._add(keys=[self.key(index)], args=[self.geometry, self.ttl_ms, self.positions(keys)])
+            self._add(
+                keys=[self.key(index), self.recur_key(index)],
+                args=[self.geometry, self.recur_geometry, HASHES, self.ttl_ms, self.positions(keys),
+                      self.positions(keys, self.recur_bits)],
+            )  # fmt: skip
         except RedisError as exc:  # unreachable, or refusing (out of memory): the batch must not write
             raise PresenceDown(
                 f"Redis is unavailable, so the presence filter of {index} cannot record the batch's band keys; "
@@ -161,10 +212,18 @@ class RedisPresence:
             ) from exc
 
     def may_contain(self, indices: Sequence[str], keys: Sequence[str]) -> Mapping[str, Sequence[bool]]:
+        return self._flags([self.key(i) for i in indices], indices, keys, self.geometry, self.bits)
+
+    def may_recur(self, indices: Sequence[str], keys: Sequence[str]) -> Mapping[str, Sequence[bool]]:
+        return self._flags([self.recur_key(i) for i in indices], indices, keys, self.recur_geometry, self.recur_bits)
+
+    def _flags(
+        self, names: list[str], indices: Sequence[str], keys: Sequence[str], geometry: str, bits: int
+    ) -> Mapping[str, Sequence[bool]]:
         if not indices or not keys:
             return {}
         try:
-            got = self._read(keys=[self.key(i) for i in indices], args=[self.geometry, HASHES, self.positions(keys)])
+            got = self._read(keys=names, args=[geometry, HASHES, self.positions(keys, bits)])
         except RedisError as exc:  # fail open
             log.warning("presence filter unreadable (%s: %s): looking up every key", type(exc).__name__, exc)
             return {}

@@ -57,6 +57,7 @@ _EXPORTS = {
     "Outcome": "fold.document",
     "Presence": "fold.presence",
     "PresenceUnavailable": "fold.presence",
+    "RecurringPresence": "fold.presence",
     "FOLD_FIELDS": "fold.document",
     "sign_page": "sign.signing",
     "sign_text": "sign.signing",
@@ -124,6 +125,7 @@ __all__ = [
     "Page",
     "Presence",
     "PresenceUnavailable",
+    "RecurringPresence",
     "Rejection",
     "SearchRequest",
     "ServerError",
@@ -228,7 +230,7 @@ if TYPE_CHECKING:  # the same names for a type checker, exported by __all__ (a t
         regroup_clusters,
         unfolded_documents,
     )
-    from newsfold.plugin.fold.presence import Presence, PresenceUnavailable
+    from newsfold.plugin.fold.presence import Presence, PresenceUnavailable, RecurringPresence
     from newsfold.plugin.fold.provenance import no_wire_filter, originals_filter
     from newsfold.plugin.fold.rollover import roll_over
     from newsfold.plugin.search.folded_search import fold_search, fold_versions

@@ -83,6 +83,8 @@ class BatchState:
     #: page id -> the copy its reconcile found when its story joined another one after the write
     joined: dict[str, Match] = field(default_factory=dict)
     presence: Presence | None = None  # the band keys' filter (plugin.fold.presence): prunes lookups, gets the keys
+    #: page id -> the concrete index this batch added the page's keys to and wrote it into (with a presence)
+    written: dict[str, str] = field(default_factory=dict)
 
 
 def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True,
@@ -180,6 +182,7 @@ def write(state: BatchState, *, client: Elasticsearch, settings: Settings) -> No
                 "doc": doc if pid in state.previous else without_nulls(doc)} for pid, doc in docs.items()]  # fmt: skip
     if state.presence is not None:  # the keys go into the filter first: a failed add writes nothing
         actions = record(state.presence, state.pages, actions, client=client, alias=settings.index)
+        state.written = {str(a["_id"]): str(a["_index"]) for a in actions}
     failed = bulk_failures(client, actions, settings=settings, refresh="wait_for", missing_ok=False)
     for p in state.pages:
         if p.page_id in failed:
@@ -217,7 +220,10 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
     """Look the batch's pages up again and merge clusters found since the first lookup.
 
     The unchanged re-ingests are looked up too: their earlier delivery may
-    have died after its write and before this step.
+    have died after its write and before this step. With a presence that
+    knows recurring keys, a page asks the index it was written into only for
+    its keys that another add brought there too (``plugin.fold.presence``):
+    most pages start stories nobody else wrote, and send no lookup.
     """
     refused: set[tuple[str, str]] = set()  # merges a cannot-link forbids (or with nothing left to move)
     pages = state.pages + state.unchanged
@@ -228,7 +234,7 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
         labels = current_labels([p.page_id for p in pages], client=client, settings=settings)
         present = [p for p in pages if labels.get(p.page_id) is not None]
         found = lookup(present, client=client, settings=settings, exclude_clusters=labels, scope=racing,
-                       presence=state.presence)  # fmt: skip
+                       presence=state.presence, written=state.written)  # fmt: skip
         merges: dict[str, str] = {}
         by: dict[str, str] = {}  # losing cluster -> the batch's page whose lookup found the merge
         for p in present:

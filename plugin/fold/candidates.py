@@ -47,6 +47,7 @@ def lookup(
     exclude_clusters: Mapping[str, str | None] | None = None,
     scope: Scope | None = None,
     presence: Presence | None = None,
+    written: Mapping[str, str] | None = None,
 ) -> dict[str, list[Candidate]]:
     """Band-key term lookup for every page in one ``msearch``.
 
@@ -55,10 +56,12 @@ def lookup(
     ``settings.index``, none holding pages of an older layout) is where to
     search (the lookup window, ``plugin.fold.rollover``). With a ``presence``
     filter and a scope, each page asks only for its keys that may exist there,
-    and a page with too few of them asks nothing (``plugin.fold.presence``).
+    and a page with too few of them asks nothing (``plugin.fold.presence``);
+    ``written`` (page id -> the index the batch just added its keys to) makes
+    it the reconcile's lookup, which asks there only for keys that may recur.
     """
     plans = (
-        prune(pages, scope.indices, presence=presence, min_bands=settings.min_bands)
+        prune(pages, scope.indices, presence=presence, min_bands=settings.min_bands, written=written)
         if presence is not None and scope and scope.indices
         else {}
     )

@@ -23,6 +23,17 @@ The protocol fails open for readers and closed for writers:
   reindex). Indices created before the feature, or by a host, have no valid
   filter and are searched in full.
 
+The reconcile lookup, made after the batch's own write, finds racing
+writers. By then the page's own keys are in the filter of the index it was
+written to, so there a :class:`RecurringPresence` answers a narrower
+question: which keys more than one add brought (:meth:`~RecurringPresence.may_recur`).
+A page whose keys nobody else added asks that index nothing. Sound without
+any clock: of two racing pages, the second add finds the first's keys and
+marks them recurring, and the page whose reconcile reads the filter last
+reads it after both adds and after the other page's write was made visible,
+so it looks up the shared keys and finds the other page, as the full
+reconcile would.
+
 Every writer into an index whose filter is valid must pass the same presence
 object (docs/embedding.md, "The presence pre-filter").
 """
@@ -30,7 +41,7 @@ object (docs/embedding.md, "The presence pre-filter").
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -71,6 +82,19 @@ class Presence(Protocol):
         in that index. An index left out of the answer is searched for every key (fail open)."""
 
 
+@runtime_checkable
+class RecurringPresence(Presence, Protocol):
+    """A :class:`Presence` that also knows which keys were added to an index more than once (the reconcile's filter).
+
+    ``add`` then counts every key it is given, a key given twice in one call twice.
+    """
+
+    def may_recur(self, indices: Sequence[str], keys: Sequence[str]) -> Mapping[str, Sequence[bool]]:
+        """For each of ``indices`` whose recurrence filter is valid, one flag per key: False when at most one
+        occurrence of the key was added to that index since its mark. The filter is not valid if any add since the
+        mark found the index's presence filter not valid. An index left out of the answer: every key may recur."""
+
+
 @dataclass(frozen=True)
 class Plan:
     """What one page's lookup asks: its possible keys, in the indices where it may have a candidate."""
@@ -80,7 +104,12 @@ class Plan:
 
 
 def prune(
-    pages: Sequence[SignedPage], indices: Sequence[str], *, presence: Presence, min_bands: int
+    pages: Sequence[SignedPage],
+    indices: Sequence[str],
+    *,
+    presence: Presence,
+    min_bands: int,
+    written: Mapping[str, str] | None = None,
 ) -> dict[str, Plan | None]:
     """Each page's lookup after the filter: a :class:`Plan`, or None for a page that needs no lookup.
 
@@ -88,29 +117,47 @@ def prune(
     least ``min_bands`` of its keys may be there; an index without one keeps
     every key. A page with no such index has no candidates. When the filter
     cannot be read at all, every page keeps every key in every index.
+
+    ``written`` (page id -> the index its keys were added to, by this batch's
+    :func:`record`) is for the reconcile lookup: in that index the page keeps
+    only its keys that may recur there (:class:`RecurringPresence`); with a
+    presence that cannot tell, or an index whose recurrence filter is not
+    valid, it keeps every key there.
     """
     distinct = list(dict.fromkeys(k for p in pages for k in p.band_keys))
-    try:
-        flags = presence.may_contain(list(indices), distinct) if distinct else {}
-    except Exception as exc:  # readers fail open: the filter only ever saves work
-        log.warning("presence filter unreadable, looking up every key: %s", exc)
-        flags = {}
-    absent: dict[str, set[str]] = {}
-    for index in indices:
-        got = flags.get(index)
-        if got is not None and len(got) == len(distinct):
-            absent[index] = {k for k, maybe in zip(distinct, got, strict=True) if not maybe}
+    own = sorted(set((written or {}).values()) & set(indices))
+    absent = _absent(presence.may_contain, list(indices), distinct)
+    recurring = _absent(presence.may_recur, own, distinct) if own and isinstance(presence, RecurringPresence) else {}
     plans: dict[str, Plan | None] = {}
     for p in pages:
         keys: set[str] = set()
         searched = []
         for index in indices:
-            possible = set(p.band_keys) - absent.get(index, set())
+            mine = (written or {}).get(p.page_id) == index
+            gone = recurring.get(index, set()) if mine else absent.get(index, set())
+            possible = set(p.band_keys) - gone
             if len(possible) >= min_bands:
                 searched.append(index)
                 keys |= possible
         plans[p.page_id] = Plan([k for k in p.band_keys if k in keys], tuple(searched)) if searched else None
     return plans
+
+
+def _absent(
+    read: Callable[[list[str], list[str]], Mapping[str, Sequence[bool]]], indices: list[str], keys: list[str]
+) -> dict[str, set[str]]:
+    """Per index with a valid answer from ``read`` (``may_contain`` or ``may_recur``), the keys flagged False."""
+    try:
+        flags = read(indices, keys) if keys and indices else {}
+    except Exception as exc:  # readers fail open: the filter only ever saves work
+        log.warning("presence filter unreadable, looking up every key: %s", exc)
+        flags = {}
+    out: dict[str, set[str]] = {}
+    for index in indices:
+        got = flags.get(index)
+        if got is not None and len(got) == len(keys):
+            out[index] = {k for k, maybe in zip(keys, got, strict=True) if not maybe}
+    return out
 
 
 def record(
@@ -144,5 +191,7 @@ def record(
         by_index.setdefault(a["_index"], []).extend(keys.get(a["_id"], ()))
         out.append(a)
     for index, wanted in sorted(by_index.items()):
-        presence.add(index, list(dict.fromkeys(wanted)))
+        # every occurrence: a key two pages of the batch share recurs (RecurringPresence); a plain filter's add
+        # is as cheap either way
+        presence.add(index, wanted)
     return out

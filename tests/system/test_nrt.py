@@ -19,9 +19,11 @@ import random
 import threading
 
 import pytest
+import redis
 
 from newsfold.indexer.celery_app import make_celery
 from newsfold.indexer.jobs.dispatch import BatchRun, run_batches
+from newsfold.indexer.presence import RedisPresence
 from newsfold.plugin.client import build_client
 from newsfold.plugin.fold import batch
 from newsfold.plugin.fold.index import drop_index, ensure_index
@@ -110,7 +112,7 @@ def test_the_real_node_shows_writes_to_searches_only_after_a_refresh(near):
     assert client.count(index=live.index)["count"] == 2  # wait_for returns once a refresh made it visible
 
 
-def _race(live, client, first, second, *, index: str | None = None) -> dict:
+def _race(live, client, first, second, *, index: str | None = None, presence=None) -> dict:
     """``second`` looks up while ``first`` waits for the refresh that makes it searchable: the race.
 
     Returns each page's outcome."""
@@ -120,7 +122,8 @@ def _race(live, client, first, second, *, index: str | None = None) -> dict:
 
     def run(p):
         try:
-            outcomes.update({o.page_id: o for o in batch.ingest([p], client=client, settings=live, index=index)})
+            done = batch.ingest([p], client=client, settings=live, index=index, presence=presence)
+            outcomes.update({o.page_id: o for o in done})
         except BaseException as exc:  # reported by the test
             errors.append(exc)
 
@@ -163,6 +166,32 @@ def test_with_reconcile_racing_copies_fold(near):
     # the story is named after the page it reported
     new = [o.page_id for o in outcomes.values() if o.status == "new"]
     assert new == [labels["f-a"]], outcomes
+
+
+@pytest.fixture
+def filtered(near, redis_url):
+    """``near`` with the presence filter of its index valid from the start (as ``ensure_index(presence=)`` makes it):
+    the first lookups and the reconciles ask only for keys that may exist, and that may recur."""
+    live, client = near
+    presence = RedisPresence(redis.Redis.from_url(redis_url), size="1mb", window=live.lookup_window)
+    presence.mark(f"{live.index}-000001")  # newsfold's own index, empty yet
+    return live, client, presence
+
+
+def test_with_the_presence_filter_racing_copies_fold(filtered):
+    """The first copy's keys went in first; the second copy's add marks the shared ones as recurring, so the
+    first copy's reconcile still asks for them and finds the second, which its own lookups could not see."""
+    live, client, presence = filtered
+    paras = story(62)
+    outcomes = _race(live, client, _copy(live, "p-a", paras, "a.example"), _copy(live, "p-b", paras, "b.example"),
+                     presence=presence)  # fmt: skip
+    labels = _clusters(client, live, ["p-a", "p-b"])
+    assert labels["p-a"] == labels["p-b"]
+    assert [o.page_id for o in outcomes.values() if o.status == "new"] == [labels["p-a"]], outcomes
+    # the reconciles were pruned, not skipped: the shared keys recur in the index, a key of one copy alone not
+    index = f"{live.index}-000001"
+    keys = _copy(live, "p-a", paras, "a.example").band_keys
+    assert sum(presence.may_recur([index], keys)[index]) >= live.min_bands
 
 
 def test_host_index_copies_racing_fold(near):
@@ -476,7 +505,7 @@ def test_a_lookup_that_finds_no_active_shard_waits_and_asks_again(near):
         drop_index(client, live)
 
 
-def _fifty_stories_by_four_workers(live, client, tag: str) -> dict[int, set[str]]:
+def _fifty_stories_by_four_workers(live, client, tag: str, presence=None) -> dict[int, set[str]]:
     """50 stories of 3 copies each; 4 writers each take a copy of every story in turn and ingest them in batches of
     13 at once, at the default 1 s refresh (on the cluster backend: 3 shards, 1 replica). The ids per story."""
     signed = [_copy(live, f"{tag}{s}-{c}", story(600 + s), f"site{c}.example") for s in range(50) for c in range(3)]
@@ -488,7 +517,7 @@ def _fifty_stories_by_four_workers(live, client, tag: str) -> dict[int, set[str]
         try:
             start.wait(60)
             for n in range(0, len(mine), 13):
-                batch.ingest(mine[n : n + 13], client=client, settings=live)
+                batch.ingest(mine[n : n + 13], client=client, settings=live, presence=presence)
         except BaseException as exc:  # reported by the test
             errors.append(exc)
 
@@ -505,6 +534,12 @@ def _fifty_stories_by_four_workers(live, client, tag: str) -> dict[int, set[str]
 def test_four_writers_racing_on_fifty_stories_split_none(near):
     live, client = near
     assert all(len(ids) == 1 for ids in _fifty_stories_by_four_workers(live, client, "fw").values())
+
+
+def test_four_writers_racing_on_fifty_stories_with_the_presence_filter_split_none(filtered):
+    """The reconciles ask only for recurring keys: a story's copies still find each other, whatever the order."""
+    live, client, presence = filtered
+    assert all(len(ids) == 1 for ids in _fifty_stories_by_four_workers(live, client, "fp", presence).values())
 
 
 def test_four_writers_racing_on_fifty_stories_split_some_without_reconcile(near, monkeypatch):
