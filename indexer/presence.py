@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -66,6 +67,55 @@ local function header(cfg)
   local h = 'nfp1:' .. run .. ':' .. cfg
   return h .. string.rep(' ', {HEADER} - #h)
 end
+-- the bits at the given positions, as 0/1, in order: one BITFIELD per CHUNK positions (Lua's unpack takes at
+-- most about 8,000 values)
+local CHUNK = 1500
+local function get_bits(key, positions)
+  local out = {{}}
+  for s = 1, #positions, CHUNK do
+    local args = {{}}
+    for i = s, math.min(#positions, s + CHUNK - 1) do
+      args[#args + 1] = 'GET'
+      args[#args + 1] = 'u1'
+      args[#args + 1] = positions[i]
+    end
+    for _, v in ipairs(redis.call('BITFIELD', key, unpack(args))) do out[#out + 1] = v end
+  end
+  return out
+end
+-- per key (k packed uint32 positions each, little-endian): whether all its bits are set. Each key's first bit is
+-- read first, the others only for keys whose first bit is set (most keys asked of a filter are absent)
+local function all_set(key, packed, k)
+  local n = #packed / (4 * k)
+  local first = {{}}
+  for i = 0, n - 1 do first[#first + 1] = struct.unpack('<I4', packed, 4 * k * i + 1) end
+  local out = get_bits(key, first)
+  local rest, owner = {{}}, {{}}
+  for i = 1, n do
+    if out[i] == 1 then
+      for j = 2, k do
+        rest[#rest + 1] = struct.unpack('<I4', packed, 4 * (k * (i - 1) + j - 1) + 1)
+        owner[#owner + 1] = i
+      end
+    end
+  end
+  for m, v in ipairs(get_bits(key, rest)) do
+    if v == 0 then out[owner[m]] = 0 end
+  end
+  return out
+end
+local function set_bits(key, positions)
+  for s = 1, #positions, CHUNK do
+    local args = {{}}
+    for i = s, math.min(#positions, s + CHUNK - 1) do
+      args[#args + 1] = 'SET'
+      args[#args + 1] = 'u1'
+      args[#args + 1] = positions[i]
+      args[#args + 1] = 1
+    end
+    redis.call('BITFIELD', key, unpack(args))
+  end
+end
 """
 #: KEYS[1] the filter, KEYS[2] its recurrence filter; ARGV: their geometries, the TTL in ms (0: none)
 _MARK = (
@@ -81,8 +131,8 @@ return 1
 """
 )
 #: KEYS[1] the filter, KEYS[2] its recurrence filter; ARGV: their geometries, the bits per key, the TTL in ms, the
-#: bit positions in each (uint32, little-endian). Each key is checked before its bits are set: one whose bits were
-#: all set already recurs
+#: distinct keys' bit positions in each (uint32, little-endian), one byte per key ('1': given more than once in
+#: this add). Every key is checked before any bit is set: one whose bits were all set already recurs
 _ADD = (
     _HEADER_LUA
     + f"""
@@ -98,17 +148,19 @@ if have2 ~= '' and have2 ~= header(ARGV[2]) then
   redis.call('SETRANGE', KEYS[2], 0, string.rep('\\0', {HEADER}))
 end
 local k = tonumber(ARGV[3])
-local bits, again = ARGV[5], ARGV[6]
-for i = 1, #bits, 4 * k do
-  local seen = true
-  for j = i, i + 4 * (k - 1), 4 do
-    if seen and redis.call('GETBIT', KEYS[1], (struct.unpack('<I4', bits, j))) == 0 then seen = false end
-  end
-  for j = i, i + 4 * (k - 1), 4 do
-    redis.call('SETBIT', KEYS[1], (struct.unpack('<I4', bits, j)), 1)
-    if seen then redis.call('SETBIT', KEYS[2], (struct.unpack('<I4', again, j)), 1) end
+local bits, again, twice = ARGV[5], ARGV[6], ARGV[7]
+local seen = all_set(KEYS[1], bits, k)
+local set, recur = {{}}, {{}}
+for key = 0, #twice - 1 do
+  local again_too = seen[key + 1] == 1 or string.byte(twice, key + 1) == 49
+  for j = 1, k do
+    local at = 4 * (key * k + j - 1) + 1
+    set[#set + 1] = struct.unpack('<I4', bits, at)
+    if again_too then recur[#recur + 1] = struct.unpack('<I4', again, at) end
   end
 end
+set_bits(KEYS[1], set)
+set_bits(KEYS[2], recur)
 if tonumber(ARGV[4]) > 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
   redis.call('PEXPIRE', KEYS[2], ARGV[4])
@@ -123,22 +175,13 @@ _READ = (
     + f"""
 local want = header(ARGV[1])
 local k = tonumber(ARGV[2])
-local bits = ARGV[3]
 local out = {{}}
 for n, key in ipairs(KEYS) do
   if redis.call('GETRANGE', key, 0, {HEADER - 1}) ~= want then
     out[n] = ''
   else
     local flags = {{}}
-    local i = 1
-    while i <= #bits do
-      local hit = '1'
-      for _ = 1, k do
-        if hit == '1' and redis.call('GETBIT', key, (struct.unpack('<I4', bits, i))) == 0 then hit = '0' end
-        i = i + 4
-      end
-      flags[#flags + 1] = hit
-    end
+    for i, v in ipairs(all_set(key, ARGV[3], k)) do flags[i] = v == 1 and '1' or '0' end
     out[n] = table.concat(flags)
   end
 end
@@ -199,11 +242,14 @@ class RedisPresence:
     def add(self, index: str, keys: Sequence[str]) -> None:
         if not keys:
             return
+        counts = Counter(keys)  # a key given twice (two pages of a batch share it) recurs
+        distinct = list(counts)
+        twice = bytes(ord("1") if counts[k] > 1 else ord("0") for k in distinct)
         try:
             self._add(
                 keys=[self.key(index), self.recur_key(index)],
-                args=[self.geometry, self.recur_geometry, HASHES, self.ttl_ms, self.positions(keys),
-                      self.positions(keys, self.recur_bits)],
+                args=[self.geometry, self.recur_geometry, HASHES, self.ttl_ms, self.positions(distinct),
+                      self.positions(distinct, self.recur_bits), twice],
             )  # fmt: skip
         except RedisError as exc:  # unreachable, or refusing (out of memory): the batch must not write
             raise PresenceDown(
