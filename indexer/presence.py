@@ -104,7 +104,9 @@ local function all_set(key, packed, k)
   end
   return out
 end
+-- set the bits at the given positions; their values before, as 0/1, in order
 local function set_bits(key, positions)
+  local out = {{}}
   for s = 1, #positions, CHUNK do
     local args = {{}}
     for i = s, math.min(#positions, s + CHUNK - 1) do
@@ -113,8 +115,9 @@ local function set_bits(key, positions)
       args[#args + 1] = positions[i]
       args[#args + 1] = 1
     end
-    redis.call('BITFIELD', key, unpack(args))
+    for _, v in ipairs(redis.call('BITFIELD', key, unpack(args))) do out[#out + 1] = v end
   end
+  return out
 end
 """
 #: KEYS[1] the filter, KEYS[2] its recurrence filter; ARGV: their geometries, the TTL in ms (0: none)
@@ -132,7 +135,7 @@ return 1
 )
 #: KEYS[1] the filter, KEYS[2] its recurrence filter; ARGV: their geometries, the bits per key, the TTL in ms, the
 #: distinct keys' bit positions in each (uint32, little-endian), one byte per key ('1': given more than once in
-#: this add). Every key is checked before any bit is set: one whose bits were all set already recurs
+#: this add). A key whose bits were all set before this add (another add brought it, or a false positive) recurs
 _ADD = (
     _HEADER_LUA
     + f"""
@@ -149,17 +152,26 @@ if have2 ~= '' and have2 ~= header(ARGV[2]) then
 end
 local k = tonumber(ARGV[3])
 local bits, again, twice = ARGV[5], ARGV[6], ARGV[7]
-local seen = all_set(KEYS[1], bits, k)
-local set, recur = {{}}, {{}}
+local set = {{}}
+for at = 1, #bits, 4 do set[#set + 1] = struct.unpack('<I4', bits, at) end
+-- one BITFIELD SET per bit answers the bit's value before: a key whose bits were all set already recurs
+local before = set_bits(KEYS[1], set)
+local recur = {{}}
 for key = 0, #twice - 1 do
-  local again_too = seen[key + 1] == 1 or string.byte(twice, key + 1) == 49
-  for j = 1, k do
-    local at = 4 * (key * k + j - 1) + 1
-    set[#set + 1] = struct.unpack('<I4', bits, at)
-    if again_too then recur[#recur + 1] = struct.unpack('<I4', again, at) end
+  local seen = string.byte(twice, key + 1) == 49
+  if not seen then
+    seen = true
+    for j = 1, k do
+      if before[key * k + j] == 0 then
+        seen = false
+        break
+      end
+    end
+  end
+  if seen then
+    for j = 1, k do recur[#recur + 1] = struct.unpack('<I4', again, 4 * (key * k + j - 1) + 1) end
   end
 end
-set_bits(KEYS[1], set)
 set_bits(KEYS[2], recur)
 if tonumber(ARGV[4]) > 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
