@@ -1,20 +1,17 @@
 """The batch protocol that finds each page's cluster: prepare (lookup, verify, decide), write, reconcile, finish.
 
-The client is passed in; everything it needs from Elasticsearch is a term
-lookup on band keys, realtime GETs, and bulk writes. The design for
-concurrency under near-real-time search is in ``docs/concurrency.md``:
+The client is passed in; everything it needs from Elasticsearch is a term lookup on band keys, realtime GETs,
+and bulk writes. The design for concurrency under near-real-time search is in ``docs/concurrency.md``:
 
 1. pages of one batch are compared with each other in memory;
 2. each page is looked up by its band keys (a ``terms_set`` query);
 3. candidates are verified from their stored signatures (steps 2 and 3 are
    ``plugin.fold.candidates``), clusters decided (``plugin.fold.cluster``);
-4. the batch is written with ``refresh=wait_for``, so when the bulk returns
-   every page is visible to searches;
-5. the lookup runs again for the written pages (reconcile), in the write index, where a racing writer's
-   pages are. Two batches racing each other cannot both miss the other: the one whose write became
-   visible last re-looks-up after the other's is visible, finds it and merges.
-   Merges are deterministic (``plugin.fold.cluster.merge_survivor``) and idempotent,
-   so concurrent merges agree.
+4. the batch is written with ``refresh=wait_for``, so when the bulk returns every page is visible to searches;
+5. the lookup runs again for the written pages (reconcile), in the write index, where a racing writer's pages are.
+   Two batches racing each other cannot both miss the other: the one whose write became visible last re-looks-up
+   after the other's is visible, finds it and merges. Merges are deterministic
+   (``plugin.fold.cluster.merge_survivor``) and idempotent, so concurrent merges agree.
 """
 
 from __future__ import annotations
@@ -83,8 +80,7 @@ class BatchState:
     #: page id -> the copy its reconcile found when its story joined another one after the write
     joined: dict[str, Match] = field(default_factory=dict)
     presence: Presence | None = None  # the band keys' filter (plugin.fold.presence): prunes lookups, gets the keys
-    #: page id -> the concrete index this batch added the page's keys to and wrote it into (with a presence)
-    written: dict[str, str] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)  # page id -> the index its keys went to (a presence)
 
 
 def prepare(pages: list[SignedPage], *, client: Elasticsearch, settings: Settings, content: bool = True,
@@ -220,10 +216,8 @@ def reconcile(state: BatchState, *, client: Elasticsearch, settings: Settings) -
     """Look the batch's pages up again and merge clusters found since the first lookup.
 
     The unchanged re-ingests are looked up too: their earlier delivery may
-    have died after its write and before this step. With a presence that
-    knows recurring keys, a page asks the index it was written into only for
-    its keys that another add brought there too (``plugin.fold.presence``):
-    most pages start stories nobody else wrote, and send no lookup.
+    have died after its write and before this step. With a presence, a page
+    asks its own index only for its keys another add brought (``plugin.fold.presence``).
     """
     refused: set[tuple[str, str]] = set()  # merges a cannot-link forbids (or with nothing left to move)
     pages = state.pages + state.unchanged
