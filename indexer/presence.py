@@ -67,17 +67,18 @@ local function header(cfg)
   local h = 'nfp1:' .. run .. ':' .. cfg
   return h .. string.rep(' ', {HEADER} - #h)
 end
--- the bits at the given positions, as 0/1, in order: one BITFIELD per CHUNK positions (Lua's unpack takes at
--- most about 8,000 values)
+-- one BITFIELD operation per position, CHUNK positions a call (Lua's unpack takes at most about 8,000 values):
+-- 'GET' reads each bit, 'SET' sets it to 1; either way the answer is each bit's value before, as 0/1, in order
 local CHUNK = 1500
-local function get_bits(key, positions)
+local function bitfield(key, op, positions)
   local out = {{}}
   for s = 1, #positions, CHUNK do
     local args = {{}}
     for i = s, math.min(#positions, s + CHUNK - 1) do
-      args[#args + 1] = 'GET'
+      args[#args + 1] = op
       args[#args + 1] = 'u1'
       args[#args + 1] = positions[i]
+      if op == 'SET' then args[#args + 1] = 1 end
     end
     for _, v in ipairs(redis.call('BITFIELD', key, unpack(args))) do out[#out + 1] = v end
   end
@@ -89,7 +90,7 @@ local function all_set(key, packed, k)
   local n = #packed / (4 * k)
   local first = {{}}
   for i = 0, n - 1 do first[#first + 1] = struct.unpack('<I4', packed, 4 * k * i + 1) end
-  local out = get_bits(key, first)
+  local out = bitfield(key, 'GET', first)
   local rest, owner = {{}}, {{}}
   for i = 1, n do
     if out[i] == 1 then
@@ -99,23 +100,8 @@ local function all_set(key, packed, k)
       end
     end
   end
-  for m, v in ipairs(get_bits(key, rest)) do
+  for m, v in ipairs(bitfield(key, 'GET', rest)) do
     if v == 0 then out[owner[m]] = 0 end
-  end
-  return out
-end
--- set the bits at the given positions; their values before, as 0/1, in order
-local function set_bits(key, positions)
-  local out = {{}}
-  for s = 1, #positions, CHUNK do
-    local args = {{}}
-    for i = s, math.min(#positions, s + CHUNK - 1) do
-      args[#args + 1] = 'SET'
-      args[#args + 1] = 'u1'
-      args[#args + 1] = positions[i]
-      args[#args + 1] = 1
-    end
-    for _, v in ipairs(redis.call('BITFIELD', key, unpack(args))) do out[#out + 1] = v end
   end
   return out
 end
@@ -155,7 +141,7 @@ local bits, again, twice = ARGV[5], ARGV[6], ARGV[7]
 local set = {{}}
 for at = 1, #bits, 4 do set[#set + 1] = struct.unpack('<I4', bits, at) end
 -- one BITFIELD SET per bit answers the bit's value before: a key whose bits were all set already recurs
-local before = set_bits(KEYS[1], set)
+local before = bitfield(KEYS[1], 'SET', set)
 local recur = {{}}
 for key = 0, #twice - 1 do
   local seen = string.byte(twice, key + 1) == 49
@@ -172,7 +158,7 @@ for key = 0, #twice - 1 do
     for j = 1, k do recur[#recur + 1] = struct.unpack('<I4', again, 4 * (key * k + j - 1) + 1) end
   end
 end
-set_bits(KEYS[2], recur)
+bitfield(KEYS[2], 'SET', recur)
 if tonumber(ARGV[4]) > 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
   redis.call('PEXPIRE', KEYS[2], ARGV[4])
