@@ -19,9 +19,9 @@ the lookup window; the next rollover starts a valid filter).
 
 Beside each filter, a recurrence filter (``newsfold:presence:<index>:recur``,
 a quarter of the size, its own header) holds the keys added more than once:
-an add checks each key against the filter before it sets the key's bits, and
-a key whose bits were all set already (another page holds it, or a false
-positive) is set in the recurrence filter too. An add that finds the
+an add sets each key's bits with ``BITFIELD``, which answers each bit's value
+before, and a key whose bits were all set already (another page holds it, or
+a false positive) is set in the recurrence filter too. An add that finds the
 filter not valid blanks the recurrence filter's header: a recurrence filter
 is valid only if every add since the mark could check against a valid
 filter. The reconcile lookup reads it (``plugin.fold.presence.RecurringPresence``).
@@ -188,6 +188,12 @@ return out
 )
 
 
+def _hashes(keys: Sequence[str]) -> np.ndarray:
+    """One 128-bit BLAKE2b hash per key, as two uint64 (the double hashing's two halves)."""
+    digests = b"".join(hashlib.blake2b(k.encode("utf-8"), digest_size=16).digest() for k in keys)
+    return np.frombuffer(digests, dtype="<u8").reshape(-1, 2)
+
+
 class PresenceDown(PresenceUnavailable, *redis_down_errors()[:1]):  # type: ignore[misc]
     """Redis could not record a batch's band keys: nothing was written. A Redis connection error too, so a
     worker waits for Redis and tries the batch again (``newsfold.state.patiently``)."""
@@ -223,11 +229,13 @@ class RedisPresence:
     def positions(self, keys: Sequence[str], bits: int | None = None) -> bytes:
         """The :data:`HASHES` bit positions of each key in a filter of ``bits`` (default: the presence filter's),
         packed as little-endian uint32."""
-        digests = b"".join(hashlib.blake2b(k.encode("utf-8"), digest_size=16).digest() for k in keys)
-        h = np.frombuffer(digests, dtype="<u8").reshape(-1, 2)
+        return self._spots(_hashes(keys), bits or self.bits)
+
+    @staticmethod
+    def _spots(h: np.ndarray, bits: int) -> bytes:
         steps = np.arange(HASHES, dtype=np.uint64)
         with np.errstate(over="ignore"):
-            spots = (h[:, :1] + steps * (h[:, 1:] | np.uint64(1))) % np.uint64(bits or self.bits)
+            spots = (h[:, :1] + steps * (h[:, 1:] | np.uint64(1))) % np.uint64(bits)
         return (spots + np.uint64(HEADER * 8)).astype("<u4").tobytes()
 
     def mark(self, index: str) -> None:
@@ -243,11 +251,12 @@ class RedisPresence:
         counts = Counter(keys)  # a key given twice (two pages of a batch share it) recurs
         distinct = list(counts)
         twice = bytes(ord("1") if counts[k] > 1 else ord("0") for k in distinct)
+        h = _hashes(distinct)  # hashed once, placed in both filters
         try:
             self._add(
                 keys=[self.key(index), self.recur_key(index)],
-                args=[self.geometry, self.recur_geometry, HASHES, self.ttl_ms, self.positions(distinct),
-                      self.positions(distinct, self.recur_bits), twice],
+                args=[self.geometry, self.recur_geometry, HASHES, self.ttl_ms, self._spots(h, self.bits),
+                      self._spots(h, self.recur_bits), twice],
             )  # fmt: skip
         except RedisError as exc:  # unreachable, or refusing (out of memory): the batch must not write
             raise PresenceDown(
