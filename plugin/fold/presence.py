@@ -125,17 +125,18 @@ def prune(
     valid, it keeps every key there.
     """
     distinct = list(dict.fromkeys(k for p in pages for k in p.band_keys))
-    own = sorted(set((written or {}).values()) & set(indices)) if isinstance(presence, RecurringPresence) else []
+    written = written if isinstance(presence, RecurringPresence) else None
+    own = sorted(set(written.values()) & set(indices)) if written else []
     # an index every page was written into is asked only which keys recur
-    others = [i for i in indices if i not in own or any((written or {}).get(p.page_id) != i for p in pages)]
+    others = [i for i in indices if i not in own or any(written and written.get(p.page_id) != i for p in pages)]
     absent = _absent(presence.may_contain, others, distinct)
-    recurring = _absent(presence.may_recur, own, distinct) if isinstance(presence, RecurringPresence) and own else {}
+    recurring = _absent(presence.may_recur, own, distinct) if isinstance(presence, RecurringPresence) else {}
     plans: dict[str, Plan | None] = {}
     for p in pages:
         keys: set[str] = set()
         searched = []
         for index in indices:
-            mine = index in own and (written or {}).get(p.page_id) == index
+            mine = index in own and written is not None and written.get(p.page_id) == index
             gone = recurring.get(index, set()) if mine else absent.get(index, set())
             possible = set(p.band_keys) - gone
             if len(possible) >= min_bands:
