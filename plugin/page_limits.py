@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections import Counter
 from dataclasses import dataclass
 
 from newsfold.plugin.errors import InputError
@@ -216,14 +215,12 @@ def _blank_values(html: str, spans: list[tuple[int, int]]) -> str:
 
 
 def _check_start_tag(body: str, name: str, element: int, limits: MarkupLimits, *, start: int) -> list[tuple[int, int]]:
-    """The page's ``element``-th start tag checked: the element count and its attributes; its long values
+    """A long start tag checked (the page's ``element``-th): its attributes; its long values
     (:func:`_long_values`).
 
     Raises:
-        TooComplex: over ``max_elements`` or ``max_attributes``.
+        TooComplex: over ``max_attributes``.
     """
-    if element > limits.max_elements:
-        raise TooComplex(f"the page has more than {limits.max_elements:,} elements (NEWSFOLD_MAX_ELEMENTS)")
     if len(body) > 2 * limits.max_attributes:  # shorter, it cannot hold more (each takes 2 characters)
         _count_attributes(body, name, element, limits.max_attributes)
     if len(body) <= limits.max_attribute_chars:
@@ -238,6 +235,8 @@ def check_markup(html: str, limits: MarkupLimits) -> list[tuple[int, int]]:
     the text of ``script``/``style``/``title``... hold no elements; void
     elements, ``<x/>`` and elements whose end tag may be left out open no
     level; an end tag closes the open element it names and those inside it.
+    The regular expression finds the tags; Python looks only at what each
+    one changes (a start tag shorter than any limit is counted, not read).
 
     Returns:
         Where the attribute values longer than ``limits.max_attribute_chars`` lie (start, end), in order.
@@ -248,46 +247,50 @@ def check_markup(html: str, limits: MarkupLimits) -> list[tuple[int, int]]:
     lower: str | None = None
     long_values: list[tuple[int, int]] = []
     open_names: list[str] = []
-    open_count: Counter[str] = Counter()
+    open_count: dict[str, int] = {}
     elements = 0
-    pos = 0
+    max_elements, max_depth = limits.max_elements, limits.max_depth
+    short = min(2 * limits.max_attributes, limits.max_attribute_chars)  # a body this long is over no limit
     n = len(html)
+    pos = 0
     while pos < n:
-        match = _TAG.search(html, pos)
-        if match is None:
+        for match in _TAG.finditer(html, pos):
+            closing, name, body = match.groups()
+            if name is None:  # a comment: the scan goes on after its end
+                end = html.find("-->", match.end())
+                pos = n if end < 0 else end + 3
+                break
+            name = name.lower()
+            if closing:
+                if open_count.get(name):
+                    while open_names:
+                        top = open_names.pop()
+                        open_count[top] -= 1
+                        if top == name:
+                            break
+                continue
+            elements += 1
+            if elements > max_elements:
+                raise TooComplex(f"the page has more than {max_elements:,} elements (NEWSFOLD_MAX_ELEMENTS)")
+            if len(body) > short:
+                long_values += _check_start_tag(body, name, elements, limits, start=match.start(3))
+            if name in _RAW_TEXT:  # its text holds no tags: the scan goes on at its end tag
+                if lower is None:
+                    lower = html.lower()
+                end = lower.find("</" + name, match.end())
+                pos = n if end < 0 else end
+                break
+            if name in _NO_LEVEL or body.rstrip().endswith("/"):
+                continue
+            open_names.append(name)
+            open_count[name] = open_count.get(name, 0) + 1
+            if len(open_names) > max_depth:
+                raise TooComplex(
+                    f"the page nests elements more than {max_depth:,} deep (NEWSFOLD_MAX_DEPTH); "
+                    "the parser would drop everything below that"
+                )
+        else:  # no tag left
             break
-        pos = match.end()
-        closing, name, body = match.groups()
-        if name is None:  # a comment
-            end = html.find("-->", pos)
-            pos = n if end < 0 else end + 3
-            continue
-        name = name.lower()
-        if closing:
-            if open_count[name]:
-                while open_names:
-                    top = open_names.pop()
-                    open_count[top] -= 1
-                    if top == name:
-                        break
-            continue
-        elements += 1
-        long_values += _check_start_tag(body, name, elements, limits, start=match.start(3))
-        if name in _RAW_TEXT:
-            if lower is None:
-                lower = html.lower()
-            end = lower.find("</" + name, pos)
-            pos = n if end < 0 else end
-            continue
-        if name in _NO_LEVEL or body.rstrip().endswith("/"):
-            continue
-        open_names.append(name)
-        open_count[name] += 1
-        if len(open_names) > limits.max_depth:
-            raise TooComplex(
-                f"the page nests elements more than {limits.max_depth:,} deep (NEWSFOLD_MAX_DEPTH); "
-                "the parser would drop everything below that"
-            )
     return long_values
 
 
