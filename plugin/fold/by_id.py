@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import ServerError, item_refusal, server_error
+from newsfold.plugin.fold.lookups import WHOLE
 
 if TYPE_CHECKING:
     from elasticsearch import Elasticsearch
@@ -43,8 +44,9 @@ if TYPE_CHECKING:
 #: pauses (seconds) before asking again when a read finds no active shard (after waiting for the index's health)
 SHARD_WAITS = (0.2, 1.0, 3.0)
 #: error types of a shard copy that is not started yet (a new index, a recovery, a failover)
+#: (a search asked whole, ``lookups.WHOLE``, names none of them: it is "rejected due to missing shards")
 UNSTARTED = ("no_shard_available_action_exception", "illegal_index_shard_state_exception",
-             "unavailable_shards_exception")  # fmt: skip
+             "unavailable_shards_exception", "rejected due to missing shards")  # fmt: skip
 log = logging.getLogger(__name__)
 
 #: the fold layout that stores the signature once, as band tokens (``newsfold.bands``); older ones hold
@@ -258,6 +260,27 @@ def mget_started(client: Elasticsearch, name: str, wanted: list[dict[str, str]],
             # a shard not started yet or a node lost: a 503 the workers retry
             raise item_refusal(f"reading page {doc.get('_id')!r} from {doc.get('_index')!r} failed", doc)
     return docs
+
+
+def search_whole(client: Elasticsearch, index: str, **request: Any) -> Any:
+    """A search answered from every shard (``lookups.WHOLE``), asked again while a shard is not started yet (an
+    index another process has just created, a rollover's) as a read by id is; any other shard failure raises.
+
+    Raises:
+        elasticsearch.ApiError: a shard refused the query (400), or one stayed missing (503, which workers retry).
+    """
+    from elasticsearch import ApiError
+
+    for wait in (*SHARD_WAITS, None):
+        try:
+            return client.search(index=index, **WHOLE, **request)
+        except ApiError as exc:
+            if wait is None or not (isinstance(exc.body, dict) and no_shard(exc.body)):
+                raise
+        log.info("a search of %s found a shard not started; waiting %.1f s", index, wait)
+        client.options(ignore_status=408).cluster.health(index=index, wait_for_status="yellow", timeout="30s")
+        time.sleep(wait)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def _found(client: Elasticsearch, name: str, where: Behind, ids: Sequence[str], source: Any) -> list[dict[str, Any]]:

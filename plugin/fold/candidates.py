@@ -117,7 +117,7 @@ def _msearch(
     searches: list[dict[str, Any]] = []
     for p in pages:
         plan = plans.get(p.page_id)  # the presence filter's keys and indices (plugin.fold.presence)
-        searches.append({"index": ",".join(plan.indices) if plan else target})
+        searches.append({"index": ",".join(plan.indices) if plan else target, **lookups.WHOLE})
         searches.append(
             lookups.band_lookup(
                 [k for k in (plan.keys if plan else p.band_keys) if not k.startswith(REST_MARK)],

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from newsfold.plugin.errors import ServerError
 from newsfold.plugin.fold import lookups
-from newsfold.plugin.fold.by_id import mget_started, read_docs
+from newsfold.plugin.fold.by_id import mget_started, read_docs, search_whole
 from newsfold.plugin.fold.document import FOUNDING_SOURCE, fold_of
 from newsfold.plugin.fold.index import ensure_side_index, founding_index
 from newsfold.plugin.settings import Settings
@@ -81,7 +81,7 @@ def names_in_use(
     if not names:
         return set()
     body = lookups.names_in_use(names, exclude_ids=sorted(set(besides)))
-    res = client.search(index=settings.index, **body)
+    res = search_whole(client, settings.index, **body)
     return {b["key"] for b in res["aggregations"]["names"]["buckets"]}
 
 

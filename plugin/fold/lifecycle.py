@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from newsfold.plugin.errors import InputError, InputTypeError, ServerError, check_type, refusals_as_server_errors
-from newsfold.plugin.fold.by_id import read_docs
+from newsfold.plugin.fold.by_id import read_docs, search_whole
 from newsfold.plugin.fold.document import CLUSTER_ID, Outcome
 from newsfold.plugin.fold.provenance import refresh_origins
 from newsfold.plugin.fold.regroup import recluster
@@ -153,5 +153,5 @@ def unfolded_documents(*, client: Elasticsearch, index: str, size: int = 10) -> 
         raise InputError(f"size must be 0-1,000, got {size}")
     body: dict[str, Any] = {"query": {"bool": {"must_not": [{"exists": {"field": CLUSTER_ID}}]}}, "size": size,
                             "_source": False, "track_total_hits": True, "sort": ["_doc"]}  # fmt: skip
-    res = client.search(index=index, **body)
+    res = search_whole(client, index, **body)
     return {"count": int(res["hits"]["total"]["value"]), "ids": [h["_id"] for h in res["hits"]["hits"]]}

@@ -18,6 +18,14 @@ BAND_KEYS = path("bands") + ".terms"
 #: the band keys of pages stored at fold layout 7 or before (asked while an index searched may hold some)
 LEGACY_BAND_KEYS = path("band_keys")
 
+#: what every search the fold decides on carries: an answer from every shard, or an error. Elasticsearch otherwise
+#: answers a search some of whose shards failed (not started, on a node just lost, over a circuit breaker, refusing
+#: the query) with 200 and the hits of the other shards (``_shards.failed``): a band lookup would miss the copies on
+#: the failed shard and split a story, a relabel would stop with pages left in the losing cluster, a name check would
+#: miss a name in use. The error instead is a 503 the workers retry (429 for a rejection), or a 400 for a query a
+#: shard refused. A reader's search (``plugin.search``) keeps Elasticsearch's default: fewer hits, not an error page.
+WHOLE: dict[str, Any] = {"allow_partial_search_results": False}
+
 #: from + size of a search at most (Elasticsearch's index.max_result_window default): pages beyond it are refused
 MAX_WINDOW = 10_000
 

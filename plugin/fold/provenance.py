@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from newsfold.plugin.fold.by_id import search_whole
 from newsfold.plugin.fold.document import CLUSTER_ID, FOLD, fold_of, path
 from newsfold.plugin.fold.origin_order import (
     MAX_WIRES,
@@ -253,7 +254,7 @@ def refresh_origins(
     updated = 0
     for start in range(0, len(ids), MAX_STORIES):
         chunk = ids[start : start + MAX_STORIES]
-        found = _read(client.search(index=index, body=origins_body(chunk, time_field=time_field)).body)
+        found = _read(search_whole(client, index, body=origins_body(chunk, time_field=time_field)).body)
         actions: list[dict[str, Any]] = []
         search: dict[str, dict[str, Any]] = {}
         for cluster, (origin, (_pages, unset, agree)) in found.items():
@@ -265,7 +266,7 @@ def refresh_origins(
                             for pid in mine]  # fmt: skip
             elif not agree or unset:
                 search[cluster] = origin
-        stale = client.search(index=index, body=stale_body(search))["hits"]["hits"] if search else []
+        stale = search_whole(client, index, body=stale_body(search))["hits"]["hits"] if search else []
         origins = search
         for hit in stale:
             wanted = origins.get(fold_of(hit.get("_source")).get("cluster_id") or "")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from newsfold.plugin.errors import InputError, ServerError
 from newsfold.plugin.fold import founding, lookups
+from newsfold.plugin.fold.by_id import search_whole
 from newsfold.plugin.fold.cluster import Match, recluster_labels, verify
 from newsfold.plugin.fold.constraints import load_constraints
 from newsfold.plugin.fold.document import LOOKUP_SOURCE, fold_update, read_candidate, site_signals
@@ -77,7 +78,7 @@ def relabel(
         absorbed.append(loser)  # a committed story ended
     moved = 0  # a claimed founder moves with the story's other pages
     while True:
-        hits = client.search(index=settings.index, **lookups.cluster_ids_only(loser))["hits"]["hits"]
+        hits = search_whole(client, settings.index, **lookups.cluster_ids_only(loser))["hits"]["hits"]
         if not hits:
             if moved:
                 enforce_cluster(survivor, client=client, settings=settings)
@@ -119,7 +120,7 @@ def recluster(cluster_id: str, *, client: Elasticsearch, settings: Settings) -> 
         ValueError: the cluster has more than ``MAX_RECLUSTER_PAGES`` pages.
     """
     body = lookups.cluster_pages([cluster_id], size=MAX_RECLUSTER_PAGES + 1, source=LOOKUP_SOURCE)
-    hits = client.search(index=settings.index, **body)["hits"]["hits"]
+    hits = search_whole(client, settings.index, **body)["hits"]["hits"]
     if len(hits) > MAX_RECLUSTER_PAGES:
         raise InputError(f"cluster {cluster_id} has more than {MAX_RECLUSTER_PAGES} pages; too large to recluster")
     members = [c for c in map(read_candidate, hits) if c is not None]

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from newsfold.plugin.errors import ServerError, item_refusal, item_status
 from newsfold.plugin.fold import lookups
-from newsfold.plugin.fold.by_id import read_docs, route
+from newsfold.plugin.fold.by_id import read_docs, route, search_whole
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.plugin.settings import Settings
 
@@ -118,6 +118,6 @@ def cluster_page_ids(cluster_ids: list[str], *, client: Elasticsearch, settings:
     """The page ids of some clusters (at most ``MAX_CLUSTER_PAGES`` in all)."""
     out: dict[str, list[str]] = {c: [] for c in cluster_ids}
     body = lookups.cluster_pages(cluster_ids, size=MAX_CLUSTER_PAGES, source=[CLUSTER_ID])
-    for hit in client.search(index=settings.index, **body)["hits"]["hits"]:
+    for hit in search_whole(client, settings.index, **body)["hits"]["hits"]:
         out.setdefault(cast(str, cluster_of(hit["_source"])), []).append(hit["_id"])  # the query asks for them
     return out
