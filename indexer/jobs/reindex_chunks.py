@@ -21,6 +21,7 @@ from newsfold.indexer.jobs.reindex_periods import lookup_alias
 from newsfold.indexer.jobs.reindex_plan import plan_key
 from newsfold.plugin.extract.article import Article
 from newsfold.plugin.fold.batch import ingest
+from newsfold.plugin.fold.by_id import search_whole, whole
 from newsfold.plugin.fold.document import CLUSTER_ID, CONTENT_FIELDS, Outcome
 from newsfold.plugin.fold.document import path as field_path
 from newsfold.plugin.fold.index import corrections_index
@@ -77,13 +78,14 @@ def sign_stored(page_id: str, source: dict, settings: Settings, *, repeated=None
 def scan(
     client: Elasticsearch, index: str, query: dict, *, size: int, source=True, sort: str = "_doc"
 ) -> Iterator[list[dict]]:
-    """Pages of hits of ``query`` over a whole index (scroll, by ``sort``), ``size`` hits at a time."""
-    res = client.search(index=index, query=query, size=size, sort=[sort], scroll=SCROLL, source=source)
+    """Pages of hits of ``query`` over a whole index (scroll, by ``sort``), ``size`` hits at a time; every shard
+    answers each page, or the chunk fails (a page left out would be missing from the rebuilt index)."""
+    res = search_whole(client, index, query=query, size=size, sort=[sort], scroll=SCROLL, source=source)
     scroll_id = res.get("_scroll_id")
     try:
         while res["hits"]["hits"]:
             yield res["hits"]["hits"]
-            res = client.scroll(scroll_id=scroll_id, scroll=SCROLL)
+            res = whole(client.scroll(scroll_id=scroll_id, scroll=SCROLL), f"reading {index}")
             scroll_id = res.get("_scroll_id") or scroll_id
     finally:
         if scroll_id:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 from elasticsearch import Elasticsearch
 
-from newsfold.plugin.fold.by_id import read_docs
+from newsfold.plugin.fold.by_id import read_docs, search_whole
 from newsfold.plugin.fold.document import CLUSTER_ID, cluster_of
 from newsfold.state.jobs import JobStore
 
@@ -107,7 +107,7 @@ class ReindexPlan:
             composite: dict = {"size": 1000, "sources": [{"c": {"terms": {"field": CLUSTER_ID}}}]}
             if after:
                 composite["after"] = after
-            res = self.client.search(index=old, size=0, aggs={"clusters": {"composite": composite}})
+            res = search_whole(self.client, old, size=0, aggs={"clusters": {"composite": composite}})
             agg = res["aggregations"]["clusters"]
             for bucket in agg["buckets"]:
                 if pages >= self.chunk_pages:

@@ -283,6 +283,18 @@ def search_whole(client: Elasticsearch, index: str, **request: Any) -> Any:
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
+def whole(res: Any, what: str) -> Any:
+    """``res`` when every shard answered it; else a 503 :class:`ServerError` naming ``what`` (for a scroll's later
+    pages, which a search asked whole does not guard: a shard lost mid-scroll fails only its part)."""
+    shards = res.get("_shards") or {}
+    if shards.get("failed"):
+        first = (shards.get("failures") or [{}])[0]
+        err = ServerError(f"{what}: {shards['failed']} of {shards.get('total')} shards failed ({first.get('reason')})")
+        err.status = 503
+        raise err
+    return res
+
+
 def _found(client: Elasticsearch, name: str, where: Behind, ids: Sequence[str], source: Any) -> list[dict[str, Any]]:
     """Realtime answers for ``ids`` from every index behind ``name``: the found documents, newest index first."""
     per = max(1, MGET_ITEMS // len(where.indices))

@@ -17,7 +17,8 @@ from newsfold.plugin.fold.regroup import relabel
 from newsfold.plugin.fold.store import current_labels
 from tests.pages import signed_page, story
 
-pytestmark = pytest.mark.realnode  # the stand-in has no shard that fails on its own
+#: the stand-in has no shard that fails on its own
+realnode = pytest.mark.realnode
 
 
 def _refusing_index(es, settings) -> str:
@@ -31,6 +32,7 @@ def _refusing_index(es, settings) -> str:
     return name
 
 
+@realnode
 def test_a_band_lookup_a_shard_refuses_fails_instead_of_answering_from_the_others(es, settings):
     first = signed_page(settings, "w1", "Harbour strike", story(801), site="a.test")
     ingest([first], client=es, settings=settings)
@@ -40,6 +42,7 @@ def test_a_band_lookup_a_shard_refuses_fails_instead_of_answering_from_the_other
         lookup([copy], client=es, settings=settings)
 
 
+@realnode
 def test_a_relabel_a_shard_refuses_moves_nothing_and_fails(es, settings):
     ingest([signed_page(settings, "m1", "Ferry", story(802), site="a.test")], client=es, settings=settings)
     ingest([signed_page(settings, "m2", "Museum", story(803), site="a.test")], client=es, settings=settings)
@@ -49,6 +52,7 @@ def test_a_relabel_a_shard_refuses_moves_nothing_and_fails(es, settings):
     assert current_labels(["m1", "m2"], client=es, settings=settings) == {"m1": "m1", "m2": "m2"}
 
 
+@realnode
 def test_a_search_of_a_shard_not_started_yet_waits_for_it_instead_of_answering_without_it(es, settings):
     """A new index behind the alias whose primary is not started (allocated nowhere until the search waits): the
     search waits for it, as reads by id do, and answers from both indices."""
@@ -77,3 +81,26 @@ def test_a_search_of_a_shard_not_started_yet_waits_for_it_instead_of_answering_w
         by_id.log.setLevel(level)
     assert res["_shards"]["failed"] == 0 and res["_shards"]["successful"] == res["_shards"]["total"]
     assert [h["_id"] for h in res["hits"]["hits"]] == ["s1"]
+
+
+@realnode
+def test_a_reindex_read_a_shard_refuses_fails_instead_of_leaving_its_pages_out(es, settings):
+    """The period reindex reads its old index by scroll: a page a failed shard left out would be missing from the
+    rebuilt index once the alias moves."""
+    from newsfold.indexer.jobs.reindex_chunks import scan
+
+    ingest([signed_page(settings, "r1", "Ferry", story(805), site="a.test")], client=es, settings=settings)
+    _refusing_index(es, settings)
+    with pytest.raises(ApiError):
+        list(scan(es, settings.index, {"term": {"newsfold.cluster_id": "r1"}}, size=10))
+
+
+def test_a_scroll_page_some_shards_failed_is_an_error_the_workers_retry():
+    from newsfold.plugin.fold.by_id import whole
+
+    answered = {"_shards": {"total": 3, "successful": 3, "failed": 0}, "hits": {"hits": []}}
+    assert whole(answered, "reading x") is answered
+    failed = {"_shards": {"total": 3, "successful": 2, "failed": 1, "failures": [{"reason": {"type": "node_lost"}}]}}
+    with pytest.raises(ServerError, match=r"reading x: 1 of 3 shards failed") as raised:
+        whole(failed, "reading x")
+    assert raised.value.status == 503
