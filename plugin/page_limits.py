@@ -228,6 +228,15 @@ def _check_start_tag(body: str, name: str, element: int, limits: MarkupLimits, *
     return _long_values(body, start, limits.max_attribute_chars)
 
 
+def _close(name: str, open_names: list[str], open_count: dict[str, int]) -> None:
+    """An end tag of an open element: it closes that element and those still open inside it."""
+    while open_names:
+        top = open_names.pop()
+        open_count[top] -= 1
+        if top == name:
+            return
+
+
 def check_markup(html: str, limits: MarkupLimits) -> list[tuple[int, int]]:
     """Scan the markup once, stopping at the first limit passed.
 
@@ -263,11 +272,7 @@ def check_markup(html: str, limits: MarkupLimits) -> list[tuple[int, int]]:
             name = name.lower()
             if closing:
                 if open_count.get(name):
-                    while open_names:
-                        top = open_names.pop()
-                        open_count[top] -= 1
-                        if top == name:
-                            break
+                    _close(name, open_names, open_count)
                 continue
             elements += 1
             if elements > max_elements:
