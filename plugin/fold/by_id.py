@@ -252,9 +252,7 @@ def mget_started(client: Elasticsearch, name: str, wanted: list[dict[str, str]],
             break
         # a primary not started yet (an index another process has just created) or recovering, or an index this
         # node does not know yet (every index asked for was listed by `behind` a moment ago): wait, ask again
-        log.info("a read by id in %s found no active shard; waiting %.1f s", name, wait)
-        client.options(ignore_status=408).cluster.health(index=name, wait_for_status="yellow", timeout="30s")
-        time.sleep(wait)
+        _wait_for_shards(client, name, wait, "a read by id")
     for doc in docs:
         if "error" in doc:
             # a shard not started yet or a node lost: a 503 the workers retry
@@ -271,16 +269,21 @@ def search_whole(client: Elasticsearch, index: str, **request: Any) -> Any:
     """
     from elasticsearch import ApiError
 
-    for wait in (*SHARD_WAITS, None):
+    for wait in SHARD_WAITS:
         try:
             return client.search(index=index, **WHOLE, **request)
         except ApiError as exc:
-            if wait is None or not (isinstance(exc.body, dict) and no_shard(exc.body)):
+            if not (isinstance(exc.body, dict) and no_shard(exc.body)):
                 raise
-        log.info("a search of %s found a shard not started; waiting %.1f s", index, wait)
-        client.options(ignore_status=408).cluster.health(index=index, wait_for_status="yellow", timeout="30s")
-        time.sleep(wait)
-    raise AssertionError("unreachable: the last attempt returns or raises")
+        _wait_for_shards(client, index, wait, "a search")
+    return client.search(index=index, **WHOLE, **request)
+
+
+def _wait_for_shards(client: Elasticsearch, name: str, wait: float, what: str) -> None:
+    """Wait until ``name``'s shards have started (its health yellow, at most 30 s), then ``wait`` seconds more."""
+    log.info("%s in %s found a shard not started; waiting %.1f s", what, name, wait)
+    client.options(ignore_status=408).cluster.health(index=name, wait_for_status="yellow", timeout="30s")
+    time.sleep(wait)
 
 
 def whole(res: Any, what: str) -> Any:
